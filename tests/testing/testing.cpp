@@ -1,0 +1,69 @@
+// Scratch folders and subprocess helpers for the tests.
+#include "testing/testing.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace zoobench::testing {
+
+ScratchDir::ScratchDir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "scratch";
+  for (char& c : name) {
+    if (c == '/') c = '_';
+  }
+  path_ = binary_dir() + "/test-scratch/" + name + "." + std::to_string(::getpid());
+  std::filesystem::remove_all(path_);
+  std::filesystem::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  if (std::getenv("ZOOBENCH_KEEP_TEST_FILES") == nullptr) {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+}
+
+std::string repo_root() { return ZOOBENCH_REPO_ROOT; }
+std::string binary_dir() { return ZOOBENCH_BINARY_DIR; }
+std::string python() { return ZOOBENCH_TEST_PYTHON; }
+
+CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  std::string full = command + " 2>&1";
+  FILE* pipe = ::popen(full.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer;
+  std::size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+CommandResult run_python(const std::string& code) {
+  char path_template[] = "/tmp/zoobench-test-XXXXXX.py";
+  int fd = ::mkstemps(path_template, 3);
+  if (fd < 0) {
+    ADD_FAILURE() << "cannot create a temporary python file";
+    return {};
+  }
+  ::close(fd);
+  {
+    std::ofstream out(path_template);
+    out << code;
+  }
+  CommandResult result = run_command(python() + " " + path_template);
+  std::remove(path_template);
+  EXPECT_EQ(result.exit_code, 0) << "reference python failed:\n" << result.output;
+  return result;
+}
+
+}  // namespace zoobench::testing

@@ -1,0 +1,41 @@
+// Helpers for zoobench's tests: scratch folders, the repository's paths, and running the
+// reference Python (the real torch/torchvision) to produce expected values.
+#pragma once
+
+#include <string>
+
+namespace zoobench::testing {
+
+// A fresh empty folder under the build tree, named after the running test; removed on
+// destruction unless ZOOBENCH_KEEP_TEST_FILES is set.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string repo_root();
+std::string binary_dir();
+// The python interpreter that has torch (Debian's /usr/bin/python3 here).
+std::string python();
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `command` through /bin/sh and captures its output.
+CommandResult run_command(const std::string& command);
+
+// Runs a Python snippet with the reference interpreter; fails the current test (and returns
+// the output) when it exits non-zero.
+CommandResult run_python(const std::string& code);
+
+}  // namespace zoobench::testing
