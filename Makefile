@@ -1,0 +1,29 @@
+# The two commands a newcomer runs (see README.md):
+#   make demo   set up, build, export the demo zoo, run accuracy + performance, write reports
+#   make test   set up, build, run every test (ctest's summary is the last line printed)
+
+BUILD ?= build
+PYTHON ?= /usr/bin/python3
+JOBS ?= $(shell nproc)
+ZOO ?= zoo
+RESULTS ?= results
+
+.PHONY: setup configure build test demo clean
+
+setup:
+	./scripts/setup-deps.sh
+
+configure: setup
+	@test -f $(BUILD)/build.ninja || cmake -S . -B $(BUILD) -G Ninja -DZOOBENCH_PYTHON=$(PYTHON)
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --label-exclude gpu
+
+demo: build
+	./scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD)
