@@ -4,6 +4,9 @@
 #pragma once
 
 #include <ATen/Context.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/Device.h>
 #include <torch/version.h>
 
 #include <string>
@@ -18,6 +21,15 @@
 #define ZOOBENCH_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) ||           \
    (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
+
+// How operator schemas spell a size argument that may be symbolic: torchvision declares
+// roi_align's sizes `SymInt` since Torch 2.0 and `int` with Torch 1.13 (torchvision 0.14).
+// A string literal, so schemas can be assembled at compile time.
+#if ZOOBENCH_TORCH_AT_LEAST(2, 0)
+#define ZOOBENCH_SCHEMA_SYMINT "SymInt"
+#else
+#define ZOOBENCH_SCHEMA_SYMINT "int"
+#endif
 
 namespace zoobench::compat {
 
@@ -41,4 +53,92 @@ inline void set_deterministic_numerics(bool on) {
   at::globalContext().setAllowTF32CuDNN(!on);
 }
 
+// Autocast (--amp) for one device type, restored on destruction. The C++ switches were
+// per-device functions in 1.13 (set_enabled / set_cpu_enabled) and take a device type in 2.x.
+class AutocastGuard {
+ public:
+  AutocastGuard(c10::DeviceType device_type, c10::ScalarType dtype);
+  ~AutocastGuard();
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  c10::DeviceType device_type_;
+  bool previous_enabled_;
+  c10::ScalarType previous_dtype_;
+};
+
+// TorchScript's fusion through NNC (torch._C._jit_override_can_fuse_on_cpu(True) and
+// torch._C._jit_set_texpr_fuser_enabled(True) in Python). CPU fusion needs a LibTorch built
+// with LLVM; returns whether CPU fusion is on.
+bool enable_cpu_fusion(bool on);
+bool nnc_can_compile_for_cpu();
+
+// CUDA caching-allocator statistics (zero on CPU builds).
+// A negative device index means the current device.
+int64_t cuda_peak_allocated_bytes(c10::DeviceIndex device);
+int64_t cuda_allocated_bytes(c10::DeviceIndex device);
+void cuda_reset_peak_stats(c10::DeviceIndex device);
+void cuda_synchronize(c10::DeviceIndex device);
+int cuda_device_count();
+// Makes `device` the current CUDA device of this thread (no-op for CPU devices).
+void set_current_device(const c10::Device& device);
+
+// The type of the running totals c10's allocators report to a c10::MemoryReportingInfoBase
+// (int64_t in 1.13, size_t in 2.x): what an override of reportMemoryUsage must declare.
+// Deduced from c10::reportMemoryUsageToProfiler, so no version number is guessed.
+namespace detail {
+template <typename>
+struct ThirdParameter;
+template <typename R, typename A, typename B, typename C, typename... Rest>
+struct ThirdParameter<R (*)(A, B, C, Rest...)> {
+  using type = C;
+};
+}  // namespace detail
+using AllocatorReportTotal =
+    detail::ThirdParameter<decltype(&c10::reportMemoryUsageToProfiler)>::type;
+
 }  // namespace zoobench::compat
+
+#if ZOOBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace zoobench::compat {
+
+// A CUDA generator's Philox seed and offset, for kernels that draw random numbers. Under CUDA
+// graph capture they may only be known on the device: read *seed_ptr and
+// *offset_ptr + offset_intragraph there when the pointers are set.
+struct PhiloxInputs {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  const int64_t* seed_ptr = nullptr;    // set only under capture, where the seed is on device
+  const int64_t* offset_ptr = nullptr;  // set only under capture
+  uint32_t offset_intragraph = 0;
+};
+
+// at::PhiloxCudaState::seed_ is a union {val, ptr} in some Torch releases (a device pointer
+// under capture) and a plain value in others; the layout is detected, not the version guessed.
+template <typename State>
+PhiloxInputs philox_inputs(const State& state) {
+  PhiloxInputs out;
+  if constexpr (std::is_same_v<std::decay_t<decltype(state.seed_)>, uint64_t>) {
+    out.seed = state.seed_;
+  } else if (state.captured_) {
+    out.seed_ptr = state.seed_.ptr;
+  } else {
+    out.seed = state.seed_.val;
+  }
+  if (state.captured_) {
+    out.offset_ptr = state.offset_.ptr;
+    out.offset_intragraph = state.offset_intragraph_;
+  } else {
+    out.offset = state.offset_.val;
+  }
+  return out;
+}
+
+}  // namespace zoobench::compat
+#endif  // ZOOBENCH_WITH_CUDA

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Prepares .gpu-deps/: the C++ libraries zoobench builds with (yaml-cpp, fmt, CLI11,
+# nlohmann-json, GoogleTest, Google Benchmark), unpacked from Debian's packages, for the GPU
+# machine, where nothing can be installed. Run here; `device` calls carry .gpu-deps.
+# The GPU image is a newer glibc/libstdc++ than Debian 12's, so these binaries run there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=.gpu-deps
+PACKAGES=(libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9
+          googletest libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian)
+if [[ -f $OUT/.complete ]]; then
+  echo "fetch-gpu-deps: $OUT is ready"
+  exit 0
+fi
+rm -rf "$OUT" && mkdir -p "$OUT/debs"
+(cd "$OUT/debs" && apt-get download "${PACKAGES[@]}" >/dev/null)
+for deb in "$OUT"/debs/*.deb; do dpkg -x "$deb" "$OUT/root"; done
+rm -rf "$OUT/debs" "$OUT/root/usr/share/doc" "$OUT/root/usr/share/man"
+touch "$OUT/.complete"
+du -sh "$OUT"

@@ -1,0 +1,80 @@
+// `zoobench list`: the zoo's models by suite with batch size, artifacts and why any would be
+// skipped, plus models the exporter could not export.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/command.h"
+#include "zoobench/runner/selection.h"
+#include "zoobench/util/errors.h"
+#include "zoobench/util/text.h"
+#include "zoobench/zoo/manifest.h"
+
+namespace zoobench::cli {
+namespace {
+
+struct ListArgs {
+  RunOptions options;
+  bool training = false;
+  std::string device = "cpu";
+};
+
+int run_list(ListArgs& args) {
+  RunOptions& o = args.options;
+  o.mode = args.training ? Mode::kTraining : Mode::kInference;
+  o.accuracy = true;
+  const std::string suites_dir = o.suites_dir.empty() ? default_suites_dir() : o.suites_dir;
+  ZooCatalog catalog = ZooCatalog::scan(o.zoo_dir);
+  auto suites = o.suite == "all" ? catalog.suites() : std::vector<std::string>{o.suite};
+  auto configs = load_suite_configs(suites_dir, suites);
+  auto selected = select_models(catalog, o, configs, args.device.substr(0, args.device.find(':')));
+  std::cout << fmt::format("{:<14} {:<40} {:>5}  {:<44} {}\n", "suite", "model", "bs", "artifacts", "status");
+  int runnable = 0;
+  for (const auto& model : selected) {
+    std::string artifacts, status;
+    int64_t batch = 0;
+    try {
+      Manifest m = read_manifest(model.entry.manifest_path);
+      batch = m.batch_size;
+      std::vector<std::string> roles;
+      for (const auto& [role, artifact] : m.artifacts) roles.push_back(role);
+      artifacts = join(roles, ",");
+      status = model.skip_reason ? "skipped: " + *model.skip_reason : "ok";
+      auto patches = configs.at(model.entry.suite).patches_for(model.entry.name, o.mode);
+      if (!patches.empty()) status += " (patches: " + join(patches, ",") + ")";
+    } catch (const std::exception& e) {
+      status = "will fail to load: " + first_line(e.what());
+    }
+    if (status.rfind("ok", 0) == 0) ++runnable;
+    std::cout << fmt::format("{:<14} {:<40} {:>5}  {:<44} {}\n", model.entry.suite, model.entry.name, batch,
+                             artifacts, status);
+  }
+  for (const auto& failure : catalog.export_failures()) {
+    if (o.suite != "all" && failure.suite != o.suite) continue;
+    std::cout << fmt::format("{:<14} {:<40} {:>5}  {:<44} {}\n", failure.suite, failure.name, "-", "-",
+                             "not exported: " + first_line(failure.reason));
+  }
+  std::cout << fmt::format("{} models, {} would run ({} mode on {})\n", selected.size(), runnable,
+                           mode_name(o.mode), args.device);
+  return kExitOk;
+}
+
+void setup_list(CLI::App& app, int& exit_status) {
+  auto args = std::make_shared<ListArgs>();
+  CLI::App* c = app.add_subcommand("list", "The zoo's models, and why any would be skipped");
+  c->add_option("--zoo", args->options.zoo_dir, "zoo folder")->capture_default_str();
+  c->add_option("--suites-dir", args->options.suites_dir, "folder with <suite>.yaml");
+  c->add_option("--suite", args->options.suite, "suite name or all")->capture_default_str();
+  c->add_option("-k,--filter", args->options.filters, "regex a model name must match");
+  c->add_option("-x,--exclude", args->options.excludes, "regex of models to leave out");
+  c->add_flag("--training", args->training, "show skips for training");
+  c->add_option("--devices", args->device, "device whose skip lists apply")->capture_default_str();
+  c->callback([args, &exit_status] { exit_status = run_list(*args); });
+}
+
+}  // namespace
+
+ZOOBENCH_COMMAND(list, setup_list);
+
+}  // namespace zoobench::cli

@@ -1,0 +1,97 @@
+// `zoobench report RESULTS... [--markdown FILE] [--html FILE] [--baseline FILE...]`: result files
+// from one or more runs joined by model and written as the markdown table (stdout when no
+// output is named) and/or the self-contained HTML report.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/command.h"
+#include "zoobench/report/baseline.h"
+#include "zoobench/report/html.h"
+#include "zoobench/report/markdown.h"
+#include "zoobench/report/result_files.h"
+#include "zoobench/util/errors.h"
+#include "zoobench/util/files.h"
+#include "zoobench/util/log.h"
+
+namespace zoobench::cli {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> results, baseline;
+  std::string markdown, html;
+  std::string title = "zoobench report";
+  double threshold = 0.05;
+};
+
+std::vector<ResultRow> load_rows(const std::vector<std::string>& paths) {
+  std::vector<ResultRow> rows;
+  for (const auto& path : paths) {
+    report::ResultFile file = report::load_result_file(path);
+    rows.insert(rows.end(), file.rows.begin(), file.rows.end());
+  }
+  return rows;
+}
+
+void write_output(const std::string& path, const std::string& contents, const char* what) {
+  std::filesystem::path target(path);
+  if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
+  write_file_atomically(path, contents);
+  std::cout << what << " report: " << path << "\n";
+}
+
+int run_report(const ReportArgs& args) {
+  if (args.threshold <= 0 || args.threshold >= 1) {
+    throw UsageError(
+        "--regression-threshold must be a fraction between 0 and 1 (0.05 = 5% slower)");
+  }
+  report::ReportOptions options;
+  options.title = args.title;
+  options.sources = report::expand_result_paths(args.results);
+  report::JoinedResults joined = report::join_results(load_rows(options.sources));
+  for (const auto& warning : joined.warnings) log::warn("report: {}", warning);
+  if (joined.models.empty()) log::warn("report: the result files hold no rows");
+  if (!args.baseline.empty()) {
+    options.baseline_sources = report::expand_result_paths(args.baseline);
+    report::JoinedResults baseline = report::join_results(load_rows(options.baseline_sources));
+    options.baseline = report::compare_with_baseline(joined, baseline, args.threshold);
+  }
+  if (args.markdown.empty() && args.html.empty()) {
+    std::cout << report::render_markdown(joined, options);
+    return kExitOk;
+  }
+  if (!args.markdown.empty())
+    write_output(args.markdown, report::render_markdown(joined, options), "markdown");
+  if (!args.html.empty()) write_output(args.html, report::render_html(joined, options), "html");
+  return kExitOk;
+}
+
+void setup_report(CLI::App& app, int& exit_status) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* command = app.add_subcommand(
+      "report",
+      "Accuracy and performance results as the Ascend suite's markdown table and an HTML report");
+  command
+      ->add_option(
+          "results", args->results,
+          "accuracy/performance CSV or JSON files (ours or upstream's), or folders of them")
+      ->required();
+  command->add_option("--markdown", args->markdown,
+                      "write the markdown report here (default: stdout)");
+  command->add_option("--html", args->html, "write the self-contained HTML report here");
+  command
+      ->add_option("--baseline", args->baseline,
+                   "result files of an earlier run: show the change per model, flag regressions")
+      ->expected(1, -1);
+  command->add_option(
+      "--regression-threshold", args->threshold,
+      "a speedup this fraction lower than the baseline's is a regression (default 0.05)");
+  command->add_option("--title", args->title, "the report's title");
+  command->callback([args, &exit_status] { exit_status = run_report(*args); });
+}
+
+}  // namespace
+
+ZOOBENCH_COMMAND(report, setup_report);
+
+}  // namespace zoobench::cli

@@ -1,0 +1,310 @@
+// The accuracy experiment: runs in upstream's order, verdicts with upstream's `same`, and a
+// diagnosis of every compared tensor.
+#include "zoobench/accuracy/experiment.h"
+
+#include <ATen/Utils.h>
+#include <torch/utils.h>
+
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "zoobench/accuracy/compare.h"
+#include "zoobench/results/failure.h"
+#include "zoobench/util/errors.h"
+#include "zoobench/util/log.h"
+#include "zoobench/zoo/model_files.h"
+
+namespace zoobench {
+namespace {
+
+using accuracy::NamedTensor;
+using accuracy::SameOptions;
+using accuracy::SameResult;
+
+// What one run of a model produced: inference outputs, or a training step's loss, outputs,
+// gradients, parameters and buffers (upstream's collect_results).
+struct RunResult {
+  c10::IValue outputs;
+  at::Tensor loss;
+  std::vector<NamedTensor> gradients, parameters, buffers;
+  ExecutionInfo info;
+};
+
+c10::IValue clone_tree(const c10::IValue& value) {
+  if (value.isTensor()) return value.toTensor().detach().clone();
+  if (value.isTuple()) {
+    std::vector<c10::IValue> elements;
+    for (const auto& e : value.toTupleRef().elements()) elements.push_back(clone_tree(e));
+    return c10::ivalue::Tuple::create(std::move(elements));
+  }
+  if (value.isList()) {
+    c10::impl::GenericList list(c10::AnyType::get());
+    for (const auto& e : value.toListRef()) list.push_back(clone_tree(e));
+    return list;
+  }
+  if (value.isGenericDict()) {
+    auto source = value.toGenericDict();
+    c10::impl::GenericDict dict(source.keyType(), source.valueType());
+    for (const auto& item : source) dict.insert(item.key(), clone_tree(item.value()));
+    return dict;
+  }
+  return value;
+}
+
+std::vector<NamedTensor> clone_named(const std::vector<std::pair<std::string, at::Tensor>>& tensors) {
+  std::vector<NamedTensor> out;
+  out.reserve(tensors.size());
+  for (const auto& [name, t] : tensors) out.push_back({name, t.defined() ? t.detach().clone() : t});
+  return out;
+}
+
+void seed_everything(uint64_t seed) {
+  // Seeds the CPU generator and every CUDA device's.
+  torch::manual_seed(seed);
+}
+
+RunResult run_once(Backend& backend, const Manifest& manifest, const BackendRequest& request,
+                   const std::vector<c10::IValue>& inputs, const AccuracyOptions& options) {
+  auto executable = backend.prepare(manifest, request, inputs);
+  RunResult result;
+  result.info = executable->info();
+  seed_everything(options.seed);
+  if (request.mode == Mode::kInference) {
+    result.outputs = clone_tree(executable->run(clone_inputs(inputs)));
+    return result;
+  }
+  StepResult step;
+  for (int i = 0; i < options.training_steps; ++i) step = executable->step(clone_inputs(inputs));
+  result.outputs = clone_tree(step.outputs);
+  result.loss = step.loss.detach().clone();
+  TrainingState state = executable->training_state();
+  result.gradients = clone_named(state.gradients);
+  result.parameters = clone_named(state.parameters);
+  result.buffers = clone_named(state.buffers);
+  return result;
+}
+
+// Compiled backends that return a flat list of tensors (AOTInductor) are compared against the
+// reference's leaves in order, as torch.export flattens outputs.
+c10::IValue as_flat_list_like(const c10::IValue& reference, const c10::IValue& compiled) {
+  if (!compiled.isList() || reference.isList()) return reference;
+  c10::impl::GenericList flat(c10::AnyType::get());
+  for (const auto& leaf : accuracy::flatten_leaves(reference)) {
+    if (leaf.value.isTensor()) flat.push_back(leaf.value);
+  }
+  return flat.size() == compiled.toListRef().size() ? c10::IValue(flat) : reference;
+}
+
+SameResult compare_runs(const RunResult& ref, const RunResult& res, const RunResult* fp64, Mode mode,
+                        const SameOptions& options) {
+  c10::IValue ref_outputs = as_flat_list_like(ref.outputs, res.outputs);
+  c10::IValue fp64_outputs = fp64 ? as_flat_list_like(fp64->outputs, res.outputs) : c10::IValue();
+  std::vector<SameResult> parts;
+  parts.push_back(accuracy::same(ref_outputs, res.outputs, fp64_outputs, options, "output"));
+  if (mode == Mode::kTraining) {
+    parts.push_back(accuracy::same(ref.loss, res.loss, fp64 ? c10::IValue(fp64->loss) : c10::IValue(), options, "loss"));
+    static const std::vector<NamedTensor> kNone;
+    parts.push_back(accuracy::compare_named("grad", ref.gradients, res.gradients, fp64 ? fp64->gradients : kNone, options));
+    parts.push_back(accuracy::compare_named("param", ref.parameters, res.parameters, fp64 ? fp64->parameters : kNone, options));
+    parts.push_back(accuracy::compare_named("buffer", ref.buffers, res.buffers, fp64 ? fp64->buffers : kNone, options));
+  }
+  return accuracy::combine(parts);
+}
+
+std::optional<double> finite_or_empty(double value) {
+  if (std::isnan(value)) return std::nullopt;
+  return value;
+}
+
+std::string group_of(const std::string& path) {
+  auto colon = path.find(':');
+  if (colon != std::string::npos) return path.substr(0, colon);
+  auto bracket = path.find('[');
+  return bracket == std::string::npos ? path : path.substr(0, bracket);
+}
+
+// --accu-summary: per group, the same rule as the verdict (so the summary cannot disagree with
+// it, unlike the Ascend suite's), then the five worst tensors.
+std::string format_summary(const SameResult& result, const std::string& model) {
+  struct Group {
+    double max_abs = 0, abs_sum = 0;
+    int64_t numel = 0;
+    int failed = 0, total = 0;
+  };
+  std::map<std::string, Group> groups;
+  std::vector<std::string> order;
+  for (const auto& leaf : result.leaves) {
+    std::string name = group_of(leaf.path);
+    if (!groups.count(name)) order.push_back(name);
+    Group& g = groups[name];
+    g.total += 1;
+    g.failed += leaf.pass ? 0 : 1;
+    if (leaf.is_tensor) {
+      g.max_abs = std::isnan(leaf.max_abs) || std::isnan(g.max_abs) ? NAN : std::max(g.max_abs, leaf.max_abs);
+      g.abs_sum += leaf.mean_abs * static_cast<double>(leaf.numel);
+      g.numel += leaf.numel;
+    }
+  }
+  std::string out = fmt::format("accuracy summary for {}: {}\n", model, result.pass ? "pass" : "FAIL");
+  out += fmt::format("  {:<10} {:>12} {:>12} {:>10}\n", "group", "max_abs", "mean_abs", "failed");
+  for (const auto& name : order) {
+    const Group& g = groups[name];
+    out += fmt::format("  {:<10} {:>12.4g} {:>12.4g} {:>6}/{:<4}\n", name, g.max_abs,
+                       g.numel ? g.abs_sum / static_cast<double>(g.numel) : 0.0, g.failed, g.total);
+  }
+  out += "  worst tensors:\n";
+  for (const auto* leaf : accuracy::worst_leaves(result, 5)) {
+    out += fmt::format("    {:<48} {:<8} margin {:>9.3g}  max_abs {:>10.3g}  {}\n", leaf->path,
+                       accuracy::rule_name(leaf->rule), leaf->margin, leaf->max_abs, leaf->pass ? "pass" : "FAIL");
+  }
+  return out;
+}
+
+nlohmann::json leaves_json(const SameResult& result, std::size_t limit) {
+  nlohmann::json out = nlohmann::json::array();
+  auto number = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(std::to_string(v)); };
+  for (const auto* leaf : accuracy::worst_leaves(result, limit)) {
+    out.push_back({{"path", leaf->path},
+                   {"rule", std::string(accuracy::rule_name(leaf->rule))},
+                   {"pass", leaf->pass},
+                   {"margin", number(leaf->margin)},
+                   {"max_abs", number(leaf->max_abs)},
+                   {"mean_abs", number(leaf->mean_abs)},
+                   {"rmse_ref", number(leaf->rmse_ref)},
+                   {"rmse_res", number(leaf->rmse_res)},
+                   {"min_passing_tol", number(leaf->min_passing_tol)},
+                   {"dtype", leaf->dtype},
+                   {"numel", leaf->numel},
+                   {"reason", leaf->reason}});
+  }
+  return out;
+}
+
+void fill_from(AccuracyRecord& record, const SameResult& result) {
+  const auto& s = result.summary;
+  record.total_tensors = static_cast<int>(s.total);
+  record.failed_tensors = static_cast<int>(s.failed);
+  record.max_abs = finite_or_empty(s.max_abs);
+  record.mean_abs = finite_or_empty(s.mean_abs);
+  record.margin = s.worst_margin;
+  record.worst_tensor = s.worst_path;
+  record.min_passing_tol = s.min_passing_tol;
+  if (s.worst_index >= 0) {
+    const auto& worst = result.leaves[static_cast<std::size_t>(s.worst_index)];
+    record.rmse_ref = finite_or_empty(worst.rmse_ref);
+    record.rmse_res = finite_or_empty(worst.rmse_res);
+  }
+  record.tensors = leaves_json(result, 200);
+}
+
+}  // namespace
+
+AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,
+                                       const BackendRequest& request, const std::vector<c10::IValue>& inputs,
+                                       const AccuracyOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  AccuracyRecord record;
+  record.tolerance = options.tolerance;
+  auto finish = [&]() -> AccuracyRecord& {
+    record.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return record;
+  };
+  auto fail = [&](Status status, const std::string& reason) -> AccuracyRecord& {
+    record.status = status;
+    record.reason = reason;
+    return finish();
+  };
+  SameOptions same_options;
+  same_options.tol = options.tolerance.tolerance;
+  same_options.cos_similarity = options.tolerance.cosine;
+  same_options.use_larger_multiplier_for_smaller_tensor = options.tolerance.larger_multiplier_for_smaller_tensor;
+  same_options.force_max_multiplier = options.tolerance.force_max_multiplier;
+  same_options.use_iou_for_bool = options.tolerance.use_iou_for_bool;
+  same_options.iou_threshold = options.tolerance.iou_threshold;
+
+  BackendRequest eager_request = request;
+  eager_request.cudagraphs = false;
+
+  // The float64 golden run on the same device. If the model cannot run in float64, upstream
+  // falls back to the cosine rule; so do we, and the row says so.
+  std::optional<RunResult> golden;
+  try {
+    BackendRequest fp64_request = eager_request;
+    fp64_request.precision = Precision::kFloat32;
+    fp64_request.dtype_override = c10::kDouble;
+    golden = run_once(eager, manifest, fp64_request, cast_inputs(inputs, c10::kDouble), options);
+  } catch (const ModelLoadError& e) {
+    return fail(Status::kModelFailToLoad, first_line(e.what()));
+  } catch (...) {
+    record.fp64_available = false;
+    same_options.cos_similarity = true;
+    record.tolerance.cosine = true;
+    record.tolerance.source += "; fp64 run failed (" + first_line(current_exception_message()) + "), cosine";
+  }
+
+  RunResult eager1, eager2;
+  try {
+    eager1 = run_once(eager, manifest, eager_request, inputs, options);
+  } catch (const ModelLoadError& e) {
+    return fail(Status::kModelFailToLoad, first_line(e.what()));
+  } catch (...) {
+    std::string message = current_exception_message();
+    return fail(status_for_failure(Phase::kEagerFirstRun, message), "eager: " + first_line(message));
+  }
+  try {
+    eager2 = run_once(eager, manifest, eager_request, inputs, options);
+  } catch (...) {
+    std::string message = current_exception_message();
+    return fail(status_for_failure(Phase::kEagerSecondRun, message), "eager: " + first_line(message));
+  }
+  if (!options.non_deterministic) {
+    SameOptions bitwise;
+    bitwise.tol = 0;
+    bitwise.equal_nan = same_options.equal_nan;
+    SameResult rerun = compare_runs(eager1, eager2, nullptr, request.mode, bitwise);
+    if (!rerun.pass) {
+      fill_from(record, rerun);
+      return fail(Status::kEagerTwoRunsDiffer,
+                  fmt::format("two eager runs differ at {} (max_abs {:.3g}); mark the model non_deterministic in "
+                              "the suite yaml if that is expected",
+                              rerun.summary.worst_path, rerun.summary.max_abs));
+    }
+  }
+
+  const std::vector<c10::IValue>& compiled_inputs = options.compiled_inputs.empty() ? inputs : options.compiled_inputs;
+  int passes = 0;
+  SameResult verdict;
+  for (int run = 0; run < std::max(1, options.check_runs); ++run) {
+    RunResult result;
+    try {
+      result = run_once(compiled, manifest, request, compiled_inputs, options);
+    } catch (const ModelLoadError& e) {
+      return fail(Status::kModelFailToLoad, compiled.name() + ": " + first_line(e.what()));
+    } catch (...) {
+      std::string message = current_exception_message();
+      return fail(status_for_failure(Phase::kCompiled, message), compiled.name() + ": " + first_line(message));
+    }
+    record.compiled_info = result.info;
+    SameResult current = compare_runs(eager1, result, golden ? &*golden : nullptr, request.mode, same_options);
+    passes += current.pass ? 1 : 0;
+    // Report the run that decided the vote's direction: the last failing or the last passing one.
+    verdict = std::move(current);
+  }
+  const bool pass = passes * 2 > std::max(1, options.check_runs);
+  fill_from(record, verdict);
+  record.status = pass ? Status::kPass : Status::kFailAccuracy;
+  if (!pass) {
+    record.reason = fmt::format("{}/{} tensors failed; worst {} margin {:.3g} (max_abs {:.3g}); passes with tol >= {:.3g}",
+                                verdict.summary.failed, verdict.summary.total, verdict.summary.worst_path,
+                                verdict.summary.worst_margin, verdict.summary.max_abs, verdict.summary.min_passing_tol);
+  }
+  if (!record.compiled_info.note.empty()) {
+    record.reason = record.reason.empty() ? record.compiled_info.note : record.reason + "; " + record.compiled_info.note;
+  }
+  if (options.summary) record.summary_text = format_summary(verdict, manifest.name);
+  return finish();
+}
+
+}  // namespace zoobench

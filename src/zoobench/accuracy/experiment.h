@@ -1,0 +1,50 @@
+// The accuracy experiment for one model (DESIGN.md's measurement rules): fixed seed before
+// every run, deterministic algorithms, TF32 off; float64 golden -> eager run 1 -> eager run 2
+// (bitwise equal unless non-deterministic) -> compiled run(s) -> verdict with a per-tensor
+// diagnosis. Training runs --iterations steps and compares loss, gradients, parameters after
+// the optimizer step and buffers, as upstream's collect_results does.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zoobench/backends/backend.h"
+#include "zoobench/results/status.h"
+#include "zoobench/zoo/suite_config.h"
+
+namespace zoobench {
+
+struct AccuracyOptions {
+  ToleranceDecision tolerance;
+  bool non_deterministic = false;  // skip the bitwise eager-vs-eager check
+  int training_steps = 2;          // --iterations
+  int check_runs = 1;              // accuracy_check_runs: compiled runs, majority vote
+  uint64_t seed = 1337;
+  bool summary = false;  // --accu-summary: fill AccuracyRecord::summary_text
+  // Inputs for the compiled side when they differ in layout from the reference's (input-layout
+  // fuzzing): same values, other strides. Empty: the reference's inputs.
+  std::vector<c10::IValue> compiled_inputs;
+};
+
+struct AccuracyRecord {
+  Status status = Status::kPass;
+  std::string reason;
+  ToleranceDecision tolerance;
+  std::optional<double> max_abs, mean_abs, rmse_res, rmse_ref, margin, min_passing_tol;
+  std::string worst_tensor;
+  int failed_tensors = 0, total_tensors = 0;
+  bool fp64_available = true;  // false: the fp64 run failed and cosine was used, as upstream
+  ExecutionInfo compiled_info;
+  nlohmann::json tensors = nlohmann::json::array();  // per-tensor verdicts, worst first
+  std::string summary_text;                          // --accu-summary
+  double duration_s = 0;
+};
+
+AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,
+                                       const BackendRequest& request,
+                                       const std::vector<c10::IValue>& inputs,
+                                       const AccuracyOptions& options);
+
+}  // namespace zoobench

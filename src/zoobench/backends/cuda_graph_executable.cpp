@@ -1,0 +1,160 @@
+// CUDA graph capture of an executable's inference call or whole training step.
+#include "zoobench/backends/cuda_graph_executable.h"
+
+#include "zoobench/util/compat.h"
+#include "zoobench/util/errors.h"
+#include "zoobench/util/log.h"
+#include "zoobench/zoo/model_files.h"
+
+#if ZOOBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace zoobench {
+
+#if ZOOBENCH_WITH_CUDA
+namespace {
+
+// Warm-up calls before capture: lazy initialisation (cuBLAS handles, workspaces, allocator
+// blocks) must not happen during capture.
+constexpr int kWarmupCalls = 3;
+
+void copy_into(std::vector<c10::IValue>& statics, const std::vector<c10::IValue>& inputs) {
+  for (std::size_t i = 0; i < statics.size() && i < inputs.size(); ++i) {
+    if (statics[i].isTensor() && inputs[i].isTensor()) {
+      at::Tensor target = statics[i].toTensor();
+      const at::Tensor& source = inputs[i].toTensor();
+      if (target.unsafeGetTensorImpl() != source.unsafeGetTensorImpl()) target.copy_(source, /*non_blocking=*/true);
+    }
+  }
+}
+
+class CudaGraphExecutable : public Executable {
+ public:
+  CudaGraphExecutable(std::unique_ptr<Executable> inner, const BackendRequest& request)
+      : inner_(std::move(inner)), request_(request) {}
+
+  void capture(const std::vector<c10::IValue>& example_inputs) {
+    if (request_.mode == Mode::kTraining && request_.optimizer.kind != "sgd") {
+      // Adam keeps its step count on the host: a replayed step would reuse the captured one.
+      fall_back("the " + request_.optimizer.kind + " optimizer's host-side step count cannot be captured");
+      return;
+    }
+    c10::cuda::CUDAGuard device_guard(request_.device);
+    static_inputs_ = clone_inputs(example_inputs);
+    // A training warm-up changes weights and statistics: snapshot and restore them so the
+    // captured executable starts from the loaded model like the eager reference does.
+    std::vector<std::pair<at::Tensor, at::Tensor>> snapshot;
+    if (request_.mode == Mode::kTraining) {
+      auto state = inner_->training_state();
+      for (auto& [name, t] : state.parameters) snapshot.emplace_back(t, t.detach().clone());
+      for (auto& [name, t] : state.buffers) snapshot.emplace_back(t, t.detach().clone());
+    }
+    auto restore = [&] {
+      c10::NoGradGuard no_grad;
+      for (auto& [live, saved] : snapshot) live.copy_(saved);
+      for (auto& [name, grad] : inner_->training_state().gradients) {
+        if (grad.defined()) grad.zero_();
+      }
+    };
+    const bool training = request_.mode == Mode::kTraining;
+    try {
+      auto side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, request_.device.index());
+      c10::cuda::device_synchronize();
+      {
+        c10::cuda::CUDAStreamGuard on_side(side);
+        for (int i = 0; i < kWarmupCalls; ++i) {
+          if (training) inner_->step(static_inputs_);
+          else inner_->run(static_inputs_);
+        }
+      }
+      c10::cuda::device_synchronize();
+      graph_ = std::make_unique<at::cuda::CUDAGraph>();
+      {
+        // Capture needs a non-default stream; nothing runs during capture, kernels are recorded.
+        c10::cuda::CUDAStreamGuard on_side(side);
+        graph_->capture_begin();
+        try {
+          if (training) static_step_ = inner_->step(static_inputs_);
+          else static_outputs_ = inner_->run(static_inputs_);
+        } catch (...) {
+          try {
+            graph_->capture_end();
+          } catch (...) {
+            // The capture is already invalid; ending it only resets the stream's state.
+          }
+          throw;
+        }
+        graph_->capture_end();
+      }
+      c10::cuda::device_synchronize();
+      if (training) restore();
+    } catch (...) {
+      std::string why = first_line(current_exception_message());
+      try {
+        if (training) restore();
+      } catch (...) {
+        why += " (and restoring the weights after the warm-up failed: " +
+               first_line(current_exception_message()) + ")";
+      }
+      fall_back(why);
+    }
+  }
+
+  c10::IValue run(const std::vector<c10::IValue>& inputs) override {
+    if (!graph_) return inner_->run(inputs);
+    copy_into(static_inputs_, inputs);
+    graph_->replay();
+    return static_outputs_;
+  }
+
+  StepResult step(const std::vector<c10::IValue>& inputs) override {
+    if (!graph_) return inner_->step(inputs);
+    copy_into(static_inputs_, inputs);
+    graph_->replay();
+    return static_step_;
+  }
+
+  TrainingState training_state() const override { return inner_->training_state(); }
+
+  ExecutionInfo info() const override { return info_; }
+
+ private:
+  void fall_back(const std::string& why) {
+    graph_.reset();
+    info_.cudagraphs = "fallback";
+    info_.note = "CUDA graph capture failed, ran uncaptured: " + why;
+    log::warn("{}", info_.note);
+  }
+
+  std::unique_ptr<Executable> inner_;
+  BackendRequest request_;
+  std::unique_ptr<at::cuda::CUDAGraph> graph_;
+  std::vector<c10::IValue> static_inputs_;
+  c10::IValue static_outputs_;
+  StepResult static_step_;
+  ExecutionInfo info_{"on", ""};
+};
+
+}  // namespace
+#endif
+
+std::unique_ptr<Executable> wrap_in_cuda_graph_if_requested(std::unique_ptr<Executable> inner,
+                                                            const BackendRequest& request,
+                                                            const std::vector<c10::IValue>& example_inputs) {
+#if ZOOBENCH_WITH_CUDA
+  if (request.device.is_cuda() && request.cudagraphs) {
+    auto wrapped = std::make_unique<CudaGraphExecutable>(std::move(inner), request);
+    wrapped->capture(example_inputs);
+    return wrapped;
+  }
+#endif
+  (void)request;
+  (void)example_inputs;
+  return inner;
+}
+
+}  // namespace zoobench

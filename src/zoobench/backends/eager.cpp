@@ -1,0 +1,36 @@
+// `eager`: the TorchScript interpreter with graph-executor optimization off — op-by-op
+// dispatch, the reference for accuracy and the baseline for speedups.
+#include "zoobench/backends/builtin_backends.h"
+#include "zoobench/backends/torchscript_executable.h"
+#include "zoobench/zoo/model_files.h"
+
+namespace zoobench {
+namespace {
+
+class EagerBackend : public Backend {
+ public:
+  std::string name() const override { return "eager"; }
+  std::string description() const override {
+    return "TorchScript interpreter, optimizations off (op-by-op): the reference and the baseline";
+  }
+  std::optional<std::string> unsupported_reason(const Manifest& manifest,
+                                                const BackendRequest& request) const override {
+    if (manifest.artifact("eval") == nullptr && manifest.artifact("train") == nullptr) {
+      return "the model has no TorchScript artifact";
+    }
+    return std::nullopt;
+  }
+  std::unique_ptr<Executable> prepare(const Manifest& manifest, const BackendRequest& request,
+                                      const std::vector<c10::IValue>&) override {
+    auto module = load_torchscript(manifest, torchscript_role(manifest, request.mode), request.device);
+    if (request.after_load) request.after_load(module);
+    if (request.dtype() != c10::kFloat) cast_module(module, request.dtype());
+    return std::make_unique<TorchScriptExecutable>(std::move(module), manifest, request, /*optimize=*/false);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_eager_backend() { return std::make_unique<EagerBackend>(); }
+
+}  // namespace zoobench

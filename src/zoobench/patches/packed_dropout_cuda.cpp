@@ -1,0 +1,111 @@
+// ATen glue of zoobench::dropout_packed's CUDA kernels (cuda_launchers.h): checks, allocation,
+// stream, and the Philox seed/offset reserved from the device's default CUDA generator (graph
+// capture safe: under capture the kernel reads the offset on the device).
+#include "zoobench/patches/packed_dropout.h"
+
+#if ZOOBENCH_WITH_CUDA
+
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <mutex>
+
+#include "zoobench/patches/cuda_launchers.h"
+#include "zoobench/util/compat.h"
+
+namespace zoobench::patches::dropout_kernels {
+namespace {
+
+cuda::Dtype kernel_dtype(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kFloat:
+      return cuda::Dtype::kFloat32;
+    case at::kDouble:
+      return cuda::Dtype::kFloat64;
+    case at::kHalf:
+      return cuda::Dtype::kFloat16;
+    case at::kBFloat16:
+      return cuda::Dtype::kBFloat16;
+    default:
+      TORCH_CHECK(false, "dropout_packed: x must be floating point, got ", t.scalar_type());
+  }
+}
+
+void check_launch(cudaError_t error, const char* op) {
+  TORCH_CHECK(error == cudaSuccess, op,
+              " (zoobench CUDA kernel) failed to launch: ", cudaGetErrorString(error));
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor> forward_cuda(const at::Tensor& x, double p, bool train) {
+  check_probability(p);
+  TORCH_CHECK(x.is_cuda(), "dropout_packed (CUDA kernel): x must be a CUDA tensor");
+  const cuda::Dtype dtype = kernel_dtype(x);
+  c10::cuda::CUDAGuard guard(x.device());
+  if (!train) {
+    return {x.clone(at::MemoryFormat::Contiguous), at::empty({0}, x.options().dtype(at::kByte))};
+  }
+  const at::Tensor xc = x.contiguous();
+  const int64_t numel = xc.numel();
+  at::Tensor y = at::empty_like(xc);
+  at::Tensor mask = at::empty({mask_bytes(numel)}, x.options().dtype(at::kByte));
+  if (numel == 0) return {y, mask};
+
+  at::PhiloxCudaState state;
+  {
+    auto gen = at::cuda::detail::getDefaultCUDAGenerator(x.device().index());
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    state = at::check_generator<at::CUDAGeneratorImpl>(gen)->philox_cuda_state(
+        cuda::kDropoutRandomsPerByte);
+  }
+  const compat::PhiloxInputs inputs = compat::philox_inputs(state);
+  cuda::PhiloxArgs philox;
+  philox.seed = inputs.seed;
+  philox.offset = inputs.offset;
+  philox.seed_ptr = inputs.seed_ptr;
+  philox.offset_ptr = inputs.offset_ptr;
+  philox.offset_intragraph = inputs.offset_intragraph;
+  check_launch(cuda::launch_dropout_packed_forward(
+                   dtype, xc.data_ptr(), y.data_ptr(), mask.data_ptr<uint8_t>(), numel,
+                   keep_threshold(p), keep_scale(p), philox, at::cuda::getCurrentCUDAStream()),
+               "dropout_packed");
+  return {y, mask};
+}
+
+at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& mask_bits, double p) {
+  check_probability(p);
+  check_mask(grad, mask_bits);
+  TORCH_CHECK(grad.is_cuda(), "dropout_packed_backward (CUDA kernel): grad must be a CUDA tensor");
+  const cuda::Dtype dtype = kernel_dtype(grad);
+  c10::cuda::CUDAGuard guard(grad.device());
+  if (mask_bits.numel() == 0) return grad.clone(at::MemoryFormat::Contiguous);
+  // The kernel reads any layout through its strides; only very high-rank views are copied.
+  const at::Tensor g = grad.dim() > cuda::kMaxDims ? grad.contiguous() : grad;
+  at::Tensor out = at::empty(g.sizes(), g.options());
+  const int64_t numel = g.numel();
+  if (numel == 0) return out;
+  cuda::StridedLayout layout;
+  if (g.is_contiguous()) {
+    layout.dims = 1;
+    layout.sizes[0] = numel;
+    layout.strides[0] = 1;
+  } else {
+    layout.dims = static_cast<int>(g.dim());
+    for (int d = 0; d < layout.dims; ++d) {
+      layout.sizes[d] = g.size(d);
+      layout.strides[d] = g.stride(d);
+    }
+  }
+  const at::Tensor mask = mask_bits.contiguous();
+  check_launch(cuda::launch_dropout_packed_backward(
+                   dtype, g.data_ptr(), layout, mask.data_ptr<uint8_t>(), numel, keep_scale(p),
+                   out.data_ptr(), at::cuda::getCurrentCUDAStream()),
+               "dropout_packed_backward");
+  return out;
+}
+
+}  // namespace zoobench::patches::dropout_kernels
+
+#endif  // ZOOBENCH_WITH_CUDA

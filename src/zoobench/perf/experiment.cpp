@@ -1,0 +1,121 @@
+// Performance experiment: what runs in which order, and what each failure means.
+#include "zoobench/perf/experiment.h"
+
+#include <chrono>
+
+#include "zoobench/perf/kernel_time.h"
+#include "zoobench/perf/memory.h"
+#include "zoobench/perf/timer.h"
+#include "zoobench/results/failure.h"
+#include "zoobench/util/compat.h"
+#include "zoobench/util/errors.h"
+#include "zoobench/util/log.h"
+#include "zoobench/zoo/model_files.h"
+
+namespace zoobench {
+namespace {
+
+std::function<void()> iteration_of(Executable& executable, const BackendRequest& request,
+                                   const std::vector<c10::IValue>& inputs, bool clone_each) {
+  if (request.mode == Mode::kTraining) {
+    return [&executable, &inputs, clone_each] {
+      executable.step(clone_each ? clone_inputs(inputs) : inputs);
+    };
+  }
+  return [&executable, &inputs, clone_each] { executable.run(clone_each ? clone_inputs(inputs) : inputs); };
+}
+
+// Peak memory of a couple of iterations, over what was allocated before `baseline`.
+std::optional<int64_t> peak_of(const std::function<void()>& iteration, const c10::Device& device,
+                               int64_t baseline) {
+  PeakMemoryScope scope(device);
+  for (int i = 0; i < 2; ++i) iteration();
+  auto peak = scope.peak_bytes();
+  if (!peak) return std::nullopt;
+  return device.is_cuda() ? std::max<int64_t>(*peak - baseline, 0) : *peak;
+}
+
+}  // namespace
+
+PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& eager_backend,
+                                             Backend& compiled_backend, const BackendRequest& request,
+                                             const std::vector<c10::IValue>& inputs,
+                                             const PerformanceOptions& options) {
+  PerformanceRecord record;
+  const c10::Device device = request.device;
+  const bool clone_each = !manifest.mutated_inputs.empty();
+  const int64_t before_models = device.is_cuda() ? compat::cuda_allocated_bytes(device.index()) : 0;
+
+  // The eager baseline never runs in a CUDA graph.
+  BackendRequest eager_request = request;
+  eager_request.cudagraphs = false;
+  std::unique_ptr<Executable> eager;
+  try {
+    eager = eager_backend.prepare(manifest, eager_request, inputs);
+  } catch (const ModelLoadError& e) {
+    record.status = status_for_failure(Phase::kLoad, e.what());
+    record.reason = first_line(e.what());
+    return record;
+  } catch (...) {
+    std::string message = current_exception_message();
+    record.status = status_for_failure(Phase::kEagerFirstRun, message);
+    record.reason = "eager: " + first_line(message);
+    return record;
+  }
+  auto eager_iteration = iteration_of(*eager, eager_request, inputs, clone_each);
+  const int64_t eager_static = device.is_cuda() ? compat::cuda_allocated_bytes(device.index()) - before_models : 0;
+  try {
+    record.eager_peak_bytes = peak_of(eager_iteration, device, before_models);
+  } catch (...) {
+    std::string message = current_exception_message();
+    record.status = status_for_failure(Phase::kEagerFirstRun, message);
+    record.reason = "eager: " + first_line(message);
+    return record;
+  }
+
+  std::unique_ptr<Executable> compiled;
+  auto prepare_start = std::chrono::steady_clock::now();
+  try {
+    compiled = compiled_backend.prepare(manifest, request, inputs);
+  } catch (const ModelLoadError& e) {
+    record.status = status_for_failure(Phase::kLoad, e.what());
+    record.reason = compiled_backend.name() + ": " + first_line(e.what());
+    return record;
+  } catch (...) {
+    std::string message = current_exception_message();
+    record.status = status_for_failure(Phase::kCompiled, message);
+    record.reason = compiled_backend.name() + ": " + first_line(message);
+    return record;
+  }
+  if (device.is_cuda()) compat::cuda_synchronize(device.index());
+  double prepare_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - prepare_start).count();
+  record.compiled_info = compiled->info();
+  auto compiled_iteration = iteration_of(*compiled, request, inputs, clone_each);
+
+  try {
+    // Subtract the eager model's own resident memory: it is still loaded beside the compiled one.
+    record.compiled_peak_bytes = peak_of(compiled_iteration, device, before_models + eager_static);
+    auto timer = make_timer(device);
+    record.measurement = measure_interleaved(eager_iteration, compiled_iteration, *timer, options.measurement);
+    record.eager_kernel_ms = measure_kernel_time_ms(eager_iteration, options.profiled_iterations, device);
+    record.compiled_kernel_ms = measure_kernel_time_ms(compiled_iteration, options.profiled_iterations, device);
+  } catch (...) {
+    std::string message = current_exception_message();
+    record.status = status_for_failure(Phase::kCompiled, message);
+    record.reason = first_line(message);
+    return record;
+  }
+  const auto& m = record.measurement;
+  record.compilation_latency_s =
+      prepare_seconds + std::max(0.0, m.compiled.first_iteration_ms - m.compiled.median_ms) / 1e3;
+  record.eager_launch_bound = is_launch_bound(m.eager.median_ms, record.eager_kernel_ms);
+  record.compiled_launch_bound = is_launch_bound(m.compiled.median_ms, record.compiled_kernel_ms);
+  if (m.unstable) record.reason = m.note;
+  if (!record.compiled_info.note.empty()) {
+    record.reason = record.reason.empty() ? record.compiled_info.note : record.reason + "; " + record.compiled_info.note;
+  }
+  return record;
+}
+
+}  // namespace zoobench

@@ -1,0 +1,89 @@
+// Warm-up, iteration scaling, interleaved sampling, summaries.
+#include "zoobench/perf/measurement.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "zoobench/perf/statistics.h"
+
+namespace zoobench {
+namespace {
+
+void warm_up(const std::function<void()>& iteration, Timer& timer, const MeasurementSettings& settings) {
+  auto start = std::chrono::steady_clock::now();
+  int done = 0;
+  while (done < settings.warmup_iterations ||
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+             settings.min_warmup_seconds) {
+    timer.time(iteration, 1);
+    ++done;
+    // A very slow model must not warm up forever: the iteration count bounds it.
+    if (done >= std::max(settings.warmup_iterations, 1) * 20) break;
+  }
+}
+
+}  // namespace
+
+int64_t choose_iterations_per_run(double fastest_iteration_ms, const MeasurementSettings& settings) {
+  if (settings.iterations_per_run > 0) return settings.iterations_per_run;
+  if (!(fastest_iteration_ms > 0)) return settings.max_iterations_per_run;
+  auto needed = static_cast<int64_t>(std::ceil(settings.min_sample_ms / fastest_iteration_ms));
+  return std::clamp<int64_t>(needed, 1, settings.max_iterations_per_run);
+}
+
+SideSummary summarize_side(std::vector<double> samples_ms, const MeasurementSettings& settings) {
+  SideSummary s;
+  s.median_ms = stats::median(samples_ms);
+  s.min_ms = stats::minimum(samples_ms);
+  s.p10_ms = stats::percentile(samples_ms, 10);
+  s.p90_ms = stats::percentile(samples_ms, 90);
+  s.cov = stats::coefficient_of_variation(samples_ms);
+  s.unstable = std::isfinite(s.cov) && s.cov > settings.unstable_cov;
+  s.samples_ms = std::move(samples_ms);
+  return s;
+}
+
+PairedMeasurement measure_interleaved(const std::function<void()>& eager,
+                                      const std::function<void()>& compiled, Timer& timer,
+                                      const MeasurementSettings& settings) {
+  PairedMeasurement m;
+  // The first call of each side is timed alone: it carries lazy initialisation and, for
+  // compiled code, whatever compilation was deferred to the first run.
+  double eager_first = timer.time(eager, 1).end_to_end_ms;
+  double compiled_first = timer.time(compiled, 1).end_to_end_ms;
+  warm_up(eager, timer, settings);
+  warm_up(compiled, timer, settings);
+  double eager_one = timer.time(eager, 1).end_to_end_ms;
+  double compiled_one = timer.time(compiled, 1).end_to_end_ms;
+  m.iterations_per_run = choose_iterations_per_run(std::min(eager_one, compiled_one), settings);
+
+  std::vector<double> eager_samples, compiled_samples, eager_device, compiled_device;
+  for (int r = 0; r < settings.repeat; ++r) {
+    TimedSample e = timer.time(eager, m.iterations_per_run);
+    TimedSample c = timer.time(compiled, m.iterations_per_run);
+    eager_samples.push_back(e.end_to_end_ms);
+    compiled_samples.push_back(c.end_to_end_ms);
+    if (e.device_ms) eager_device.push_back(*e.device_ms);
+    if (c.device_ms) compiled_device.push_back(*c.device_ms);
+  }
+  m.eager = summarize_side(eager_samples, settings);
+  m.compiled = summarize_side(compiled_samples, settings);
+  m.eager.first_iteration_ms = eager_first;
+  m.compiled.first_iteration_ms = compiled_first;
+  if (!eager_device.empty()) m.eager.device_median_ms = stats::median(eager_device);
+  if (!compiled_device.empty()) m.compiled.device_median_ms = stats::median(compiled_device);
+  m.speedup = m.eager.median_ms / m.compiled.median_ms;
+  std::tie(m.speedup_ci_low, m.speedup_ci_high) = stats::bootstrap_speedup_interval(
+      m.eager.samples_ms, m.compiled.samples_ms, 0.95, settings.bootstrap_resamples);
+  m.unstable = m.eager.unstable || m.compiled.unstable;
+  if (m.unstable) {
+    m.note = fmt::format("unstable: CoV eager {:.1f}%, compiled {:.1f}% (> {:.1f}%)", m.eager.cov * 100,
+                         m.compiled.cov * 100, settings.unstable_cov * 100);
+  }
+  return m;
+}
+
+}  // namespace zoobench

@@ -1,0 +1,52 @@
+// The interleaved measurement: warm both sides up, choose how many iterations one sample
+// holds, then take `repeat` samples that alternate eager and compiled (frequency scaling and
+// load drift hit both alike), and summarise them with honest statistics.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "zoobench/perf/timer.h"
+
+namespace zoobench {
+
+struct MeasurementSettings {
+  int warmup_iterations = 5;      // --warmup: untimed iterations per side, at least ...
+  double min_warmup_seconds = 0.5;  // ... and at least this long per side
+  int repeat = 30;                // --repeat: samples per side
+  int64_t iterations_per_run = 0; // --iterations in performance mode; 0: choose automatically
+  double min_sample_ms = 1.0;     // a sample lasts at least this long (clock resolution, launch jitter)
+  int64_t max_iterations_per_run = 10000;
+  double unstable_cov = 0.025;    // trtexec's threshold
+  int bootstrap_resamples = 2000;
+};
+
+struct SideSummary {
+  std::vector<double> samples_ms;  // per-iteration time of each sample
+  double median_ms = 0, min_ms = 0, p10_ms = 0, p90_ms = 0, cov = 0;
+  std::optional<double> device_median_ms;  // CUDA events, per iteration
+  double first_iteration_ms = 0;           // the very first call (compile/lazy-init cost shows here)
+  bool unstable = false;
+};
+
+struct PairedMeasurement {
+  SideSummary eager, compiled;
+  int64_t iterations_per_run = 0;
+  double speedup = 0, speedup_ci_low = 0, speedup_ci_high = 0;
+  bool unstable = false;
+  std::string note;  // why the measurement is flagged, for the row's reason
+};
+
+// Picks the iterations per sample so that a sample of the faster side lasts `min_sample_ms`.
+int64_t choose_iterations_per_run(double fastest_iteration_ms, const MeasurementSettings& settings);
+
+// Summarises one side's samples (median, percentiles, CoV, unstable flag).
+SideSummary summarize_side(std::vector<double> samples_ms, const MeasurementSettings& settings);
+
+// Runs the whole protocol. `eager` and `compiled` each perform one iteration.
+PairedMeasurement measure_interleaved(const std::function<void()>& eager,
+                                      const std::function<void()>& compiled, Timer& timer,
+                                      const MeasurementSettings& settings);
+
+}  // namespace zoobench

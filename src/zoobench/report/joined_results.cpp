@@ -1,0 +1,242 @@
+// Joining result rows by model into accuracy columns and performance series.
+#include "zoobench/report/joined_results.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "zoobench/report/number_format.h"
+#include "zoobench/results/status.h"
+#include "zoobench/util/text.h"
+
+namespace zoobench::report {
+namespace {
+
+const std::string& cell(const ResultRow& row, const char* name) {
+  static const std::string kEmpty;
+  auto it = row.cells.find(name);
+  return it == row.cells.end() ? kEmpty : it->second;
+}
+
+SeriesKey key_of(const ResultRow& row) {
+  return {cell(row, "dev"), cell(row, "mode"), cell(row, "dtype"), cell(row, "backend")};
+}
+
+// A positive finite number, else absent: upstream writes 0 for "did not run".
+std::optional<double> positive(const ResultRow& row, const char* name) {
+  auto value = parse_number(cell(row, name));
+  if (value && *value > 0) return value;
+  return std::nullopt;
+}
+
+std::optional<double> ratio(std::optional<double> numerator, std::optional<double> denominator) {
+  if (numerator && denominator) return *numerator / *denominator;
+  return std::nullopt;
+}
+
+AccuracyCell accuracy_cell(const ResultRow& row) {
+  AccuracyCell out;
+  out.status = cell(row, "accuracy");
+  out.margin = parse_number(cell(row, "margin"));
+  out.reason = cell(row, "reason");
+  return out;
+}
+
+PerformanceCell performance_cell(const ResultRow& row) {
+  PerformanceCell out;
+  out.speedup = positive(row, "speedup");
+  out.compiled_ms = positive(row, "abs_latency");
+  out.eager_ms = positive(row, "eager_latency");
+  // Upstream rows carry no eager latency; it follows from the two upstream columns.
+  if (!out.eager_ms && out.compiled_ms && out.speedup)
+    out.eager_ms = *out.compiled_ms * *out.speedup;
+  out.speedup_ci_low = positive(row, "speedup_ci_low");
+  out.speedup_ci_high = positive(row, "speedup_ci_high");
+  out.eager_op_ms = positive(row, "eager_op_ms");
+  out.compiled_op_ms = positive(row, "compiled_op_ms");
+  out.op_speedup = positive(row, "op_speedup");
+  if (!out.op_speedup) out.op_speedup = ratio(out.eager_op_ms, out.compiled_op_ms);
+  out.compilation_latency_s = parse_number(cell(row, "compilation_latency"));
+  out.compression_ratio = positive(row, "compression_ratio");
+  const std::string& unstable = cell(row, "unstable");
+  out.unstable = unstable == "1" || unstable == "true" || unstable == "True";
+  out.reason = cell(row, "reason");
+  out.status = cell(row, "status");
+  if (out.status.empty()) {
+    // Upstream's performance CSV marks a failed model only by a zero speedup.
+    out.status = out.speedup ? "pass" : "fail_to_run";
+    if (!out.speedup && out.reason.empty()) out.reason = "no speedup in the row (the run failed)";
+  }
+  return out;
+}
+
+bool same_accuracy(const AccuracyCell& a, const AccuracyCell& b) {
+  return a.status == b.status && a.margin == b.margin && a.reason == b.reason;
+}
+
+bool same_performance(const PerformanceCell& a, const PerformanceCell& b) {
+  return a.status == b.status && a.speedup == b.speedup && a.compiled_ms == b.compiled_ms &&
+         a.eager_ms == b.eager_ms && a.op_speedup == b.op_speedup;
+}
+
+template <typename Key>
+int index_of(std::vector<Key>& keys, const Key& key) {
+  auto it = std::find(keys.begin(), keys.end(), key);
+  if (it != keys.end()) return static_cast<int>(it - keys.begin());
+  keys.push_back(key);
+  return static_cast<int>(keys.size() - 1);
+}
+
+void add_distinct(std::vector<std::string>& values, const std::string& value) {
+  if (!value.empty() && std::find(values.begin(), values.end(), value) == values.end()) {
+    values.push_back(value);
+  }
+}
+
+// Which of the key's fields take more than one value among `keys`.
+struct Varying {
+  bool dev = false, mode = false, dtype = false, backend = false;
+};
+Varying varying_fields(const std::vector<SeriesKey>& keys) {
+  Varying out;
+  for (const auto& key : keys) {
+    out.dev = out.dev || key.dev != keys.front().dev;
+    out.mode = out.mode || key.mode != keys.front().mode;
+    out.dtype = out.dtype || key.dtype != keys.front().dtype;
+    out.backend = out.backend || key.backend != keys.front().backend;
+  }
+  return out;
+}
+
+std::string join_nonempty(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& part : parts) {
+    if (part.empty()) continue;
+    if (!out.empty()) out += '_';
+    out += part;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool SeriesKey::operator==(const SeriesKey& other) const {
+  return dev == other.dev && mode == other.mode && dtype == other.dtype && backend == other.backend;
+}
+
+bool AccuracyCell::passed() const {
+  auto parsed = parse_status(status);
+  return parsed && is_passing(*parsed);
+}
+
+bool PerformanceCell::passed() const {
+  auto parsed = parse_status(status);
+  return parsed && is_passing(*parsed);
+}
+
+std::vector<std::string> JoinedResults::performance_contexts() const {
+  std::vector<std::string> out;
+  for (const auto& series : performance_series) {
+    if (std::find(out.begin(), out.end(), series.context) == out.end())
+      out.push_back(series.context);
+  }
+  return out;
+}
+
+std::string describe_run(const JoinedResults& joined) {
+  std::vector<std::string> parts = {fmt::format("{} models", joined.models.size())};
+  auto add = [&](const char* what, const std::vector<std::string>& values) {
+    if (!values.empty()) parts.push_back(fmt::format("{}: {}", what, join(values, ", ")));
+  };
+  add("devices", joined.devices);
+  add("mode", joined.modes);
+  add("dtype", joined.dtypes);
+  add("backends", joined.backends);
+  return join(parts, " · ");
+}
+
+JoinedResults join_results(const std::vector<ResultRow>& rows) {
+  JoinedResults joined;
+  std::vector<SeriesKey> accuracy_keys, performance_keys;
+  // model -> column/series index -> cell; the vectors are sized once all keys are known.
+  std::map<std::string, std::map<int, AccuracyCell>> accuracy;
+  std::map<std::string, std::map<int, PerformanceCell>> performance;
+
+  for (const auto& row : rows) {
+    const std::string& name = cell(row, "name");
+    if (name.empty()) {
+      joined.warnings.push_back("a row without a model name was ignored");
+      continue;
+    }
+    SeriesKey key = key_of(row);
+    add_distinct(joined.devices, key.dev);
+    add_distinct(joined.modes, key.mode);
+    add_distinct(joined.dtypes, key.dtype);
+    add_distinct(joined.backends, key.backend);
+    if (row.kind == ExperimentKind::kAccuracy) {
+      int column = index_of(accuracy_keys, key);
+      AccuracyCell value = accuracy_cell(row);
+      auto [it, inserted] = accuracy[name].emplace(column, value);
+      if (!inserted) {
+        if (!same_accuracy(it->second, value)) {
+          joined.warnings.push_back(fmt::format(
+              "two accuracy rows for {} on {} ({} then {}): the later one is shown", name,
+              key.dev.empty() ? "the same device" : key.dev, it->second.status, value.status));
+        }
+        it->second = value;
+      }
+    } else {
+      int series = index_of(performance_keys, key);
+      PerformanceCell value = performance_cell(row);
+      auto [it, inserted] = performance[name].emplace(series, value);
+      if (!inserted) {
+        if (!same_performance(it->second, value)) {
+          joined.warnings.push_back(fmt::format(
+              "two performance rows for {} with backend {} on {}: the later one is shown", name,
+              key.backend.empty() ? "(none)" : key.backend, key.dev.empty() ? "(none)" : key.dev));
+        }
+        it->second = value;
+      }
+    }
+  }
+
+  Varying accuracy_varies = varying_fields(accuracy_keys);
+  for (const auto& key : accuracy_keys) {
+    joined.accuracy_columns.push_back(
+        {key, join_nonempty({key.dev, accuracy_varies.backend ? key.backend : "",
+                             accuracy_varies.mode ? key.mode : "",
+                             accuracy_varies.dtype ? key.dtype : ""})});
+  }
+  Varying performance_varies = varying_fields(performance_keys);
+  for (const auto& key : performance_keys) {
+    std::string context = join_nonempty({performance_varies.dev ? key.dev : "",
+                                         performance_varies.mode ? key.mode : "",
+                                         performance_varies.dtype ? key.dtype : ""});
+    std::string backend = key.backend.empty() ? "compiled" : key.backend;
+    joined.performance_series.push_back({key, context, join_nonempty({context, backend})});
+  }
+
+  std::vector<std::string> names;
+  for (const auto& [name, cells] : accuracy) names.push_back(name);
+  for (const auto& [name, cells] : performance) {
+    if (!accuracy.count(name)) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    JoinedModel model;
+    model.name = name;
+    model.accuracy.resize(accuracy_keys.size());
+    model.performance.resize(performance_keys.size());
+    if (auto it = accuracy.find(name); it != accuracy.end()) {
+      for (const auto& [column, value] : it->second) model.accuracy[column] = value;
+    }
+    if (auto it = performance.find(name); it != performance.end()) {
+      for (const auto& [series, value] : it->second) model.performance[series] = value;
+    }
+    joined.models.push_back(std::move(model));
+  }
+  return joined;
+}
+
+}  // namespace zoobench::report

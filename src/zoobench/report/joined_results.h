@@ -1,0 +1,80 @@
+// The data model every report renders: result rows (accuracy and performance, from one or more
+// runs) joined by model. Accuracy becomes one column per device (the Ascend suite's
+// GPU_accuracy / NPU_accuracy); performance one series per backend, so backends sit side by
+// side. Built once by join_results(); the markdown and HTML renderers only format it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zoobench/results/rows.h"
+
+namespace zoobench::report {
+
+// What distinguishes two runs of the same model. Empty fields come from upstream CSVs, which
+// have no backend/mode/dtype columns.
+struct SeriesKey {
+  std::string dev, mode, dtype, backend;
+  bool operator==(const SeriesKey& other) const;
+};
+
+// One accuracy row of one model, as the report needs it.
+struct AccuracyCell {
+  std::string status;  // as written in the file, also when it is not in our vocabulary
+  std::optional<double> margin;
+  std::string reason;
+  bool passed() const;  // pass or pass_due_to_skip
+};
+
+// One performance row of one model. Times in ms per iteration, compile latency in seconds.
+struct PerformanceCell {
+  std::string status;  // the row's status; upstream rows have none: derived from speedup > 0
+  std::optional<double> eager_ms, compiled_ms, speedup, speedup_ci_low, speedup_ci_high;
+  std::optional<double> eager_op_ms, compiled_op_ms, op_speedup;
+  std::optional<double> compilation_latency_s, compression_ratio;
+  bool unstable = false;  // a side's CoV exceeded the threshold (the row's `unstable` = 1)
+  std::string reason;
+  bool passed() const;
+};
+
+struct AccuracyColumn {
+  SeriesKey key;
+  std::string label;  // "cuda"; with more than one backend/mode/dtype also those: "cuda_jit"
+  std::string header() const { return label.empty() ? "accuracy" : label + "_accuracy"; }
+};
+
+struct PerformanceSeries {
+  SeriesKey key;
+  // The eager side's context: "" when all series share device, mode and dtype, else the parts
+  // that differ ("cuda", "cpu_training"); series with the same context share one eager column.
+  std::string context;
+  std::string label;  // backend ("compiled" for upstream rows), prefixed with the context
+};
+
+struct JoinedModel {
+  std::string name;
+  std::vector<std::optional<AccuracyCell>> accuracy;        // parallel to accuracy_columns
+  std::vector<std::optional<PerformanceCell>> performance;  // parallel to performance_series
+};
+
+struct JoinedResults {
+  std::vector<AccuracyColumn> accuracy_columns;       // in order of first appearance
+  std::vector<PerformanceSeries> performance_series;  // in order of first appearance
+  std::vector<JoinedModel> models;                    // sorted by name
+  // What the rows were run with, distinct values in order of first appearance.
+  std::vector<std::string> devices, modes, dtypes, backends;
+  // Rows that could not be placed cleanly (e.g. two rows for the same model and column: the
+  // later one is kept). Renderers show these; the CLI prints them.
+  std::vector<std::string> warnings;
+
+  // The distinct eager contexts of the performance series, in order of first appearance.
+  std::vector<std::string> performance_contexts() const;
+};
+
+JoinedResults join_results(const std::vector<ResultRow>& rows);
+
+// One line about what was run: "4 models · devices: cpu, cuda · mode: inference · ...".
+std::string describe_run(const JoinedResults& joined);
+
+}  // namespace zoobench::report

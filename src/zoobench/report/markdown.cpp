@@ -1,0 +1,319 @@
+// Markdown rendering of the joined results.
+#include "zoobench/report/markdown.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "zoobench/report/number_format.h"
+#include "zoobench/util/text.h"
+
+namespace zoobench::report {
+namespace {
+
+// Columns as wide as their widest cell, so the table also reads as plain text in a terminal.
+struct MarkdownTable {
+  std::vector<std::string> headers;
+  std::vector<bool> numeric;  // right-aligned
+  std::vector<std::vector<std::string>> rows;
+
+  void add_column(std::string header, bool is_numeric) {
+    headers.push_back(std::move(header));
+    numeric.push_back(is_numeric);
+  }
+  std::string render() const;
+};
+
+// Display width: UTF-8 continuation bytes take no column (the † and → marks).
+std::size_t display_width(const std::string& text) {
+  std::size_t width = 0;
+  for (unsigned char c : text) width += (c & 0xC0) != 0x80 ? 1 : 0;
+  return width;
+}
+
+std::string escape_cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n' || c == '\r') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string MarkdownTable::render() const {
+  std::vector<std::size_t> widths(headers.size(), 3);
+  auto measure = [&](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size() && i < widths.size(); ++i) {
+      widths[i] = std::max(widths[i], display_width(cells[i]));
+    }
+  };
+  measure(headers);
+  for (const auto& row : rows) measure(row);
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out = "|";
+    for (std::size_t i = 0; i < widths.size(); ++i) {
+      const std::string cell = i < cells.size() ? cells[i] : "";
+      std::string padding(widths[i] - display_width(cell), ' ');
+      out += " " + (numeric[i] ? padding + cell : cell + padding) + " |";
+    }
+    return out + "\n";
+  };
+  std::string out = line(headers);
+  out += "|";
+  for (std::size_t i = 0; i < widths.size(); ++i) {
+    out += numeric[i] ? " " + std::string(widths[i] - 1, '-') + ": |"
+                      : " " + std::string(widths[i], '-') + " |";
+  }
+  out += "\n";
+  for (const auto& row : rows) out += line(row);
+  return out;
+}
+
+bool any_unstable(const JoinedResults& joined) {
+  for (const auto& model : joined.models) {
+    for (const auto& cell : model.performance) {
+      if (cell && cell->unstable) return true;
+    }
+  }
+  return false;
+}
+
+// The first series of `context` that measured the model's eager side.
+std::optional<double> eager_value(const JoinedResults& joined, const JoinedModel& model,
+                                  const std::string& context, bool op) {
+  for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
+    if (joined.performance_series[s].context != context || !model.performance[s]) continue;
+    const auto& value = op ? model.performance[s]->eager_op_ms : model.performance[s]->eager_ms;
+    if (value) return value;
+  }
+  return std::nullopt;
+}
+
+std::string code_list(const std::vector<std::string>& items) {
+  std::vector<std::string> quoted;
+  for (const auto& item : items) quoted.push_back("`" + item + "`");
+  return join(quoted, ", ");
+}
+
+std::string status_change(const AccuracyChange& change) {
+  if (change.before == change.after) return change.after;
+  return change.before + " \u2192 " + change.after;
+}
+
+std::string baseline_section(const JoinedResults& joined, const ReportOptions& options) {
+  const BaselineComparison& comparison = *options.baseline;
+  std::string out = "## Compared with baseline\n\n";
+  if (!options.baseline_sources.empty()) {
+    out += "Baseline: " + code_list(options.baseline_sources) + ". ";
+  }
+  out += fmt::format(
+      "Speedup ratios are now / baseline. A regression is a pass that now fails, a performance "
+      "run that now fails, or a speedup more than {:.0f}% lower (outside both confidence "
+      "intervals where they are known).\n\n",
+      comparison.threshold * 100.0);
+
+  MarkdownTable table;
+  table.add_column("model_name", false);
+  for (const auto& column : joined.accuracy_columns) table.add_column(column.header(), false);
+  for (const auto& series : joined.performance_series) {
+    table.add_column(series.label + "_E2E_vs_baseline", true);
+    table.add_column(series.label + "_OP_vs_baseline", true);
+  }
+  table.add_column("verdict", false);
+  std::vector<std::string> regressions;
+  for (const auto& change : comparison.models) {
+    std::vector<std::string> row = {escape_cell(change.name)};
+    std::vector<std::string> what_regressed;
+    bool any = false;
+    for (std::size_t c = 0; c < change.accuracy.size(); ++c) {
+      const auto& accuracy = change.accuracy[c];
+      any = any || accuracy.has_value();
+      row.push_back(accuracy ? status_change(*accuracy) : "-");
+      if (accuracy && accuracy->regressed) {
+        what_regressed.push_back(joined.accuracy_columns[c].header() + " " +
+                                 status_change(*accuracy));
+      }
+    }
+    for (std::size_t s = 0; s < change.e2e.size(); ++s) {
+      for (const auto* speedup : {&change.e2e[s], &change.op[s]}) {
+        any = any || speedup->has_value();
+        std::string text = *speedup ? format_ratio((*speedup)->ratio) : "-";
+        if (*speedup && (*speedup)->regressed) {
+          text = "**" + (text == "-" ? std::string("failed") : text) + "**";
+          const char* metric = speedup == &change.e2e[s] ? "E2E" : "OP";
+          what_regressed.push_back(fmt::format(
+              "{} {} speedup {} \u2192 {} ({})", joined.performance_series[s].label, metric,
+              format_ratio((*speedup)->before), format_ratio((*speedup)->after), (*speedup)->why));
+        }
+        row.push_back(text);
+      }
+    }
+    if (!any) continue;
+    row.push_back(change.regressed() ? "regressed" : change.improved() ? "improved" : "");
+    table.rows.push_back(row);
+    if (!what_regressed.empty()) {
+      regressions.push_back("- **" + escape_cell(change.name) +
+                            "**: " + join(what_regressed, "; "));
+    }
+  }
+  out += table.rows.empty() ? "No model of this run is in the baseline.\n" : table.render();
+  out += "\n## Regressions\n\n";
+  out += regressions.empty() ? "None.\n" : join(regressions, "\n") + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string eager_column(const std::string& context, const char* metric) {
+  return (context.empty() ? std::string() : context + "_") + "eager_" + metric;
+}
+
+std::string compiled_column(const PerformanceSeries& series, const char* metric) {
+  return series.label + "_" + metric;
+}
+
+std::string speedup_column(const JoinedResults& joined, const PerformanceSeries& series,
+                           const char* metric) {
+  std::string name = std::string(metric) + "_speed_up_rate";
+  return joined.performance_series.size() == 1 ? name : series.label + "_" + name;
+}
+
+std::string unstable_footnote() {
+  return std::string(kUnstableMark) +
+         " unstable: the coefficient of variation of the eager or compiled samples exceeded "
+         "2.5%; the speedup may not reproduce.";
+}
+
+std::string markdown_results_table(const JoinedResults& joined) {
+  MarkdownTable table;
+  table.add_column("index", true);
+  table.add_column("model_name", false);
+  for (const auto& column : joined.accuracy_columns) table.add_column(column.header(), false);
+  std::vector<std::string> contexts = joined.performance_contexts();
+  for (const char* metric : {"E2E", "OP"}) {
+    for (const auto& context : contexts) {
+      table.add_column(eager_column(context, metric), true);
+      for (const auto& series : joined.performance_series) {
+        if (series.context != context) continue;
+        table.add_column(compiled_column(series, metric), true);
+        table.add_column(speedup_column(joined, series, metric), true);
+      }
+    }
+  }
+  for (std::size_t m = 0; m < joined.models.size(); ++m) {
+    const JoinedModel& model = joined.models[m];
+    std::vector<std::string> row = {std::to_string(m + 1), escape_cell(model.name)};
+    for (const auto& cell : model.accuracy) row.push_back(cell ? escape_cell(cell->status) : "-");
+    for (bool op : {false, true}) {
+      for (const auto& context : contexts) {
+        row.push_back(format_ms(eager_value(joined, model, context, op)));
+        for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
+          if (joined.performance_series[s].context != context) continue;
+          const auto& cell = model.performance[s];
+          if (!cell) {
+            row.insert(row.end(), {"-", "-"});
+            continue;
+          }
+          row.push_back(format_ms(op ? cell->compiled_op_ms : cell->compiled_ms));
+          std::string speedup = format_ratio(op ? cell->op_speedup : cell->speedup);
+          if (!op && cell->unstable && cell->speedup) speedup += kUnstableMark;
+          row.push_back(speedup);
+        }
+      }
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table.render();
+}
+
+std::string markdown_summary_line(const JoinedResults& joined, const ReportSummary& summary) {
+  std::vector<std::string> parts;
+  if (!joined.accuracy_columns.empty()) {
+    std::string pass = "pass rate ";
+    auto fraction = summary.overall.fraction();
+    pass += fraction ? format_percent(*fraction) : "-";
+    pass += fmt::format(" ({}/{}", summary.overall.passed, summary.overall.total);
+    if (joined.accuracy_columns.size() > 1) {
+      for (std::size_t c = 0; c < joined.accuracy_columns.size(); ++c) {
+        pass += fmt::format("{} {} {}/{}", c == 0 ? ";" : ",", joined.accuracy_columns[c].label,
+                            summary.per_column[c].passed, summary.per_column[c].total);
+      }
+    }
+    parts.push_back(pass + ")");
+  }
+  auto geomean = [](const char* what, std::optional<double> value, int models) {
+    if (!value) return fmt::format("geomean {} -", what);
+    return fmt::format("geomean {} {} over {} model{}", what, format_ratio(value), models,
+                       models == 1 ? "" : "s");
+  };
+  for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
+    const SeriesSummary& series = summary.per_series[s];
+    const PerformanceSeries& which = joined.performance_series[s];
+    std::string e2e = geomean(speedup_column(joined, which, "E2E").c_str(), series.geomean_speedup,
+                              series.models_with_speedup);
+    std::string op = geomean(speedup_column(joined, which, "OP").c_str(), series.geomean_op_speedup,
+                             series.models_with_op_speedup);
+    parts.push_back(e2e);
+    parts.push_back(op);
+  }
+  if (parts.empty()) return "Summary: no results.";
+  return "Summary: " + join(parts, " · ");
+}
+
+std::string markdown_failures_table(const JoinedResults& joined) {
+  MarkdownTable table;
+  for (const char* header : {"model_name", "where", "status", "reason"})
+    table.add_column(header, false);
+  for (const auto& model : joined.models) {
+    for (std::size_t c = 0; c < model.accuracy.size(); ++c) {
+      const auto& cell = model.accuracy[c];
+      if (!cell || cell->passed() || cell->status == "skipped") continue;
+      table.rows.push_back({escape_cell(model.name), joined.accuracy_columns[c].header(),
+                            escape_cell(cell->status), escape_cell(cell->reason)});
+    }
+    for (std::size_t s = 0; s < model.performance.size(); ++s) {
+      const auto& cell = model.performance[s];
+      if (!cell || cell->passed() || cell->status == "skipped") continue;
+      table.rows.push_back({escape_cell(model.name),
+                            joined.performance_series[s].label + " performance",
+                            escape_cell(cell->status), escape_cell(cell->reason)});
+    }
+  }
+  return table.rows.empty() ? "" : table.render();
+}
+
+std::string format_ascend_table(const std::vector<ResultRow>& rows) {
+  JoinedResults joined = join_results(rows);
+  std::string out = markdown_results_table(joined);
+  out += "\n" + markdown_summary_line(joined, summarize(joined)) + "\n";
+  if (any_unstable(joined)) out += "\n" + unstable_footnote() + "\n";
+  std::string failures = markdown_failures_table(joined);
+  if (!failures.empty()) out += "\nFailures:\n\n" + failures;
+  return out;
+}
+
+std::string render_markdown(const JoinedResults& joined, const ReportOptions& options) {
+  std::string out = "# " + options.title + "\n\n" + describe_run(joined) + "\n";
+  if (!options.sources.empty()) out += "\nSources: " + code_list(options.sources) + "\n";
+  out +=
+      "\n## Results\n\nTimes in ms per iteration (E2E: end to end; OP: device kernel time); "
+      "speedups are eager / compiled.\n\n";
+  out += markdown_results_table(joined);
+  out += "\n" + markdown_summary_line(joined, summarize(joined)) + "\n";
+  if (any_unstable(joined)) out += "\n" + unstable_footnote() + "\n";
+  std::string failures = markdown_failures_table(joined);
+  out += "\n## Failures\n\n" + (failures.empty() ? std::string("None.\n") : failures);
+  if (options.baseline) out += "\n" + baseline_section(joined, options);
+  if (!joined.warnings.empty()) {
+    out += "\n## Notes\n\n";
+    for (const auto& warning : joined.warnings) out += "- " + warning + "\n";
+  }
+  return out;
+}
+
+}  // namespace zoobench::report

@@ -1,0 +1,46 @@
+// The markdown report: the Ascend suite's table (index, model_name, accuracy per device,
+// eager_E2E, <backend>_E2E, E2E_speed_up_rate, eager_OP, <backend>_OP, OP_speed_up_rate), a
+// summary line, the failures with their reasons and, given a baseline, the change per model.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zoobench/report/baseline.h"
+#include "zoobench/report/joined_results.h"
+#include "zoobench/report/summary.h"
+#include "zoobench/results/rows.h"
+
+namespace zoobench::report {
+
+struct ReportOptions {
+  std::string title = "zoobench report";
+  std::vector<std::string> sources;            // the result files, listed under the title
+  std::optional<BaselineComparison> baseline;  // compare_with_baseline(current, baseline)
+  std::vector<std::string> baseline_sources;
+};
+
+// The whole document (title, run description, table, summary, failures, baseline sections).
+std::string render_markdown(const JoinedResults& joined, const ReportOptions& options = {});
+
+// What `zoobench run --accuracy --performance` prints at the end: the table, the summary line,
+// the unstable footnote and the failures of this run's rows, without a document title.
+std::string format_ascend_table(const std::vector<ResultRow>& rows);
+
+// The pieces, for the run-end table and for tests.
+std::string markdown_results_table(const JoinedResults& joined);
+std::string markdown_summary_line(const JoinedResults& joined, const ReportSummary& summary);
+std::string markdown_failures_table(const JoinedResults& joined);  // "" when nothing failed
+
+// Column names of the results table, shared with the HTML report's sort keys.
+std::string eager_column(const std::string& context, const char* metric);          // eager_E2E
+std::string compiled_column(const PerformanceSeries& series, const char* metric);  // jit_E2E
+std::string speedup_column(const JoinedResults& joined, const PerformanceSeries& series,
+                           const char* metric);  // E2E_speed_up_rate or jit_E2E_speed_up_rate
+
+// What marks an unstable measurement, and the footnote that explains it.
+inline constexpr const char* kUnstableMark = "\u2020";
+std::string unstable_footnote();
+
+}  // namespace zoobench::report

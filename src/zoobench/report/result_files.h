@@ -1,0 +1,32 @@
+// Reading result files for report, compare and merge: a CSV or its JSON twin (the twin is
+// preferred when it matches the CSV, for the detail it keeps), and folders of them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "zoobench/results/rows.h"
+
+namespace zoobench::report {
+
+struct ResultFile {
+  std::string path;
+  ExperimentKind kind = ExperimentKind::kAccuracy;
+  std::vector<ResultRow> rows;
+  std::vector<std::string> columns;  // as in the file (CSV header; JSON: the cells seen)
+  nlohmann::json context;            // the JSON twin's run context, null when there is none
+  // Rows carry JSON detail (per-tensor verdicts, samples): from a JSON file, or for a CSV from
+  // its twin (cells stay exactly as the CSV has them).
+  bool with_detail = false;
+};
+
+// Throws UsageError naming the file and what to pass instead when it is missing or is not a
+// zoobench/upstream results file.
+ResultFile load_result_file(const std::string& path);
+
+// Folders become the results CSVs in them (sorted; their JSON twins are not repeated), or the
+// JSON results files when a folder has no CSV. Files are kept as given.
+std::vector<std::string> expand_result_paths(const std::vector<std::string>& paths);
+
+}  // namespace zoobench::report

@@ -1,0 +1,40 @@
+// The numbers a report leads with: accuracy pass rate and, per performance series, the
+// geometric-mean speedups (end-to-end and kernel), mean compile latency and memory compression.
+// Plain functions over the joined results, testable by hand computation.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "zoobench/report/joined_results.h"
+
+namespace zoobench::report {
+
+// exp(mean(log x)); nullopt when `values` is empty. Values must be positive.
+std::optional<double> geometric_mean(const std::vector<double>& values);
+std::optional<double> arithmetic_mean(const std::vector<double>& values);
+
+struct PassRate {
+  int passed = 0;
+  int total = 0;  // models with a row in the column; `skipped` rows are not counted
+  std::optional<double> fraction() const;
+};
+
+struct SeriesSummary {
+  // Over the models whose performance row passed and has the value.
+  std::optional<double> geomean_speedup, geomean_op_speedup;
+  int models_with_speedup = 0, models_with_op_speedup = 0;
+  std::optional<double> mean_compilation_latency_s;
+  std::optional<double> geomean_compression_ratio;
+  int models = 0, failed = 0, unstable = 0;
+};
+
+struct ReportSummary {
+  PassRate overall;                       // every accuracy cell of every column
+  std::vector<PassRate> per_column;       // parallel to JoinedResults::accuracy_columns
+  std::vector<SeriesSummary> per_series;  // parallel to JoinedResults::performance_series
+};
+
+ReportSummary summarize(const JoinedResults& joined);
+
+}  // namespace zoobench::report

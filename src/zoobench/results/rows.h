@@ -1,0 +1,45 @@
+// A result row: the cells of one CSV line (by column name) plus the detail that does not fit a
+// cell (per-tensor verdicts, raw samples) for the JSON file. Experiments build rows from their
+// typed records; the runner, merge, resume and reports only see rows.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zoobench/results/status.h"
+
+namespace zoobench {
+
+enum class ExperimentKind { kAccuracy, kPerformance };
+
+std::string_view experiment_name(ExperimentKind kind);  // "accuracy" / "performance"
+
+// The CSV header of each kind: upstream's columns first, then ours (docs/formats.md).
+const std::vector<std::string>& result_columns(ExperimentKind kind);
+
+struct ResultRow {
+  ExperimentKind kind = ExperimentKind::kAccuracy;
+  std::map<std::string, std::string> cells;
+  nlohmann::json detail = nlohmann::json::object();
+
+  // The status (accuracy: the `accuracy` column; performance: `status`).
+  Status status() const;
+  void set_status(Status status);
+  // Identity for --resume and merge: device, name, mode, backend, dtype, input layout.
+  std::string identity() const;
+};
+
+// Cell formatting: numbers with enough digits to round-trip what matters, "" for absent.
+std::string format_cell(double value);
+std::string format_cell(std::optional<double> value);
+std::string format_cell(int64_t value);
+
+// JSON form of a row: cells with numeric-looking values as numbers, plus "detail".
+nlohmann::json row_to_json(const ResultRow& row);
+ResultRow row_from_json(const nlohmann::json& json);
+
+}  // namespace zoobench

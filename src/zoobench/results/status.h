@@ -1,0 +1,34 @@
+// The outcome vocabulary of a model run: upstream's statuses plus `crash`, as DESIGN.md lists.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace zoobench {
+
+enum class Status {
+  kPass,
+  kPassDueToSkip,
+  kFailAccuracy,
+  kFailToRun,
+  kEager1stRunFail,
+  kEager2ndRunFail,
+  kEagerTwoRunsDiffer,
+  kEager1stRunOOM,
+  kEager2ndRunOOM,
+  kOOM,
+  kModelFailToLoad,
+  kTimeout,
+  kInfraError,
+  kCrash,    // killed by a signal; the signal is in the row's reason
+  kSkipped,  // never written by a run; `zoobench list` and reports use it
+};
+
+std::string_view status_name(Status status);
+std::optional<Status> parse_status(std::string_view name);
+
+// pass and pass_due_to_skip: what a gate counts as passing.
+bool is_passing(Status status);
+
+}  // namespace zoobench

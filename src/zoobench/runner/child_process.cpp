@@ -1,0 +1,136 @@
+// fork/exec with a process group, a deadline and log redirection.
+#include "zoobench/runner/child_process.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace zoobench {
+namespace {
+
+constexpr double kGraceSeconds = 5.0;
+
+void stop_group(pid_t pid, int& status, bool& reaped) {
+  ::kill(-pid, SIGTERM);
+  auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kGraceSeconds) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      reaped = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // Whatever is left of the group (the child, or grandchildren it started) is killed.
+  ::kill(-pid, SIGKILL);
+  if (!reaped) {
+    ::waitpid(pid, &status, 0);
+    reaped = true;
+  }
+}
+
+}  // namespace
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "signal " + std::to_string(signal);
+  }
+}
+
+std::string current_executable() {
+  std::error_code error;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string("zoobench") : path.string();
+}
+
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
+                       const std::atomic<bool>& interrupt, const std::vector<std::string>& extra_environment) {
+  ChildOutcome outcome;
+  auto start = std::chrono::steady_clock::now();
+  if (std::filesystem::path(log_path).has_parent_path()) {
+    std::filesystem::create_directories(std::filesystem::path(log_path).parent_path());
+  }
+  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    outcome.kind = ChildOutcome::Kind::kFailedToStart;
+    outcome.error = "cannot open log " + log_path + ": " + std::strerror(errno);
+    return outcome;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    outcome.kind = ChildOutcome::Kind::kFailedToStart;
+    outcome.error = std::string("fork failed: ") + std::strerror(errno);
+    return outcome;
+  }
+  if (pid == 0) {
+    // Child: own process group, output to the log, default signal handling.
+    ::setpgid(0, 0);
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    for (const auto& assignment : extra_environment) ::putenv(const_cast<char*>(assignment.c_str()));
+    ::execv(args[0], args.data());
+    std::fprintf(stderr, "zoobench: cannot execute %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also from the parent, so the group exists before any kill
+  ::close(log_fd);
+  int status = 0;
+  bool reaped = false;
+  while (!reaped) {
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) {
+      reaped = true;
+      break;
+    }
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (interrupt.load()) {
+      stop_group(pid, status, reaped);
+      outcome.kind = ChildOutcome::Kind::kInterrupted;
+      outcome.seconds = elapsed;
+      return outcome;
+    }
+    if (timeout_s > 0 && elapsed > timeout_s) {
+      stop_group(pid, status, reaped);
+      outcome.kind = ChildOutcome::Kind::kTimedOut;
+      outcome.seconds = elapsed;
+      return outcome;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // A model's process may have started helpers of its own (compiler workers): reap the group.
+  ::kill(-pid, SIGKILL);
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (WIFSIGNALED(status)) {
+    outcome.kind = ChildOutcome::Kind::kSignaled;
+    outcome.signal = WTERMSIG(status);
+  } else {
+    outcome.kind = ChildOutcome::Kind::kExited;
+    outcome.exit_code = WEXITSTATUS(status);
+  }
+  return outcome;
+}
+
+}  // namespace zoobench

@@ -1,0 +1,34 @@
+// A child process with its own process group (so a timeout or an interrupt can stop it and
+// everything it started), its output appended to a log file, and a deadline.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zoobench {
+
+struct ChildOutcome {
+  enum class Kind { kExited, kSignaled, kTimedOut, kInterrupted, kFailedToStart } kind = Kind::kExited;
+  int exit_code = 0;  // kExited
+  int signal = 0;     // kSignaled
+  double seconds = 0;
+  std::string error;  // kFailedToStart
+};
+
+// "SIGSEGV", "SIGABRT", ... (or "signal N").
+std::string signal_name(int signal);
+
+// Runs `argv` (argv[0] is the program path) to completion or until `timeout_s` passes or
+// `interrupt` becomes true; then the whole process group gets SIGTERM, and SIGKILL after a
+// grace period. stdout and stderr go to `log_path` (appended).
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
+                       const std::atomic<bool>& interrupt, const std::vector<std::string>& extra_environment = {});
+
+// The path of the running executable (/proc/self/exe).
+std::string current_executable();
+
+}  // namespace zoobench

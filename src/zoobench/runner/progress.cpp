@@ -1,0 +1,93 @@
+// Progress lines.
+#include "zoobench/runner/progress.h"
+
+#include <fmt/format.h>
+
+#include "zoobench/util/text.h"
+
+namespace zoobench {
+
+std::string format_duration(double seconds) {
+  auto s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02d}m", s / 3600, static_cast<int>((s % 3600) / 60));
+  if (s >= 60) return fmt::format("{}m{:02d}s", s / 60, static_cast<int>(s % 60));
+  return fmt::format("{}s", s);
+}
+
+Progress::Progress(std::size_t total, bool live, std::FILE* out)
+    : total_(total), live_(live), out_(out), start_(std::chrono::steady_clock::now()) {}
+
+std::string Progress::status_line_locked() const {
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::string eta = "?";
+  if (done_ > 0 && done_ < total_) eta = format_duration(elapsed / static_cast<double>(done_) * (total_ - done_));
+  if (done_ == total_) eta = "0s";
+  std::vector<std::string> running;
+  for (const auto& [device, model] : running_) running.push_back(model + "@" + device);
+  return fmt::format("[{}/{}] {} elapsed, ETA {} | pass {} fail {} | {}", done_, total_,
+                     format_duration(elapsed), eta, passed_, failed_,
+                     running.empty() ? std::string("idle") : join(running, ", "));
+}
+
+void Progress::redraw_locked() {
+  if (!live_) return;
+  std::string line = status_line_locked();
+  if (line.size() > 150) line = line.substr(0, 147) + "...";
+  std::fprintf(out_, "\r\033[K%s", line.c_str());
+  std::fflush(out_);
+}
+
+void Progress::started(const std::string& model, const std::string& device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  running_[device] = model;
+  redraw_locked();
+}
+
+void Progress::finished(const std::string& model, const std::string& device, const std::vector<ResultRow>& rows,
+                        double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  running_.erase(device);
+  ++done_;
+  bool all_pass = !rows.empty();
+  std::vector<std::string> parts;
+  for (const auto& row : rows) {
+    all_pass = all_pass && is_passing(row.status());
+    if (row.kind == ExperimentKind::kAccuracy) {
+      std::string layout = row.cells.count("input_layout") ? row.cells.at("input_layout") : "";
+      parts.push_back("accuracy=" + std::string(status_name(row.status())) +
+                      (layout.empty() || layout == "contiguous" ? "" : "[" + layout + "]"));
+    } else {
+      std::string speedup = row.cells.count("speedup") ? row.cells.at("speedup") : "";
+      parts.push_back(row.status() == Status::kPass ? "speedup=" + speedup + "x"
+                                                    : "performance=" + std::string(status_name(row.status())));
+    }
+  }
+  (all_pass ? passed_ : failed_) += 1;
+  std::string line = fmt::format("[{}/{}] {} {} {} ({})", done_, total_, model, device, join(parts, " "),
+                                 format_duration(seconds));
+  if (live_) {
+    std::fprintf(out_, "\r\033[K%s\n", line.c_str());
+    redraw_locked();
+  } else {
+    std::fprintf(out_, "%s\n", line.c_str());
+  }
+  std::fflush(out_);
+}
+
+void Progress::note(const std::string& line) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (live_) std::fprintf(out_, "\r\033[K");
+  std::fprintf(out_, "%s\n", line.c_str());
+  redraw_locked();
+  std::fflush(out_);
+}
+
+void Progress::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (live_) {
+    std::fprintf(out_, "\r\033[K%s\n", status_line_locked().c_str());
+    std::fflush(out_);
+  }
+}
+
+}  // namespace zoobench

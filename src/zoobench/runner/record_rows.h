@@ -1,0 +1,32 @@
+// Experiment records -> result rows (the CSV columns of docs/formats.md). The experiments
+// return typed records; only this file knows which record field lands in which column.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "zoobench/accuracy/experiment.h"
+#include "zoobench/perf/experiment.h"
+#include "zoobench/results/rows.h"
+
+namespace zoobench {
+
+// The cells every row of one model run shares.
+struct RowContext {
+  std::string device;
+  std::string name;
+  int64_t batch_size = 0;
+  std::string backend;
+  std::string mode;
+  std::string dtype;
+  std::vector<std::string> patches;
+  std::string input_layout = "contiguous";
+  std::string log;
+};
+
+ResultRow accuracy_row(const AccuracyRecord& record, const RowContext& context);
+ResultRow performance_row(const PerformanceRecord& record, const RowContext& context);
+// A row for a model that never reached its experiment (load failure, timeout, crash, ...).
+ResultRow failure_row(ExperimentKind kind, Status status, const std::string& reason, const RowContext& context);
+
+}  // namespace zoobench

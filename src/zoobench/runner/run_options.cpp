@@ -1,0 +1,29 @@
+// Output naming.
+#include "zoobench/runner/run_options.h"
+
+#include <filesystem>
+
+namespace zoobench {
+
+std::string result_csv_path(const RunOptions& options, const std::string& experiment,
+                            const std::string& device) {
+  const bool both = options.accuracy && options.performance;
+  if (!options.output.empty()) {
+    std::filesystem::path path(options.output);
+    if (path.is_relative() && !options.output_directory.empty() && !path.has_parent_path()) {
+      path = std::filesystem::path(options.output_directory) / path;
+    }
+    if (!both) return path.string();
+    std::string extension = path.has_extension() ? path.extension().string() : ".csv";
+    return (path.parent_path() / (path.stem().string() + "_" + experiment + extension)).string();
+  }
+  std::string device_part = device;
+  for (char& c : device_part) {
+    if (c == ':') c = '_';
+  }
+  std::string name = options.suite + "_" + options.backend + "_" + mode_name(options.mode) + "_" +
+                     precision_name(options.precision) + "_" + device_part + "_" + experiment + ".csv";
+  return (std::filesystem::path(options.output_directory) / name).string();
+}
+
+}  // namespace zoobench

@@ -1,0 +1,56 @@
+// Everything `zoobench run` was asked to do, as parsed from its flags (src/cli/cmd_run.cpp).
+// The suite runner passes the same options to each child process as flags again
+// (to_child_arguments), so a child is just `zoobench run --only NAME ...`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zoobench/backends/backend.h"
+#include "zoobench/perf/measurement.h"
+#include "zoobench/zoo/run_config.h"
+
+namespace zoobench {
+
+struct RunOptions {
+  std::string zoo_dir = "zoo";
+  std::string suites_dir;                 // default_suites_dir() when empty
+  std::string suite = "all";
+  std::vector<std::string> only;          // --only (repeatable)
+  std::vector<std::string> filters;       // -k/--filter regexes
+  std::vector<std::string> excludes;      // -x/--exclude regexes
+  bool accuracy = false;
+  bool performance = false;
+  Mode mode = Mode::kInference;
+  std::string backend = "jit";
+  bool cudagraphs = true;
+  std::vector<std::string> devices = {"cpu"};
+  Precision precision = Precision::kFloat32;
+  int training_steps = 2;                 // --iterations
+  MeasurementSettings measurement;        // --repeat, --warmup, --iterations-per-run
+  double timeout_s = 1800;
+  bool cosine = false;
+  bool accu_summary = false;
+  std::optional<double> tolerance;        // --tolerance: overrides the suite's rule
+  std::string output;                     // --output FILE (one experiment) or stem
+  std::string output_directory = "results";
+  int total_partitions = 1;
+  int partition_id = 0;
+  bool resume = false;
+  bool patches = true;                    // --no-patches sets false
+  std::vector<std::string> input_layouts; // --input-layouts, empty: contiguous only
+  OptimizerSettings optimizer;
+  std::optional<int64_t> batch_size;      // informational check against the zoo's batch size
+  bool in_process = false;                // set for --only runs and children: no subprocesses
+  std::string row_out;                    // child mode: write rows as JSON here, not to the CSVs
+  std::string log_file;                   // child mode: the log file the parent captures into
+};
+
+// The CSV path of one experiment of this run: --output when given (with _accuracy /
+// _performance inserted before the extension when both experiments run), else
+// <output-directory>/<suite>_<backend>_<mode>_<dtype>_<device>_<experiment>.csv.
+std::string result_csv_path(const RunOptions& options, const std::string& experiment,
+                            const std::string& device);
+
+}  // namespace zoobench

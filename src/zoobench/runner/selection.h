@@ -1,0 +1,38 @@
+// Which models a run covers: the zoo's models of the chosen suite(s), narrowed by --only,
+// -k/--filter, -x/--exclude and a deterministic partition, with each model's reason to be
+// skipped (suite yaml skip lists, canary models outside --only) — `zoobench list` shows the
+// same reasons a run applies.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zoobench/runner/run_options.h"
+#include "zoobench/zoo/catalog.h"
+#include "zoobench/zoo/suite_config.h"
+
+namespace zoobench {
+
+struct SelectedModel {
+  ZooEntry entry;
+  std::optional<std::string> skip_reason;
+};
+
+// Suite configurations by suite name, read from the suites folder (a suite without a yaml
+// gets the defaults). Throws UsageError for a yaml that does not parse.
+std::map<std::string, SuiteConfig> load_suite_configs(const std::string& suites_dir,
+                                                      const std::vector<std::string>& suites);
+
+// The models of the run in a stable order (suite, name). Unknown --only names are a UsageError
+// with close matches. Partitions are contiguous ranges of the filtered list (partition_range).
+std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOptions& options,
+                                         const std::map<std::string, SuiteConfig>& configs,
+                                         const std::string& device_type);
+
+// Contiguous split of `count` items into `total` partitions (upstream's get_benchmark_indices):
+// partition `id` gets [begin, end).
+std::pair<std::size_t, std::size_t> partition_range(std::size_t count, int total, int id);
+
+}  // namespace zoobench

@@ -1,0 +1,95 @@
+// Zoo discovery.
+#include "zoobench/zoo/catalog.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "zoobench/util/errors.h"
+#include "zoobench/util/files.h"
+
+namespace fs = std::filesystem;
+
+namespace zoobench {
+
+ZooCatalog ZooCatalog::scan(const std::string& zoo_dir) {
+  const std::string how_to_export =
+      "export one with: /usr/bin/python3 tools/export_zoo.py --zoo " + zoo_dir +
+      " --suite demo (or run `make demo`)";
+  if (!fs::is_directory(zoo_dir)) {
+    throw UsageError("no zoo at '" + zoo_dir + "'; " + how_to_export);
+  }
+  ZooCatalog catalog;
+  catalog.directory_ = zoo_dir;
+  for (const auto& suite_dir : fs::directory_iterator(zoo_dir)) {
+    if (!suite_dir.is_directory()) continue;
+    for (const auto& model_dir : fs::directory_iterator(suite_dir.path())) {
+      // A model folder without a manifest (or with a broken one) still counts: loading it
+      // yields a model_fail_to_load row rather than silently dropping the model.
+      if (!model_dir.is_directory()) continue;
+      fs::path manifest = model_dir.path() / "manifest.json";
+      bool has_artifacts = fs::exists(manifest) || fs::exists(model_dir.path() / "eval.pt");
+      if (!has_artifacts) continue;
+      catalog.entries_.push_back({suite_dir.path().filename().string(),
+                                  model_dir.path().filename().string(), manifest.string()});
+    }
+  }
+  std::sort(catalog.entries_.begin(), catalog.entries_.end(), [](const ZooEntry& a, const ZooEntry& b) {
+    return std::tie(a.suite, a.name) < std::tie(b.suite, b.name);
+  });
+  fs::path index = fs::path(zoo_dir) / "index.json";
+  if (fs::exists(index)) {
+    try {
+      auto json = nlohmann::json::parse(read_text_file(index.string()));
+      for (const auto& item : json.value("models", nlohmann::json::array())) {
+        if (item.value("status", "") == "failed") {
+          catalog.failures_.push_back({item.value("suite", ""), item.value("name", ""), item.value("reason", "")});
+        }
+      }
+    } catch (const std::exception&) {
+      // The index is informational; a damaged one must not hide the models themselves.
+    }
+  }
+  if (catalog.entries_.empty()) {
+    throw UsageError("the zoo at '" + zoo_dir + "' has no models; " + how_to_export);
+  }
+  return catalog;
+}
+
+std::vector<ZooEntry> ZooCatalog::models(const std::string& suite) const {
+  std::vector<ZooEntry> out;
+  for (const auto& entry : entries_) {
+    if (suite == "all" || entry.suite == suite) out.push_back(entry);
+  }
+  return out;
+}
+
+std::vector<std::string> ZooCatalog::suites() const {
+  std::set<std::string> names;
+  for (const auto& entry : entries_) names.insert(entry.suite);
+  return {names.begin(), names.end()};
+}
+
+std::optional<ZooEntry> ZooCatalog::find(const std::string& suite, const std::string& name) const {
+  for (const auto& entry : entries_) {
+    if (entry.name == name && (suite == "all" || entry.suite == suite)) return entry;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> ZooCatalog::all_names() const {
+  std::vector<std::string> out;
+  for (const auto& entry : entries_) out.push_back(entry.name);
+  return out;
+}
+
+std::string default_suites_dir() {
+  if (const char* env = std::getenv("ZOOBENCH_SUITES")) return env;
+  if (fs::is_directory("suites")) return "suites";
+  return ZOOBENCH_SOURCE_SUITES_DIR;
+}
+
+}  // namespace zoobench

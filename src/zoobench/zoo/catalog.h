@@ -1,0 +1,47 @@
+// What a zoo folder holds: the exported models (zoo/<suite>/<model>/manifest.json) and the
+// exporter's record of models that failed to export (zoo/index.json).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zoobench {
+
+struct ZooEntry {
+  std::string suite;
+  std::string name;
+  std::string manifest_path;
+};
+
+struct ExportFailure {
+  std::string suite;
+  std::string name;
+  std::string reason;
+};
+
+class ZooCatalog {
+ public:
+  // Scans `zoo_dir`. Throws UsageError saying how to export when the folder is missing or empty.
+  static ZooCatalog scan(const std::string& zoo_dir);
+
+  const std::string& directory() const { return directory_; }
+  // Models of one suite ("all": every suite), sorted by name.
+  std::vector<ZooEntry> models(const std::string& suite) const;
+  std::vector<std::string> suites() const;
+  std::optional<ZooEntry> find(const std::string& suite, const std::string& name) const;
+  // Every model name in the zoo, for "did you mean" suggestions.
+  std::vector<std::string> all_names() const;
+  const std::vector<ExportFailure>& export_failures() const { return failures_; }
+
+ private:
+  std::string directory_;
+  std::vector<ZooEntry> entries_;
+  std::vector<ExportFailure> failures_;
+};
+
+// The folder holding suites/*.yaml and *_models_list.txt: $ZOOBENCH_SUITES, else ./suites,
+// else the source tree's suites/ this binary was built from.
+std::string default_suites_dir();
+
+}  // namespace zoobench

@@ -1,0 +1,114 @@
+// Manifest parsing and artifact verification.
+#include "zoobench/zoo/manifest.h"
+
+#include <filesystem>
+
+#include "zoobench/util/files.h"
+#include "zoobench/util/sha256.h"
+
+namespace zoobench {
+namespace {
+
+std::vector<TensorContract> parse_contract(const nlohmann::json& json) {
+  std::vector<TensorContract> out;
+  for (const auto& item : json) {
+    TensorContract contract;
+    contract.name = item.value("name", "");
+    contract.dtype = item.value("dtype", "");
+    contract.sizes = item.value("sizes", std::vector<int64_t>{});
+    contract.strides = item.value("strides", std::vector<int64_t>{});
+    out.push_back(std::move(contract));
+  }
+  return out;
+}
+
+}  // namespace
+
+const Artifact* Manifest::artifact(const std::string& role) const {
+  auto it = artifacts.find(role);
+  return it == artifacts.end() ? nullptr : &it->second;
+}
+
+Manifest read_manifest(const std::string& manifest_path) {
+  std::string text;
+  try {
+    text = read_text_file(manifest_path);
+  } catch (const std::exception&) {
+    throw ModelLoadError("cannot read " + manifest_path + "; re-export the model");
+  }
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ModelLoadError(manifest_path + " is not valid JSON (" + e.what() + "); re-export the model");
+  }
+  Manifest manifest;
+  manifest.directory = std::filesystem::path(manifest_path).parent_path().string();
+  auto resolve = [&](const std::string& relative) {
+    return (std::filesystem::path(manifest.directory) / relative).lexically_normal().string();
+  };
+  try {
+    std::string format = json.value("format", "");
+    if (format != "zoobench-manifest/1") {
+      throw ModelLoadError(manifest_path + " has format '" + format +
+                           "', expected zoobench-manifest/1; re-export with tools/export_zoo.py");
+    }
+    manifest.name = json.at("name").get<std::string>();
+    manifest.suite = json.value("suite", "");
+    manifest.source = json.value("source", "");
+    manifest.batch_size = json.value("batch_size", int64_t{0});
+    for (const auto& [role, item] : json.at("artifacts").items()) {
+      Artifact artifact;
+      artifact.role = role;
+      artifact.path = resolve(item.at("path").get<std::string>());
+      artifact.sha256 = item.at("sha256").get<std::string>();
+      artifact.kind = item.value("kind", "torchscript");
+      artifact.device = item.value("device", item.value("traced_on", ""));
+      artifact.dtype = item.value("dtype", "");
+      if (item.contains("input_contract")) artifact.input_contract = parse_contract(item["input_contract"]);
+      manifest.artifacts.emplace(role, std::move(artifact));
+    }
+    const auto& inputs = json.at("inputs");
+    manifest.inputs_path = resolve(inputs.at("path").get<std::string>());
+    manifest.inputs_sha256 = inputs.at("sha256").get<std::string>();
+    for (const auto& item : inputs.value("spec", nlohmann::json::array())) {
+      manifest.input_specs.push_back({item.value("name", ""), item.value("dtype", ""),
+                                      item.value("shape", std::vector<int64_t>{}),
+                                      item.value("init", "")});
+    }
+    if (json.contains("outputs")) {
+      manifest.output_names = json["outputs"].value("names", std::vector<std::string>{});
+    }
+    manifest.mutated_inputs = json.value("mutated_inputs", std::vector<int64_t>{});
+    if (json.contains("training")) {
+      manifest.loss = json["training"].value("loss", manifest.loss);
+      manifest.loss_scale = json["training"].value("loss_scale", 1.0);
+    }
+    manifest.dropout = json.value("dropout", false);
+    manifest.deepcopy = json.value("deepcopy", true);
+    manifest.versions = json.value("versions", nlohmann::json::object());
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelLoadError(manifest_path + " is missing or has a malformed field (" + e.what() +
+                         "); re-export the model");
+  }
+  if (manifest.loss != "mean_of_floating_outputs" && manifest.loss != "first_output") {
+    throw ModelLoadError(manifest_path + ": unknown training.loss '" + manifest.loss +
+                         "' (expected mean_of_floating_outputs or first_output)");
+  }
+  return manifest;
+}
+
+void verify_artifact(const std::string& path, const std::string& expected_sha256,
+                     const std::string& what) {
+  if (!std::filesystem::exists(path)) {
+    throw ModelLoadError(what + " " + path + " is missing; re-export the model");
+  }
+  std::string actual = sha256_file(path);
+  if (actual != expected_sha256) {
+    throw ModelLoadError(what + " " + path + " has sha256 " + actual.substr(0, 12) +
+                         "..., the manifest says " + expected_sha256.substr(0, 12) +
+                         "...: the file changed after export; not loading it. Re-export the model");
+  }
+}
+
+}  // namespace zoobench

@@ -1,0 +1,75 @@
+// A model's manifest (docs/formats.md): what the exporter produced and how to use it.
+// Reading a manifest checks its structure; sha256 checks happen when an artifact is opened
+// (verify_artifact), so a corrupt file is a model_fail_to_load row, never a silent load.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace zoobench {
+
+// Thrown for anything wrong with a model's files: the row becomes model_fail_to_load.
+class ModelLoadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct TensorContract {
+  std::string name;
+  std::string dtype;              // "float32", "int32", ...
+  std::vector<int64_t> sizes;     // empty: unconstrained
+  std::vector<int64_t> strides;   // empty: contiguous
+};
+
+struct Artifact {
+  std::string role;               // "eval", "train", "aoti.float32.cuda"
+  std::string path;               // absolute
+  std::string sha256;
+  std::string kind;               // "torchscript" | "aoti"
+  std::string device;             // aoti: device it was compiled for; torchscript: traced_on
+  std::string dtype;              // aoti: dtype it was compiled for
+  std::vector<TensorContract> input_contract;
+};
+
+struct InputSpec {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::string init;
+};
+
+struct Manifest {
+  std::string directory;          // folder holding manifest.json
+  std::string name;
+  std::string suite;
+  std::string source;
+  int64_t batch_size = 0;
+  std::map<std::string, Artifact> artifacts;
+  std::string inputs_path;        // absolute
+  std::string inputs_sha256;
+  std::vector<InputSpec> input_specs;
+  std::vector<std::string> output_names;
+  std::vector<int64_t> mutated_inputs;
+  std::string loss = "mean_of_floating_outputs";  // or "first_output"
+  double loss_scale = 1.0;
+  bool dropout = false;
+  bool deepcopy = true;
+  nlohmann::json versions;
+
+  // The artifact for a role, or nullptr.
+  const Artifact* artifact(const std::string& role) const;
+};
+
+// Parses `<dir>/manifest.json`. Throws ModelLoadError naming the file and the problem.
+Manifest read_manifest(const std::string& manifest_path);
+
+// Checks the file exists and its sha256 matches; throws ModelLoadError otherwise.
+void verify_artifact(const std::string& path, const std::string& expected_sha256,
+                     const std::string& what);
+
+}  // namespace zoobench

@@ -1,0 +1,80 @@
+// Loading verified TorchScript and inputs.
+#include "zoobench/zoo/model_files.h"
+
+#include "zoobench/serialization/torch_save.h"
+#include "zoobench/util/errors.h"
+
+namespace zoobench {
+
+std::string torchscript_role(const Manifest& manifest, Mode mode) {
+  if (mode == Mode::kTraining && manifest.artifact("train") != nullptr) return "train";
+  return "eval";
+}
+
+torch::jit::Module load_torchscript(const Manifest& manifest, const std::string& role,
+                                    const c10::Device& device) {
+  const Artifact* artifact = manifest.artifact(role);
+  if (artifact == nullptr) {
+    throw ModelLoadError(manifest.name + " has no '" + role + "' artifact; re-export it" +
+                         (role == "train" ? " with --training" : ""));
+  }
+  verify_artifact(artifact->path, artifact->sha256, "TorchScript");
+  try {
+    return torch::jit::load(artifact->path, device);
+  } catch (...) {
+    throw ModelLoadError("cannot load " + artifact->path + ": " + first_line(current_exception_message()));
+  }
+}
+
+std::vector<c10::IValue> load_inputs(const Manifest& manifest, const c10::Device& device) {
+  verify_artifact(manifest.inputs_path, manifest.inputs_sha256, "inputs");
+  c10::IValue value;
+  try {
+    value = serialization::load_torch_save(manifest.inputs_path, device);
+  } catch (...) {
+    throw ModelLoadError("cannot read inputs " + manifest.inputs_path + ": " +
+                         first_line(current_exception_message()));
+  }
+  std::vector<c10::IValue> inputs;
+  if (value.isTuple()) {
+    for (const auto& element : value.toTupleRef().elements()) inputs.push_back(element);
+  } else if (value.isList()) {
+    for (const auto& element : value.toListRef()) inputs.push_back(element);
+  } else {
+    inputs.push_back(value);
+  }
+  return inputs;
+}
+
+void cast_module(torch::jit::Module& module, c10::ScalarType dtype) {
+  // Module::to(dtype) casts floating parameters and buffers only, as nn.Module.to does.
+  module.to(dtype);
+}
+
+std::vector<c10::IValue> cast_inputs(const std::vector<c10::IValue>& inputs, c10::ScalarType dtype) {
+  std::vector<c10::IValue> out;
+  out.reserve(inputs.size());
+  for (const auto& input : inputs) {
+    if (input.isTensor() && input.toTensor().is_floating_point()) {
+      out.emplace_back(input.toTensor().to(dtype));
+    } else {
+      out.push_back(input);
+    }
+  }
+  return out;
+}
+
+std::vector<c10::IValue> clone_inputs(const std::vector<c10::IValue>& inputs) {
+  std::vector<c10::IValue> out;
+  out.reserve(inputs.size());
+  for (const auto& input : inputs) {
+    if (input.isTensor()) {
+      out.emplace_back(input.toTensor().clone(at::MemoryFormat::Preserve));
+    } else {
+      out.push_back(input);
+    }
+  }
+  return out;
+}
+
+}  // namespace zoobench

@@ -1,0 +1,37 @@
+// Opening a model's verified files on a device: the TorchScript module of a role and the
+// example inputs. Each call loads afresh (manifests may say deepcopy: false; reloading is how
+// every backend gets its own, independent copy of the weights).
+#pragma once
+
+#include <torch/script.h>
+
+#include <string>
+#include <vector>
+
+#include "zoobench/zoo/manifest.h"
+#include "zoobench/zoo/run_config.h"
+
+namespace zoobench {
+
+// The module for `role` ("eval"/"train") on `device`, after checking its sha256. Throws
+// ModelLoadError (missing role, corrupt file, TorchScript that does not load: the reason
+// carries the first line of LibTorch's message, e.g. an unknown custom op).
+torch::jit::Module load_torchscript(const Manifest& manifest, const std::string& role,
+                                    const c10::Device& device);
+
+// The role a mode runs: "train" for training when exported, else "eval".
+std::string torchscript_role(const Manifest& manifest, Mode mode);
+
+// The saved example inputs (a flat tuple of tensors) on `device`, after checking sha256.
+std::vector<c10::IValue> load_inputs(const Manifest& manifest, const c10::Device& device);
+
+// Casts a module's floating parameters/buffers and the floating inputs to `dtype` (in place for
+// the module). Integer tensors (ids, masks) are left alone.
+void cast_module(torch::jit::Module& module, c10::ScalarType dtype);
+std::vector<c10::IValue> cast_inputs(const std::vector<c10::IValue>& inputs, c10::ScalarType dtype);
+
+// Deep copies of the inputs (tensors cloned, keeping strides), so a run that mutates its
+// inputs cannot change what the next run sees.
+std::vector<c10::IValue> clone_inputs(const std::vector<c10::IValue>& inputs);
+
+}  // namespace zoobench

@@ -1,0 +1,88 @@
+// A suite's configuration: `suites/<suite>.yaml` in the schema of upstream's
+// benchmarks/dynamo/torchbench.yaml (batch sizes, skip lists, tolerance lists, ...), plus our
+// keys under `zoobench:` (patches per model, per-model tolerance overrides with a reason,
+// loss scaling, IoU for boolean outputs). Name-keyed lists live here, not in code.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "zoobench/zoo/run_config.h"
+
+namespace zoobench {
+
+// How a model's outputs are compared: what `same` is called with, and why.
+struct ToleranceDecision {
+  double tolerance = 1e-4;
+  bool cosine = false;
+  bool larger_multiplier_for_smaller_tensor = false;
+  bool force_max_multiplier = false;
+  bool use_iou_for_bool = false;
+  double iou_threshold = 0.99;
+  // Where the tolerance came from: "default", "suite:higher_fp16", "zoobench:override (<reason>)".
+  std::string source = "default";
+};
+
+class SuiteConfig {
+ public:
+  // An empty configuration (no yaml): upstream defaults for `suite`.
+  explicit SuiteConfig(std::string suite = "custom");
+
+  // Parses a yaml file. Throws UsageError "<file>:<line>:<col>: <problem>" on bad yaml.
+  static SuiteConfig load(const std::string& yaml_path, const std::string& suite);
+
+  const std::string& suite() const { return suite_; }
+
+  // Why the model would be skipped on this device type ("cpu"/"cuda") and mode, or nullopt.
+  std::optional<std::string> skip_reason(const std::string& model, const std::string& device_type,
+                                         Mode mode, bool accuracy) const;
+  bool is_canary(const std::string& model) const { return canary_.count(model) > 0; }
+  bool is_non_deterministic(const std::string& model) const;
+  bool is_flaky(const std::string& model) const { return flaky_.count(model) > 0; }
+
+  // Upstream's get_tolerance_and_cosine_flag for this suite (torchbench, huggingface,
+  // timm_models rules; others use torchbench's), then our per-model override.
+  ToleranceDecision tolerance(const std::string& model, Mode mode, Precision precision,
+                              const std::string& device_type, bool cosine_flag) const;
+
+  std::optional<int64_t> batch_size(const std::string& model, Mode mode) const;
+  std::vector<std::string> patches_for(const std::string& model, Mode mode) const;
+  // Extra factor on the training loss (upstream timm scales mobilevit_s's loss by 1/1000).
+  double loss_scale(const std::string& model) const;
+  // Every model -> patch names assignment (both modes), for `zoobench patches`.
+  std::map<std::string, std::vector<std::string>> patch_assignments() const;
+
+ private:
+  std::string suite_;
+  std::string rule_;  // which upstream tolerance rule applies: torchbench | huggingface | timm_models
+  std::map<std::string, int64_t> batch_training_, batch_inference_;
+  std::set<std::string> skip_all_, skip_training_, skip_inference_, only_training_, only_inference_;
+  std::map<std::string, std::set<std::string>> skip_device_;
+  std::set<std::string> accuracy_skip_large_, accuracy_skip_eager_nondeterministic_;
+  std::set<std::string> canary_, non_deterministic_, flaky_;
+  std::map<std::string, std::set<std::string>> tolerance_lists_;  // "higher" -> models
+  std::set<std::string> larger_multiplier_, iou_for_bool_;
+  struct Override {
+    double tolerance = 0;
+    std::optional<bool> cosine;
+    std::optional<Mode> mode;  // applies to one mode only when set
+    std::string reason;
+  };
+  std::map<std::string, Override> overrides_;
+  std::map<std::string, std::vector<std::string>> patches_;          // both modes
+  std::map<std::string, std::vector<std::string>> training_patches_;  // training only
+  std::map<std::string, double> loss_scale_;
+};
+
+// A suite's model list (`<suite>_models_list.txt`), in any upstream format: `name`,
+// `name bs` (timm) or `name,bs` (huggingface). Blank lines and `#` comments are ignored.
+struct ModelListEntry {
+  std::string name;
+  std::optional<int64_t> batch_size;
+};
+std::vector<ModelListEntry> read_model_list(const std::string& path);
+
+}  // namespace zoobench

@@ -1,0 +1,192 @@
+"""One model failing never stops the export: it is reported with its reason (summary and
+zoo/index.json) and skipped; libraries missing from this python give a clear reason."""
+
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+
+import torch
+
+REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+
+import export_zoo  # noqa: E402
+from zoo_export import exporter  # noqa: E402
+from zoo_export.model_bundle import ExportableModel, make_input  # noqa: E402
+
+HAVE_TIMM = importlib.util.find_spec("timm") is not None
+HAVE_TRANSFORMERS = importlib.util.find_spec("transformers") is not None
+
+
+def run_cli(*argv):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = export_zoo.main(list(argv))
+    return code, out.getvalue()
+
+
+def read_index(zoo):
+    with open(os.path.join(zoo, "index.json")) as f:
+        return {(m["suite"], m["name"]): m for m in json.load(f)["models"]}
+
+
+class MixedSuiteTest(unittest.TestCase):
+    """A suite whose list holds a good model, names no source knows and models of libraries
+    this python may lack."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.suites = os.path.join(cls.tmp.name, "suites")
+        cls.zoo = os.path.join(cls.tmp.name, "zoo")
+        os.makedirs(cls.suites)
+        # models of libraries this python lacks fail; where they are installed, leave them out
+        names = ["no_such_model", "squeezenet1_1 1"]
+        names += [] if HAVE_TRANSFORMERS else ["BertForMaskedLM,1"]
+        names += [] if HAVE_TIMM else ["timm:resnet18 1"]
+        names += ["skipped_one"]
+        cls.failed = len(names) - 2
+        with open(os.path.join(cls.suites, "mixed_models_list.txt"), "w") as f:
+            f.write("\n".join(names) + "\n")
+        with open(os.path.join(cls.suites, "mixed.yaml"), "w") as f:
+            f.write("skip:\n  all: [skipped_one]\n")
+        cls.code, cls.output = run_cli("--suite", "mixed", "--suites-dir", cls.suites,
+                                       "--zoo", cls.zoo, "--image-size", "64", "--aoti")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_exit_status_is_zero_when_one_model_exported(self):
+        self.assertEqual(self.code, 0, self.output)
+        self.assertIn(f"exported 1, failed {self.failed}, skipped 1", self.output)
+
+    def test_every_failure_is_in_the_index_with_its_reason(self):
+        index = read_index(self.zoo)
+        self.assertEqual(index[("mixed", "squeezenet1_1")]["status"], "exported")
+        self.assertIsNone(index[("mixed", "squeezenet1_1")]["reason"])
+        failed = index[("mixed", "no_such_model")]
+        self.assertEqual(failed["status"], "failed")
+        self.assertIn("no source knows 'no_such_model'", failed["reason"])
+        self.assertNotIn(("mixed", "skipped_one"), index)
+        self.assertFalse(os.path.exists(os.path.join(self.zoo, "mixed", "no_such_model")))
+        self.assertEqual(sorted(os.listdir(self.zoo)), ["index.json", "mixed"],
+                         "no work folder is left behind")
+        self.assertEqual(os.listdir(os.path.join(self.zoo, "mixed")), ["squeezenet1_1"])
+
+    def test_summary_lists_failures_and_skips(self):
+        self.assertRegex(self.output, r"\[1/\d\] mixed/no_such_model: FAILED in [\d.]+s: ")
+        self.assertIn("failed (recorded in the index, status failed):", self.output)
+        self.assertIn("mixed/skipped_one: mixed.yaml skip.all", self.output)
+
+    @unittest.skipIf(HAVE_TRANSFORMERS, "transformers is installed for this python")
+    def test_missing_transformers_is_a_clear_reason(self):
+        reason = read_index(self.zoo)[("mixed", "BertForMaskedLM")]["reason"]
+        self.assertEqual(reason, f"transformers is not installed for {sys.executable}")
+
+    @unittest.skipIf(HAVE_TIMM, "timm is installed for this python")
+    def test_missing_timm_is_a_clear_reason(self):
+        reason = read_index(self.zoo)[("mixed", "resnet18")]["reason"]
+        self.assertEqual(reason, f"timm is not installed for {sys.executable}")
+
+    def test_aoti_unavailable_is_noted_and_keeps_the_model(self):
+        with open(os.path.join(self.zoo, "mixed", "squeezenet1_1", "manifest.json")) as f:
+            m = json.load(f)
+        if "aoti.float32.cpu" in m["artifacts"]:
+            self.assertTrue(os.path.isfile(os.path.join(self.zoo, "mixed", "squeezenet1_1",
+                                                        "aoti.float32.cpu.pt2")))
+        else:
+            self.assertIn("aoti.float32.cpu", m["aoti_failures"])
+            self.assertIn(torch.__version__, m["aoti_failures"]["aoti.float32.cpu"])
+
+
+class Explodes(torch.nn.Module):
+    def forward(self, x):
+        raise RuntimeError("kernel not implemented for this device\nsecond line")
+
+
+class FailureStagesTest(unittest.TestCase):
+    def export(self, zoo, build):
+        source = types.SimpleNamespace(label=lambda n: "test:" + n, build=build,
+                                       unavailable_reason=lambda: None)
+        planned = exporter.PlannedModel(suite="custom", name="m", source=source,
+                                        source_name="m", batch_size=1)
+        return exporter.export_one(planned, exporter.ExportOptions(zoo=zoo), {})
+
+    def test_reason_names_the_stage_and_first_line(self):
+        def build(name, ctx):
+            x, spec = make_input("x", [2], "randn")
+            return ExportableModel(module=Explodes(), inputs=(x,), input_specs=[spec],
+                                   source="test:m", batch_size=1)
+
+        def build_fails(name, ctx):
+            raise ValueError("config has no vocab_size")
+
+        with tempfile.TemporaryDirectory() as zoo:
+            outcome = self.export(zoo, build)
+            self.assertEqual(outcome.status, "failed")
+            self.assertEqual(outcome.reason, "making eval.pt: RuntimeError: kernel not "
+                                             "implemented for this device")
+            outcome = self.export(zoo, build_fails)
+            self.assertEqual(outcome.reason, "building the model: ValueError: config has no "
+                                             "vocab_size")
+
+    def test_failed_reexport_keeps_the_previous_export(self):
+        def good(name, ctx):
+            x, spec = make_input("x", [2], "randn")
+            return ExportableModel(module=torch.nn.ReLU(), inputs=(x,), input_specs=[spec],
+                                   source="test:m", batch_size=1)
+
+        def bad(name, ctx):
+            raise RuntimeError("out of memory")
+
+        with tempfile.TemporaryDirectory() as zoo:
+            self.assertEqual(self.export(zoo, good).status, "exported")
+            outcome = self.export(zoo, bad)
+            self.assertEqual(outcome.status, "failed")
+            self.assertIn("the previous export in the zoo is kept", outcome.notes)
+            self.assertTrue(os.path.isfile(os.path.join(zoo, "custom", "m", "manifest.json")))
+
+
+class CommandLineTest(unittest.TestCase):
+    def test_nothing_exported_exits_one_and_usage_errors_exit_two(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            code, out = run_cli("--suite", "torchbench", "--only", "dcgan", "--zoo", tmp)
+            self.assertEqual(code, 1, out)
+            self.assertIn("needs a TorchBench checkout", out)
+            self.assertIn("no model was exported", out)
+            code, out = run_cli("--suite", "no_such_suite", "--zoo", tmp)
+            self.assertEqual(code, 2)
+            self.assertIn("unknown suite 'no_such_suite'", out)
+            code, out = run_cli("--suite", "demo", "-k", "^nothing_matches$", "--zoo", tmp)
+            self.assertEqual(code, 2)
+
+    def test_flag_errors_exit_two_from_the_real_program(self):
+        # argparse errors (exit 2) need a real process
+        result = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tools", "export_zoo.py"),
+                                 "--float16"], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("go with --aoti", result.stderr)
+
+    def test_list_prints_sources_and_reasons_without_exporting(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            zoo = os.path.join(tmp, "zoo")
+            code, out = run_cli("--suite", "all", "--list", "--zoo", zoo)
+            self.assertEqual(code, 0)
+            self.assertFalse(os.path.exists(zoo))
+        self.assertRegex(out, r"torchbench/resnet18 +16 .*torchvision:resnet18 +export")
+        self.assertRegex(out, r"torchbench/hf_Bert .*skip: torchbench.yaml skip.all")
+        self.assertIn("hf:LongformerForMaskedLM(allenai/longformer-base-4096 config)", out)
+        self.assertIn("timm:mobilevit_s", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

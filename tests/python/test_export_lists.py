@@ -1,0 +1,150 @@
+"""The exporter's suite layer: list formats, suite yaml, batch-size precedence, selection, and
+the repository's own suites/ files."""
+
+import os
+import sys
+import tempfile
+import unittest
+
+REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+
+from zoo_export import exporter, sources  # noqa: E402
+from zoo_export.suite_config import (SuiteConfig, SuiteError, matches, names_in,  # noqa: E402
+                                     parse_models_list)
+
+
+def write(folder, name, text):
+    with open(os.path.join(folder, name), "w") as f:
+        f.write(text)
+
+
+class ListFormatTest(unittest.TestCase):
+    def test_all_three_upstream_forms_in_one_list(self):
+        entries = parse_models_list(
+            "# comment\nadv_inception_v3 128\nBertForMaskedLM,32\nalexnet\n\n"
+            "  resnet18   8  # trailing comment\nT5Small, 4\n")
+        self.assertEqual([(e.name, e.batch_size) for e in entries],
+                         [("adv_inception_v3", 128), ("BertForMaskedLM", 32), ("alexnet", None),
+                          ("resnet18", 8), ("T5Small", 4)])
+
+    def test_last_line_without_newline_and_later_duplicate_wins(self):
+        entries = parse_models_list("a 1\nb 2\na 3")
+        self.assertEqual([(e.name, e.batch_size) for e in entries], [("b", 2), ("a", 3)])
+
+    def test_errors_name_file_and_line(self):
+        for text, needle in (("ok 1\nbad x\n", "models.txt:2"), ("a 1 2\n", "models.txt:1"),
+                             ("a,-3\n", "positive")):
+            with self.assertRaises(SuiteError) as ctx:
+                parse_models_list(text, "models.txt")
+            self.assertIn(needle, str(ctx.exception))
+
+    def test_upstream_reference_lists_parse(self):
+        for suite, n in (("timm_models", 14), ("huggingface", 37)):
+            cfg = SuiteConfig.load(os.path.join(REPO_ROOT, "suites"), suite)
+            with_bs = [e for e in cfg.entries if e.batch_size]
+            self.assertEqual(len(with_bs), n, suite)
+
+
+class YamlTest(unittest.TestCase):
+    def test_names_in_flattens_anchor_lists_and_ignores_nulls(self):
+        self.assertEqual(names_in([None, "a", ["b", ["c"]], {"d": 1}]), ["a", "b", "c", "d"])
+
+    def test_malformed_yaml_names_file_and_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, "broken.yaml", "skip:\n  all:\n    - a\n  - b: [\n")
+            with self.assertRaises(SuiteError) as ctx:
+                SuiteConfig.load(d, "broken")
+            self.assertRegex(str(ctx.exception), r"broken\.yaml:\d+")
+
+    def test_unknown_suite_lists_known_ones(self):
+        with self.assertRaises(SuiteError) as ctx:
+            SuiteConfig.load(os.path.join(REPO_ROOT, "suites"), "no_such_suite")
+        self.assertIn("timm_models", str(ctx.exception))
+
+    def test_batch_size_precedence(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, "s_models_list.txt", "listed 32\nunlisted_bs\nfixed 7\ndivided 33\n")
+            write(d, "s.yaml", "batch_size:\n  training: {unlisted_bs: 4, listed: 2}\n"
+                               "  inference: {unlisted_bs: 6}\n  divisors: {divided: 4}\n"
+                               "dont_change_batch_size: [fixed]\n")
+            cfg = SuiteConfig.load(d, "s")
+            self.assertEqual(cfg.resolve_batch_size("listed", True, 3, 16)[0], 3)
+            self.assertEqual(cfg.resolve_batch_size("listed", True, None, 16)[0], 32)
+            self.assertEqual(cfg.resolve_batch_size("unlisted_bs", True, None, 16)[0], 4)
+            self.assertEqual(cfg.resolve_batch_size("unlisted_bs", False, None, 16)[0], 6)
+            self.assertEqual(cfg.resolve_batch_size("other", False, None, 16)[0], 16)
+            self.assertEqual(cfg.resolve_batch_size("divided", False, None, 16)[0], 8)
+            self.assertEqual(cfg.resolve_batch_size("divided", False, 5, 16)[0], 5)
+            bs, origin = cfg.resolve_batch_size("fixed", False, 5, 1)
+            self.assertEqual(bs, 1)
+            self.assertIn("dont_change_batch_size", origin)
+
+    def test_repository_yaml_keeps_upstream_keys_and_ours(self):
+        suites = os.path.join(REPO_ROOT, "suites")
+        tb = SuiteConfig.load(suites, "torchbench")
+        for key in ("batch_size", "dont_change_batch_size", "tolerance", "skip", "accuracy",
+                    "non_deterministic", "canary_models", "only_training",
+                    "require_larger_multiplier_for_smaller_tensor"):
+            self.assertIn(key, tb.config)
+        self.assertEqual(tb.names_at("zoobench", "patches", "vision_maskrcnn"), ["torchvision_ops"])
+        self.assertEqual(tb.names_at("zoobench", "training_patches", "text_encoder_bert_dropout"),
+                         ["packed_dropout"])
+        self.assertIn("vision_maskrcnn", tb.names_at("tolerance", "use_iou_for_bool_masks"))
+        self.assertIn("vision_maskrcnn", tb.names_at("zoobench", "use_iou_for_bool"))
+        self.assertEqual(tb.yaml_batch_size("densenet121", True), 4)
+        timm = SuiteConfig.load(suites, "timm_models")
+        override = timm.value_at("zoobench", "tolerance_overrides",
+                                 "deit_base_distilled_patch16_224")
+        self.assertGreater(override["tolerance"], 1e-3)
+        self.assertTrue(override["reason"])
+        self.assertEqual(timm.loss_scale("mobilevit_s"), 1e-3)
+        hf = SuiteConfig.load(suites, "huggingface")
+        self.assertIn("AllenaiLongformerBase", hf.models())
+        self.assertEqual(hf.resolve_batch_size("BertForMaskedLM", False, None, 16)[0], 16)
+
+    def test_demo_list_is_small_and_builtin(self):
+        cfg = SuiteConfig.load(os.path.join(REPO_ROOT, "suites"), "demo")
+        names = cfg.models()
+        self.assertIn("text_encoder_small", names)
+        self.assertGreaterEqual(len(names), 6)
+        for name in names:
+            source, _ = sources.resolve(name, "demo", None)
+            self.assertIsNotNone(source, name)
+            self.assertLessEqual(cfg.list_batch_size(name), 4)
+
+
+class SelectionTest(unittest.TestCase):
+    def test_filters_are_case_insensitive_searches(self):
+        self.assertTrue(matches("ResNet18", ["resnet"], []))
+        self.assertFalse(matches("resnet18", ["vgg", "dense"], []))
+        self.assertFalse(matches("resnet18", [], ["18$"]))
+        self.assertTrue(matches("resnet50", [], ["18$"]))
+
+    def test_plan_selects_skips_and_resolves_sources(self):
+        options = exporter.ExportOptions(suites_dir=os.path.join(REPO_ROOT, "suites"))
+        planned = {p.name: p for p in exporter.plan(options, "torchbench", None, ["^hf_Bert$",
+                                                                                  "resnet18"], [])}
+        self.assertEqual(set(planned), {"hf_Bert", "resnet18"})
+        self.assertIn("skip.all", planned["hf_Bert"].skip_reason)
+        self.assertIsNone(planned["resnet18"].skip_reason)
+        self.assertEqual(planned["resnet18"].source_label, "torchvision:resnet18")
+        # --only names a model explicitly: no skip
+        only = exporter.plan(options, "all", "hf_Bert", [], [])
+        self.assertEqual([(p.suite, p.skip_reason) for p in only], [("torchbench", None)])
+        # a name in no list still goes to a suite when a source knows it
+        custom = exporter.plan(options, "all", "resnet152", [], [])
+        self.assertEqual(custom[0].suite, "torchbench")
+        stray = exporter.plan(options, "all", "torchvision:resnet34", [], [])
+        self.assertEqual((stray[0].suite, stray[0].name, stray[0].problem),
+                         ("custom", "resnet34", None))
+
+    def test_unbuildable_torchbench_name_says_what_to_do(self):
+        options = exporter.ExportOptions(suites_dir=os.path.join(REPO_ROOT, "suites"))
+        planned = exporter.plan(options, "torchbench", "dcgan", [], [])
+        self.assertIn("--torchbench-dir", planned[0].problem)
+
+
+if __name__ == "__main__":
+    unittest.main()

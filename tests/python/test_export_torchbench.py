@@ -1,0 +1,229 @@
+"""--torchbench-dir: models through TorchBench's model API and metadata from both checkout
+layouts (older: constants in userbenchmark/dynamo/dynamobench/torchbench.py; newer: only
+torchbench.yaml there), on small fake checkouts made here."""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import textwrap
+import unittest
+
+import torch
+
+REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+
+import export_zoo  # noqa: E402
+from zoo_export.sources import torchbench_checkout  # noqa: E402
+
+# A TorchBench model package: Model(test, device, batch_size, extra_args) with get_module().
+TINY_MLP = textwrap.dedent('''
+    import torch
+
+    class Model:
+        DEFAULT_TRAIN_BSIZE = 8
+        DEFAULT_EVAL_BSIZE = 4
+
+        def __init__(self, test, device, batch_size=None, extra_args=[]):
+            self.test = test
+            default = self.DEFAULT_TRAIN_BSIZE if test == "train" else self.DEFAULT_EVAL_BSIZE
+            self.batch_size = batch_size or default
+            self.model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.BatchNorm1d(32),
+                                             torch.nn.ReLU(), torch.nn.Dropout(0.5),
+                                             torch.nn.Linear(32, 4)).to(device)
+            self.example_inputs = (torch.randn(self.batch_size, 16, device=device),)
+
+        def get_module(self):
+            return self.model, self.example_inputs
+''')
+
+# Its example inputs are a dict (keyword arguments), and its Model takes no extra_args.
+DICT_INPUTS = textwrap.dedent('''
+    import torch
+
+    class Scorer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(50, 8)
+
+        def forward(self, ids, weights):
+            return (self.embed(ids) * weights.unsqueeze(-1)).sum(1)
+
+    class Model:
+        def __init__(self, test, device, batch_size=None):
+            self.batch_size = batch_size or 3
+            self.model = Scorer().to(device)
+            self.inputs = {"ids": torch.randint(0, 50, (self.batch_size, 7), device=device),
+                           "weights": torch.rand(self.batch_size, 7, device=device)}
+
+        def get_module(self):
+            return self.model, self.inputs
+''')
+
+# Older layout: torchbench.py imports the dynamo runner, so running it here would fail.
+OLD_TORCHBENCH_PY = textwrap.dedent('''
+    #!/usr/bin/env python3
+    import torch
+    from common import BenchmarkRunner, main
+    from torch._dynamo.testing import collect_results
+
+    USE_SMALL_BATCH_SIZE = {
+        "tiny_mlp": 3,
+        "yolov3": 8,  # comment
+    }
+    INFERENCE_SMALL_BATCH_SIZE = {"tiny_mlp": 5}
+    DETECTRON2_MODELS = {"detectron2_a", "detectron2_b"}
+    SKIP = {"broken_model"}
+    SKIP_TRAIN = {"pyhpc_equation_of_state"}
+    SKIP_TRAIN.update(DETECTRON2_MODELS)
+    VERY_SLOW_BENCHMARKS = {"hf_BigBird"}
+    SLOW_BENCHMARKS = {*VERY_SLOW_BENCHMARKS, "BERT_pytorch"}
+    REQUIRE_HIGHER_TOLERANCE = {"tiny_mlp"}
+    DONT_CHANGE_BATCH_SIZE = {"pinned"}
+    computed = some_function()
+
+    class TorchBenchmarkRunner(BenchmarkRunner):
+        pass
+''')
+
+NEW_TORCHBENCH_YAML = textwrap.dedent('''
+    batch_size:
+      training: {tiny_mlp: 2}
+      inference: {tiny_mlp: 6}
+    skip:
+      all: [broken_model]
+''')
+
+
+def make_checkout(root, layout):
+    def write(rel, text):
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+
+    write("torchbenchmark/__init__.py", "")
+    write("torchbenchmark/models/__init__.py", "")
+    write("torchbenchmark/models/tiny_mlp/__init__.py", TINY_MLP)
+    write("torchbenchmark/canary_models/__init__.py", "")
+    write("torchbenchmark/canary_models/dict_scorer/__init__.py", DICT_INPUTS)
+    bench = "userbenchmark/dynamo/dynamobench/"
+    if layout == "old":
+        write(bench + "torchbench.py", OLD_TORCHBENCH_PY)
+    else:
+        # newer checkouts keep a torchbench.py that loads the yaml; the yaml wins
+        write(bench + "torchbench.py", "from common import main\nSKIP = {'from_py'}\n")
+        write(bench + "torchbench.yaml", NEW_TORCHBENCH_YAML)
+
+
+def run_cli(*argv):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = export_zoo.main(list(argv))
+    return code, out.getvalue()
+
+
+class MetadataTest(unittest.TestCase):
+    def test_old_layout_constants_are_read_without_running_the_file(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_checkout(root, "old")
+            meta, layout = torchbench_checkout.read_metadata(root)
+        self.assertEqual(layout, "torchbench.py constants")
+        self.assertEqual(meta["batch_size"], {"training": {"tiny_mlp": 3, "yolov3": 8},
+                                              "inference": {"tiny_mlp": 5}})
+        self.assertEqual(meta["skip"]["all"], ["broken_model"])
+        self.assertEqual(sorted(meta["skip"]["test"]["training"]),
+                         ["detectron2_a", "detectron2_b", "pyhpc_equation_of_state"])
+        self.assertEqual(sorted(meta["slow"]), ["BERT_pytorch", "hf_BigBird"])
+        self.assertEqual(meta["tolerance"]["higher"], ["tiny_mlp"])
+        self.assertEqual(meta["dont_change_batch_size"], ["pinned"])
+
+    def test_new_layout_reads_the_yaml(self):
+        with tempfile.TemporaryDirectory() as root:
+            make_checkout(root, "new")
+            meta, layout = torchbench_checkout.read_metadata(root)
+        self.assertEqual(layout, "torchbench.yaml")
+        self.assertEqual(meta["batch_size"]["inference"], {"tiny_mlp": 6})
+        self.assertEqual(meta["skip"]["all"], ["broken_model"])
+
+
+class CheckoutExportTest(unittest.TestCase):
+    def export(self, layout, *extra):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        checkout = os.path.join(tmp.name, f"benchmark_{layout}")
+        make_checkout(checkout, layout)
+        zoo = os.path.join(tmp.name, "zoo")
+        code, out = run_cli("--suite", "torchbench", "--torchbench-dir", checkout,
+                            "--zoo", zoo, *extra)
+        return code, out, zoo
+
+    def manifest(self, zoo, name):
+        with open(os.path.join(zoo, "torchbench", name, "manifest.json")) as f:
+            return json.load(f)
+
+    def check_reproduces(self, zoo, name, role="eval"):
+        folder = os.path.join(zoo, "torchbench", name)
+        inputs = torch.load(os.path.join(folder, "inputs.pt"))
+        module = torch.jit.load(os.path.join(folder, f"{role}.pt"))
+        with torch.no_grad():
+            out = module(*inputs)
+        return inputs, out
+
+    def test_old_layout_batch_sizes_and_model_api(self):
+        code, out, zoo = self.export("old", "--only", "tiny_mlp", "--training")
+        self.assertEqual(code, 0, out)
+        m = self.manifest(zoo, "tiny_mlp")
+        # --training: the model is built with test="train" and the training batch size
+        self.assertEqual((m["source"], m["batch_size"]), ("torchbench:tiny_mlp", 3))
+        self.assertEqual(m["details"]["torchbench_metadata"], "torchbench.py constants")
+        self.assertEqual(m["details"]["test"], "train")
+        self.assertEqual(set(m["artifacts"]), {"eval", "train"})
+        inputs, out = self.check_reproduces(zoo, "tiny_mlp")
+        self.assertEqual((list(inputs[0].shape), list(out.shape)), ([3, 16], [3, 4]))
+        # dropout is off in train.pt: two training forwards agree
+        folder = os.path.join(zoo, "torchbench", "tiny_mlp")
+        train = torch.jit.load(os.path.join(folder, "train.pt"))
+        torch.manual_seed(0)
+        a = train(*inputs)
+        torch.manual_seed(1)
+        b = train(*inputs)
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+    def test_new_layout_batch_size_from_yaml(self):
+        code, out, zoo = self.export("new", "--only", "tiny_mlp")
+        self.assertEqual(code, 0, out)
+        m = self.manifest(zoo, "tiny_mlp")
+        self.assertEqual(m["batch_size"], 6)
+        self.assertEqual(m["details"]["torchbench_metadata"], "torchbench.yaml")
+        self.assertEqual(m["details"]["test"], "eval")
+        inputs, out = self.check_reproduces(zoo, "tiny_mlp")
+        self.assertEqual(list(out.shape), [6, 4])
+
+    def test_dict_inputs_become_positional_in_their_order(self):
+        code, out, zoo = self.export("new", "--only", "dict_scorer", "--batch-size", "2")
+        self.assertEqual(code, 0, out)
+        m = self.manifest(zoo, "dict_scorer")
+        self.assertEqual([(s["name"], s["dtype"], s["shape"]) for s in m["inputs"]["spec"]],
+                         [("ids", "int64", [2, 7]), ("weights", "float32", [2, 7])])
+        inputs, out = self.check_reproduces(zoo, "dict_scorer")
+        self.assertEqual(list(out.shape), [2, 8])
+
+    def test_builtin_names_still_come_from_torchvision(self):
+        code, out, _ = self.export("new", "--list", "-k", "^squeezenet1_1$|^tiny_mlp$")
+        self.assertEqual(code, 0, out)
+        self.assertRegex(out, r"torchbench/squeezenet1_1 .*torchvision:squeezenet1_1")
+
+    def test_missing_checkout_folder_is_a_usage_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            code, out = run_cli("--suite", "torchbench", "--torchbench-dir", tmp, "--list")
+        self.assertEqual(code, 2)
+        self.assertIn("has no torchbenchmark/ folder", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,137 @@
+// The markdown report: the Ascend suite's table for a small hand-built run, matched as a whole
+// string, plus the summary line, failures and the baseline sections.
+#include "zoobench/report/markdown.h"
+
+#include <gtest/gtest.h>
+
+#include "report_rows.h"
+#include "zoobench/report/baseline.h"
+
+namespace zoobench::report {
+namespace {
+
+using testing::accuracy_row;
+using testing::performance_row;
+
+std::vector<ResultRow> small_run() {
+  return {
+      accuracy_row("cpu", "resnet18", "pass", {{"margin", "0.1"}}),
+      accuracy_row("cpu", "vgg", "fail_accuracy", {{"reason", "output[0] differs | badly"}}),
+      performance_row("cpu", "resnet18", "jit", 20, 10, {{"unstable", "1"}}),
+      performance_row("cpu", "vgg", "jit", 5, 10),
+  };
+}
+
+TEST(Markdown, AscendTableForASmallRun) {
+  std::string expected =
+      "| index | model_name | cpu_accuracy  | eager_E2E | jit_E2E | E2E_speed_up_rate | eager_OP | "
+      "jit_OP | OP_speed_up_rate |\n"
+      "| ----: | ---------- | ------------- | --------: | ------: | ----------------: | -------: | "
+      "-----: | ---------------: |\n"
+      "|     1 | resnet18   | pass          |     20.00 |   10.00 |            2.00x\u2020 |       "
+      " - |      - |                - |\n"
+      "|     2 | vgg        | fail_accuracy |     5.000 |   10.00 |             0.50x |        - | "
+      "     - |                - |\n"
+      "\n"
+      "Summary: pass rate 50.0% (1/2) \u00b7 geomean E2E_speed_up_rate 1.00x over 2 models \u00b7 "
+      "geomean OP_speed_up_rate -\n"
+      "\n"
+      "\u2020 unstable: the coefficient of variation of the eager or compiled samples exceeded "
+      "2.5%; the speedup may not reproduce.\n"
+      "\n"
+      "Failures:\n"
+      "\n"
+      "| model_name | where        | status        | reason                     |\n"
+      "| ---------- | ------------ | ------------- | -------------------------- |\n"
+      "| vgg        | cpu_accuracy | fail_accuracy | output[0] differs \\| badly |\n";
+  EXPECT_EQ(format_ascend_table(small_run()), expected);
+}
+
+TEST(Markdown, TwoDevicesAndTwoBackends) {
+  std::vector<ResultRow> rows = {
+      accuracy_row("cuda", "m", "pass"),
+      accuracy_row("npu", "m", "pass"),
+      performance_row("cuda", "m", "jit", 9, 3, {{"eager_op_ms", "6"}, {"compiled_op_ms", "2"}}),
+      performance_row("cuda", "m", "aot_inductor", 9, 2),
+  };
+  JoinedResults joined = join_results(rows);
+  std::string table = markdown_results_table(joined);
+  std::string header = table.substr(0, table.find('\n'));
+  EXPECT_EQ(
+      header,
+      "| index | model_name | cuda_accuracy | npu_accuracy | eager_E2E | jit_E2E | "
+      "jit_E2E_speed_up_rate | aot_inductor_E2E | aot_inductor_E2E_speed_up_rate | eager_OP | "
+      "jit_OP | jit_OP_speed_up_rate | aot_inductor_OP | aot_inductor_OP_speed_up_rate |");
+  EXPECT_NE(table.find(" 3.00x |"), std::string::npos) << table;
+  EXPECT_NE(table.find(" 4.50x |"), std::string::npos) << table;
+  std::string summary = markdown_summary_line(joined, summarize(joined));
+  EXPECT_EQ(
+      summary,
+      "Summary: pass rate 100.0% (2/2; cuda 1/1, npu 1/1) \u00b7 geomean jit_E2E_speed_up_rate "
+      "3.00x over 1 model \u00b7 geomean jit_OP_speed_up_rate 3.00x over 1 model \u00b7 geomean "
+      "aot_inductor_E2E_speed_up_rate 4.50x over 1 model \u00b7 geomean "
+      "aot_inductor_OP_speed_up_rate -");
+}
+
+TEST(Markdown, DocumentHasSectionsAndBaselineRegressions) {
+  std::vector<ResultRow> before = {
+      accuracy_row("cpu", "resnet18", "pass"), accuracy_row("cpu", "vgg", "pass"),
+      performance_row("cpu", "resnet18", "jit", 30, 10),  // 3x, now 2x: regression
+      performance_row("cpu", "vgg", "jit", 5, 10.2),      // 0.49x, now 0.5x: no change
+  };
+  JoinedResults current = join_results(small_run());
+  ReportOptions options;
+  options.sources = {"run_accuracy.csv", "run_performance.csv"};
+  options.baseline = compare_with_baseline(current, join_results(before));
+  options.baseline_sources = {"old.csv"};
+  std::string doc = render_markdown(current, options);
+  EXPECT_EQ(
+      doc.rfind("# zoobench report\n\n2 models \u00b7 devices: cpu \u00b7 mode: inference", 0), 0u)
+      << doc;
+  for (const char* section :
+       {"## Results", "## Failures", "## Compared with baseline", "## Regressions"}) {
+    EXPECT_NE(doc.find(section), std::string::npos) << section;
+  }
+  std::string regressions = doc.substr(doc.find("## Regressions"));
+  EXPECT_NE(regressions.find("- **resnet18**: jit E2E speedup 3.00x \u2192 2.00x (33.3% slower)"),
+            std::string::npos)
+      << regressions;
+  EXPECT_NE(regressions.find("- **vgg**: cpu_accuracy pass \u2192 fail_accuracy"),
+            std::string::npos)
+      << regressions;
+  EXPECT_EQ(options.baseline->regressions(), 2);
+}
+
+TEST(Baseline, SlowerWithinConfidenceIntervalsIsNotARegression) {
+  auto run = [](double speedup_ms, const char* low, const char* high) {
+    return join_results({performance_row("cuda", "m", "jit", 10, speedup_ms,
+                                         {{"speedup_ci_low", low}, {"speedup_ci_high", high}})});
+  };
+  // 2.0x -> 1.8x (10% slower) but the intervals [1.7, 2.3] and [1.6, 1.95] overlap.
+  BaselineComparison noisy =
+      compare_with_baseline(run(10 / 1.8, "1.6", "1.95"), run(5, "1.7", "2.3"));
+  ASSERT_TRUE(noisy.models[0].e2e[0]);
+  EXPECT_NEAR(*noisy.models[0].e2e[0]->ratio, 0.9, 1e-9);
+  EXPECT_FALSE(noisy.models[0].regressed());
+  // Same drop with tight intervals that do not overlap.
+  BaselineComparison real =
+      compare_with_baseline(run(10 / 1.8, "1.75", "1.85"), run(5, "1.95", "2.05"));
+  EXPECT_TRUE(real.models[0].regressed());
+  // 3% slower: under the 5% threshold.
+  BaselineComparison small = compare_with_baseline(run(10 / 1.94, "", ""), run(5, "", ""));
+  EXPECT_FALSE(small.models[0].regressed());
+}
+
+TEST(Baseline, PerformanceRunThatNowFailsIsARegression) {
+  JoinedResults before = join_results({performance_row("cuda", "m", "jit", 10, 5)});
+  JoinedResults now = join_results(
+      {performance_row("cuda", "m", "jit", 10, 5, {{"status", "crash"}, {"speedup", "0"}})});
+  BaselineComparison comparison = compare_with_baseline(now, before);
+  ASSERT_TRUE(comparison.models[0].e2e[0]);
+  EXPECT_TRUE(comparison.models[0].e2e[0]->regressed);
+  EXPECT_NE(comparison.models[0].e2e[0]->why.find("crash"), std::string::npos);
+  EXPECT_FALSE(comparison.models[0].op[0]);  // reported once
+}
+
+}  // namespace
+}  // namespace zoobench::report

@@ -1,0 +1,90 @@
+// Result rows survive the CSV and JSON round trips; appending keeps finished rows; a header
+// mismatch is refused rather than mixing two experiments in one file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "testing/testing.h"
+#include "zoobench/results/csv.h"
+#include "zoobench/results/sink.h"
+#include "zoobench/util/files.h"
+
+namespace zoobench {
+namespace {
+
+ResultRow accuracy_row(const std::string& name, Status status, const std::string& reason) {
+  ResultRow row;
+  row.kind = ExperimentKind::kAccuracy;
+  row.cells = {{"dev", "cpu"}, {"name", name}, {"batch_size", "4"}, {"backend", "jit"},
+               {"mode", "inference"}, {"dtype", "float32"}, {"margin", "0.25"}, {"reason", reason}};
+  row.set_status(status);
+  row.detail["tensors"] = {{{"path", "output[0]"}, {"margin", 0.25}}};
+  return row;
+}
+
+TEST(Csv, QuotesRoundTrip) {
+  std::vector<std::string> cells = {"plain", "with,comma", "with \"quote\"", "multi\nline", ""};
+  CsvTable table = parse_csv("a,b,c,d,e\n" + csv_line(cells));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0], cells);
+  EXPECT_EQ(table.get(0, "c"), "with \"quote\"");
+  EXPECT_EQ(table.get(0, "missing"), "");
+}
+
+TEST(Csv, UnterminatedQuoteNamesTheLine) {
+  try {
+    parse_csv("a,b\n1,2\n3,\"oops\n", "f.csv");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("f.csv:3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Csv, ReadsUpstreamFileWithFewerColumns) {
+  CsvTable table = parse_csv("dev,name,batch_size,accuracy\ncuda,resnet18,16,pass\r\n");
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.get(0, "accuracy"), "pass");
+}
+
+TEST(ResultSink, AppendsKeepsRowsAndRewritesJson) {
+  testing::ScratchDir dir;
+  std::string path = dir.file("out/run_accuracy.csv");
+  {
+    ResultSink sink(ExperimentKind::kAccuracy, path, {{"host", "test"}});
+    sink.write(accuracy_row("resnet18", Status::kPass, ""));
+  }
+  {
+    // A second process (resume) sees the first row and adds another.
+    ResultSink sink(ExperimentKind::kAccuracy, path, {{"host", "test"}});
+    ASSERT_EQ(sink.rows().size(), 1u);
+    EXPECT_EQ(sink.identities().count(accuracy_row("resnet18", Status::kPass, "").identity()), 1u);
+    sink.write(accuracy_row("alexnet", Status::kFailAccuracy, "worst output[0], margin 3.1"));
+  }
+  auto rows = read_result_rows(path);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].status(), Status::kFailAccuracy);
+  EXPECT_EQ(rows[1].cells.at("reason"), "worst output[0], margin 3.1");
+  auto from_json = read_result_rows(dir.file("out/run_accuracy.json"));
+  ASSERT_EQ(from_json.size(), 2u);
+  EXPECT_EQ(from_json[0].cells.at("margin"), "0.25");
+  EXPECT_EQ(from_json[0].detail["tensors"][0]["path"], "output[0]");
+  EXPECT_EQ(from_json[1].cells, rows[1].cells);
+}
+
+TEST(ResultSink, RefusesAFileOfAnotherExperiment) {
+  testing::ScratchDir dir;
+  std::string path = dir.file("mixed.csv");
+  write_file_atomically(path, "dev,name,batch_size,speedup\ncpu,x,1,1.5\n");
+  EXPECT_THROW(ResultSink(ExperimentKind::kAccuracy, path, {}), std::runtime_error);
+}
+
+TEST(Status, NamesRoundTrip) {
+  for (Status s : {Status::kPass, Status::kEager1stRunOOM, Status::kCrash, Status::kTimeout}) {
+    EXPECT_EQ(parse_status(status_name(s)), s);
+  }
+  EXPECT_EQ(status_name(Status::kEager2ndRunOOM), "eager_2nd_run_OOM");
+  EXPECT_FALSE(parse_status("passed").has_value());
+}
+
+}  // namespace
+}  // namespace zoobench

@@ -1,0 +1,317 @@
+// The torch.save reader and writer against the real torch.save / torch.load: Python describes
+// each object it wrote (or read) one line per node, and the C++ side must print the same.
+#include "zoobench/serialization/torch_save.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "testing/testing.h"
+#include "zoobench/util/files.h"
+
+namespace zoobench::serialization {
+namespace {
+
+using testing::ScratchDir;
+
+std::string cases_script() {
+  return testing::repo_root() + "/tests/unit/serialization/torch_save_cases.py";
+}
+
+// Runs a function of torch_save_cases.py with the reference python.
+void run_cases_function(const std::string& function, const std::string& args) {
+  testing::run_python(
+      fmt::format("import sys\nsys.path.insert(0, '{}')\nimport torch_save_cases\n"
+                  "torch_save_cases.{}({})\n",
+                  std::filesystem::path(cases_script()).parent_path().string(), function, args));
+}
+
+int64_t bits_of(double v) {
+  int64_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  return bits;
+}
+
+std::string hex_of(const void* data, size_t size) {
+  std::string hex;
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < size; ++i) hex += fmt::format("{:02x}", bytes[i]);
+  return hex;
+}
+
+// The C++ twin of torch_save_cases.describe.
+class Describer {
+ public:
+  std::string operator()(const c10::IValue& value) {
+    visit(value, "obj");
+    return out_;
+  }
+
+ private:
+  void visit(const c10::IValue& v, const std::string& path) {
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      const void* ptr = t.storage().data_ptr().get();
+      std::string sid = "none";
+      if (ptr != nullptr) {
+        auto [it, inserted] = storages_.try_emplace(ptr, std::to_string(storages_.size()));
+        sid = it->second;
+      }
+      at::Tensor flat = t.contiguous();
+      out_ += fmt::format(
+          "{} tensor {} sizes=[{}] strides=[{}] offset={} requires_grad={} storage={} data={}\n",
+          path, c10::toString(t.scalar_type()), fmt::join(t.sizes(), ", "),
+          fmt::join(t.strides(), ", "), t.storage_offset(), t.requires_grad() ? 1 : 0, sid,
+          hex_of(flat.data_ptr(), flat.numel() * flat.element_size()));
+    } else if (v.isBool()) {
+      out_ += fmt::format("{} bool {}\n", path, v.toBool() ? 1 : 0);
+    } else if (v.isInt()) {
+      out_ += fmt::format("{} int {}\n", path, v.toInt());
+    } else if (v.isDouble()) {
+      out_ += fmt::format("{} float {}\n", path, bits_of(v.toDouble()));
+    } else if (v.isComplexDouble()) {
+      auto z = v.toComplexDouble();
+      out_ += fmt::format("{} complex {} {}\n", path, bits_of(z.real()), bits_of(z.imag()));
+    } else if (v.isString()) {
+      const std::string& s = v.toStringRef();
+      out_ += fmt::format("{} str {}\n", path, hex_of(s.data(), s.size()));
+    } else if (v.isNone()) {
+      out_ += fmt::format("{} none\n", path);
+    } else if (v.isDevice()) {
+      out_ += fmt::format("{} device {}\n", path, v.toDevice().str());
+    } else if (v.isTuple() || v.isList()) {
+      auto elements = v.isTuple() ? v.toTupleRef().elements().asArrayRef() : v.toListRef();
+      out_ += fmt::format("{} {} {}\n", path, v.isTuple() ? "tuple" : "list", elements.size());
+      for (size_t i = 0; i < elements.size(); ++i)
+        visit(elements[i], fmt::format("{}[{}]", path, i));
+    } else if (v.isGenericDict()) {
+      auto dict = v.toGenericDict();
+      out_ += fmt::format("{} dict {}\n", path, dict.size());
+      for (const auto& entry : dict) {
+        std::string key = entry.key().isString() ? "'" + entry.key().toStringRef() + "'"
+                                                 : std::to_string(entry.key().toInt());
+        visit(entry.value(), fmt::format("{}[{}]", path, key));
+      }
+    } else {
+      ADD_FAILURE() << "cannot describe " << v.tagKind() << " at " << path;
+    }
+  }
+
+  std::string out_;
+  std::map<const void*, std::string> storages_;
+};
+
+std::string describe(const c10::IValue& value) { return Describer()(value); }
+
+// Every <name>.pt in `dir` with a <name>.txt must load to what the .txt says.
+int expect_files_match_descriptions(const std::string& dir) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".pt") continue;
+    auto text = entry.path();
+    text.replace_extension(".txt");
+    if (!std::filesystem::exists(text)) continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    try {
+      EXPECT_EQ(describe(load_torch_save(entry.path().string())), read_text_file(text.string()));
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+    ++checked;
+  }
+  return checked;
+}
+
+TEST(TorchSaveRead, EveryCasePythonWritesWithProtocol2) {
+  ScratchDir dir;
+  run_cases_function("write_cases", fmt::format("'{}'", dir.path()));
+  EXPECT_GE(expect_files_match_descriptions(dir.path()), 30);
+}
+
+TEST(TorchSaveRead, EveryCasePythonWritesWithProtocol4) {
+  // Protocol 4 brings FRAME, MEMOIZE, SHORT_BINUNICODE and STACK_GLOBAL.
+  ScratchDir dir;
+  run_cases_function("write_cases", fmt::format("'{}', protocol=4", dir.path()));
+  EXPECT_GE(expect_files_match_descriptions(dir.path()), 30);
+}
+
+TEST(TorchSaveRead, Torch2Shapes) {
+  ScratchDir dir;
+  run_cases_function("write_torch2_cases", fmt::format("'{}'", dir.path()));
+  EXPECT_EQ(expect_files_match_descriptions(dir.path()), 1);
+}
+
+TEST(TorchSaveRead, ViewsShareOneStorage) {
+  ScratchDir dir;
+  testing::run_python(fmt::format(
+      "import torch\nx = torch.arange(6.).reshape(2, 3)\ntorch.save([x, x.t(), x[1]], '{}')\n",
+      dir.file("views.pt")));
+  c10::IValue loaded = load_torch_save(dir.file("views.pt"));
+  auto list = loaded.toListRef();
+  ASSERT_EQ(list.size(), 3u);
+  at::Tensor x = list[0].toTensor();
+  at::Tensor xt = list[1].toTensor();
+  at::Tensor row = list[2].toTensor();
+  EXPECT_TRUE(x.is_alias_of(xt));
+  EXPECT_TRUE(x.is_alias_of(row));
+  EXPECT_EQ(xt.strides(), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(row.storage_offset(), 3);
+  x.mul_(2);  // one storage: the views see the write
+  EXPECT_EQ(row[0].item<float>(), 6.0f);
+}
+
+TEST(TorchSaveRead, MapLocationCpu) {
+  ScratchDir dir;
+  testing::run_python(
+      fmt::format("import torch\ntorch.save({{'a': torch.ones(2)}}, '{}')\n", dir.file("a.pt")));
+  auto value = load_torch_save(dir.file("a.pt"), c10::Device("cpu"));
+  EXPECT_TRUE(value.toGenericDict().at("a").toTensor().device().is_cpu());
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(TorchSaveRead, MissingFileNamesTheFile) {
+  std::string message = error_of([] { load_torch_save("/nonexistent/ref.pt"); });
+  EXPECT_NE(message.find("/nonexistent/ref.pt"), std::string::npos) << message;
+  EXPECT_NE(message.find("No such file"), std::string::npos) << message;
+}
+
+TEST(TorchSaveRead, NotAZipFileSaysSo) {
+  ScratchDir dir;
+  write_file_atomically(dir.file("text.pt"), "just text");
+  std::string message = error_of([&] { load_torch_save(dir.file("text.pt")); });
+  EXPECT_NE(message.find("not a torch.save zip file"), std::string::npos) << message;
+}
+
+TEST(TorchSaveRead, UnknownGlobalNamesGlobalAndFile) {
+  ScratchDir dir;
+  testing::run_python(
+      fmt::format("import torch, fractions\ntorch.save({{'x': fractions.Fraction(1, 3)}}, '{}')\n",
+                  dir.file("fraction.pt")));
+  std::string message = error_of([&] { load_torch_save(dir.file("fraction.pt")); });
+  EXPECT_NE(message.find("fractions.Fraction"), std::string::npos) << message;
+  EXPECT_NE(message.find(dir.file("fraction.pt")), std::string::npos) << message;
+}
+
+TEST(TorchSaveRead, TorchScriptModuleIsRejectedWithAReason) {
+  ScratchDir dir;
+  testing::run_python(
+      fmt::format("import torch\ntorch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), '{}')\n",
+                  dir.file("module.pt")));
+  std::string message = error_of([&] { load_torch_save(dir.file("module.pt")); });
+  EXPECT_NE(message.find("TorchScript"), std::string::npos) << message;
+}
+
+TEST(TorchSaveRead, TruncatedFileIsAnErrorNotACrash) {
+  ScratchDir dir;
+  testing::run_python(
+      fmt::format("import torch\ntorch.save(torch.randn(1000), '{}')\n", dir.file("full.pt")));
+  std::string bytes = read_text_file(dir.file("full.pt"));
+  write_file_atomically(dir.file("cut.pt"), bytes.substr(0, bytes.size() / 2));
+  std::string message = error_of([&] { load_torch_save(dir.file("cut.pt")); });
+  EXPECT_NE(message.find("cut.pt"), std::string::npos) << message;
+}
+
+// ---- writer ----
+
+c10::IValue structures_to_write() {
+  at::manual_seed(0);
+  at::Tensor base = at::arange(24, at::kFloat).reshape({2, 3, 4});
+  c10::impl::GenericDict one(c10::StringType::get(), c10::AnyType::get());
+  one.insert("only", at::ones({2}));
+  c10::impl::GenericDict dtypes(c10::StringType::get(), c10::AnyType::get());
+  for (auto dtype :
+       {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kBool, at::kChar, at::kShort,
+        at::kInt, at::kLong, at::kByte, at::kComplexFloat, at::kComplexDouble}) {
+    dtypes.insert(c10::toString(dtype), (at::randn({2, 3}) * 5).to(dtype));
+  }
+  c10::impl::GenericDict int_keys(c10::IntType::get(), c10::AnyType::get());
+  int_keys.insert(int64_t{3}, std::string("three"));
+  int_keys.insert(int64_t{-1}, at::zeros({0, 2}));
+  c10::impl::GenericList list(c10::AnyType::get());
+  list.push_back(int64_t{1});
+  list.push_back(2.5);
+  list.push_back(c10::IValue());
+  list.push_back(true);
+  list.push_back(std::string("text \xc3\xbc"));
+  list.push_back(int64_t{1} << 40);
+  list.push_back(-(int64_t{1} << 40));
+  list.push_back(int64_t{-70000});
+  list.push_back(c10::IValue(c10::Device("cpu")));
+  list.push_back(c10::IValue(c10::complex<double>(1.0, -2.0)));
+  at::Tensor grad = at::randn({3});
+  grad.set_requires_grad(true);
+  c10::impl::GenericDict root(c10::StringType::get(), c10::AnyType::get());
+  root.insert("views", c10::ivalue::Tuple::create({base, base.permute({2, 0, 1}),
+                                                   base.slice(1, 1).slice(2, 0, 4, 2), base[1]}));
+  root.insert("one_item", one);
+  root.insert("dtypes", dtypes);
+  root.insert("int_keys", int_keys);
+  root.insert("scalars", list);
+  root.insert("zero_dim", at::scalar_tensor(3.5));
+  root.insert("channels_last", at::randn({2, 3, 4, 5}).contiguous(at::MemoryFormat::ChannelsLast));
+  root.insert("requires_grad", grad);
+  root.insert("empty_tuple", c10::ivalue::Tuple::create({}));
+  return root;
+}
+
+TEST(TorchSaveWrite, PythonTorchLoadReadsWhatWeWrite) {
+  ScratchDir dir;
+  c10::IValue value = structures_to_write();
+  save_for_python(value, dir.file("all.pt"));
+  write_file_atomically(dir.file("all.txt"), describe(value));
+  // torch 1.13's weights_only unpickler knows no floats, devices or complex numbers (2.x does):
+  // check it on the tensors and containers alone.
+  c10::impl::GenericDict tensors(c10::StringType::get(), c10::AnyType::get());
+  for (const char* key : {"views", "one_item", "dtypes", "int_keys", "zero_dim", "channels_last",
+                          "requires_grad", "empty_tuple"}) {
+    tensors.insert(key, value.toGenericDict().at(key));
+  }
+  save_for_python(tensors, dir.file("tensors.pt"));
+  write_file_atomically(dir.file("tensors.txt"), describe(tensors));
+  auto result = testing::run_python(fmt::format(
+      "import sys\nsys.path.insert(0, '{}')\nimport torch, torch_save_cases\n"
+      "for name, weights_only in (('all', False), ('tensors', False), ('tensors', True)):\n"
+      "    expected = open(f'{}/{{name}}.txt').read()\n"
+      "    got = torch_save_cases.describe(torch.load(f'{}/{{name}}.pt', "
+      "weights_only=weights_only))\n"
+      "    if got != expected:\n"
+      "        print(name, 'weights_only', weights_only)\n"
+      "        print('GOT\\n' + got + '\\nEXPECTED\\n' + expected)\n"
+      "        sys.exit(1)\n"
+      "print('same')\n",
+      std::filesystem::path(cases_script()).parent_path().string(), dir.path(), dir.path()));
+  EXPECT_NE(result.output.find("same"), std::string::npos) << result.output;
+}
+
+TEST(TorchSaveWrite, RoundTripThroughOurReader) {
+  ScratchDir dir;
+  c10::IValue value = structures_to_write();
+  save_for_python(value, dir.file("cpp.pt"));
+  EXPECT_EQ(describe(load_torch_save(dir.file("cpp.pt"))), describe(value));
+}
+
+TEST(TorchSaveWrite, SharedStorageIsWrittenOnce) {
+  ScratchDir dir;
+  at::Tensor big = at::randn({1000});
+  save_for_python(c10::ivalue::Tuple::create({big, big.slice(0, 10, 20), big}), dir.file("s.pt"));
+  EXPECT_LT(std::filesystem::file_size(dir.file("s.pt")), 6000u);
+  c10::IValue loaded = load_torch_save(dir.file("s.pt"));
+  const auto& elements = loaded.toTupleRef().elements();
+  EXPECT_TRUE(elements[0].toTensor().is_alias_of(elements[1].toTensor()));
+}
+
+}  // namespace
+}  // namespace zoobench::serialization

@@ -1,0 +1,97 @@
+"""AOTInductor packages (aoti.<dtype>.<device>.pt2): torch.export, then
+torch._inductor.aoti_compile_and_package. Only with torch >= 2.6.
+
+With --int32-inputs the package's integer inputs are int32 (what a 32-bit-only device feeds
+it): the exported wrapper casts them back to int64 inside, and the manifest entry's
+`input_contract` says so; the harness stages its int64 inputs through the 64-bit boundary."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Sequence
+
+import torch
+from torch import nn
+
+from .model_bundle import InputSpec, dtype_name
+from .torchscript_export import quiet_warnings, restore_state, snapshot_state
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def unsupported_reason() -> Optional[str]:
+    version = torch.__version__.split("+")[0].split(".")
+    try:
+        major, minor = int(version[0]), int(version[1])
+    except (ValueError, IndexError):
+        return f"cannot read torch version {torch.__version__}"
+    if (major, minor) < (2, 6):
+        return f"AOTInductor packages need torch >= 2.6, this is {torch.__version__}"
+    inductor = getattr(torch, "_inductor", None)
+    if inductor is None:
+        try:
+            import torch._inductor as inductor  # noqa: F811
+        except ImportError as e:
+            return f"torch._inductor is not importable: {e}"
+    if not hasattr(inductor, "aoti_compile_and_package"):
+        return "torch._inductor has no aoti_compile_and_package"
+    return None
+
+
+class Int32Inputs(nn.Module):
+    """Takes int32 where the model takes int64 and widens them before calling it."""
+
+    def __init__(self, model: nn.Module, widen: Sequence[int]):
+        super().__init__()
+        self.model = model
+        self.widen = set(widen)
+
+    def forward(self, *inputs: torch.Tensor):
+        args = [t.to(torch.int64) if i in self.widen else t for i, t in enumerate(inputs)]
+        return self.model(*args)
+
+
+def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: List[InputSpec],
+                   folder: str, device: str, dtype: str, int32_inputs: bool,
+                   verbose: bool) -> Dict[str, Any]:
+    """Writes aoti.<dtype>.<device>.pt2; returns its manifest fields (without path/sha256).
+    The module's weights are restored afterwards (a float16 round trip would round them)."""
+    import torch._inductor
+
+    target = DTYPES[dtype]
+    filename = f"aoti.{dtype}.{device}.pt2"
+    state = snapshot_state(module)
+    original_device = next((p.device for p in module.parameters()), torch.device(device))
+    try:
+        module.eval()
+        module.to(device=device)
+        if target != torch.float32:
+            module.to(dtype=target)
+        args: List[torch.Tensor] = []
+        widen: List[int] = []
+        contract: List[Dict[str, Any]] = []
+        for i, (t, spec) in enumerate(zip(inputs, specs)):
+            t = t.to(device).clone()  # torch.export may run the model: keep the inputs intact
+            if t.is_floating_point() and t.dtype != target:
+                t = t.to(target)
+            elif int32_inputs and t.dtype == torch.int64:
+                t = t.to(torch.int32)
+                widen.append(i)
+            args.append(t)
+            if dtype_name(t.dtype) != spec.dtype:
+                contract.append({"name": spec.name, "dtype": dtype_name(t.dtype),
+                                 "sizes": list(t.shape), "strides": list(t.stride())})
+        program_module = Int32Inputs(module, widen) if widen else module
+        with quiet_warnings(verbose), torch.no_grad():
+            program = torch.export.export(program_module, tuple(args), strict=False)
+            torch._inductor.aoti_compile_and_package(
+                program, package_path=os.path.join(folder, filename))
+        entry: Dict[str, Any] = {"kind": "aoti", "device": device, "dtype": dtype}
+        if contract:
+            entry["input_contract"] = contract
+        return entry
+    finally:
+        if target != torch.float32:
+            module.to(dtype=torch.float32)
+        module.to(device=original_device)
+        restore_state(module, state)

@@ -1,0 +1,404 @@
+"""The export: which models (the plan), then one model at a time into zoo/<suite>/<model>/, a
+progress line each, failures recorded with their reason and skipped, a summary at the end."""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+
+from . import aoti_export, manifest, sources, torchscript_export
+from .model_bundle import (ExportableModel, SourceUnavailable, disable_dropout, flatten_outputs,
+                           seed_everything)
+from .sources import torchbench_checkout, user_torchscript
+from .suite_config import ALL_SUITES, SuiteConfig, matches, merge_under
+
+
+@dataclass
+class ExportOptions:
+    zoo: str = "zoo"
+    suites_dir: str = "suites"
+    device: str = "cpu"
+    training: bool = False
+    batch_size: Optional[int] = None
+    seq_len: Optional[int] = None
+    image_size: Optional[int] = None
+    aoti: bool = False
+    aoti_dtypes: List[str] = field(default_factory=lambda: ["float32"])
+    aoti_devices: List[str] = field(default_factory=list)
+    int32_inputs: bool = False
+    torchbench_dir: Optional[str] = None
+    hf_attn_implementation: str = "eager"
+    no_skip: bool = False
+    check: bool = True
+    verbose: bool = False
+
+
+@dataclass
+class PlannedModel:
+    suite: str
+    name: str
+    source: Any = None                 # a sources.* module, or None when unresolvable
+    source_name: str = ""              # the name that source knows the model by
+    source_label: str = ""
+    batch_size: Optional[int] = None
+    batch_size_origin: str = ""
+    skip_reason: Optional[str] = None
+    problem: Optional[str] = None      # why it cannot be built (becomes the failure reason)
+    loss_scale: float = 1.0
+    image_size: Optional[int] = None
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    user: Optional[Dict[str, Any]] = None  # --from-torchscript
+
+
+@dataclass
+class Outcome:
+    model: PlannedModel
+    status: str                        # exported | failed | skipped
+    reason: Optional[str] = None
+    seconds: float = 0.0
+    files: Dict[str, int] = field(default_factory=dict)
+    notes: List[str] = field(default_factory=list)
+
+
+# --- plan ---------------------------------------------------------------------------------------
+
+def load_suites(options: ExportOptions, suite: str) -> List[SuiteConfig]:
+    names = list(ALL_SUITES) if suite == "all" else [suite]
+    configs = []
+    for name in names:
+        cfg = SuiteConfig.load(options.suites_dir, name, require=(suite != "custom"))
+        if name == "torchbench" and options.torchbench_dir:
+            metadata, layout = torchbench_checkout.read_metadata(options.torchbench_dir)
+            cfg.config = merge_under(cfg.config, metadata)
+            cfg.checkout_metadata = layout
+        configs.append(cfg)
+    return configs
+
+
+def _plan_one(cfg: SuiteConfig, name: str, options: ExportOptions, explicit: bool) -> PlannedModel:
+    planned = PlannedModel(suite=cfg.name, name=name.split(":", 1)[-1])
+    source, resolved = sources.resolve(name, cfg.name, options.torchbench_dir)
+    if source is None:
+        planned.problem = resolved
+        planned.source_label = "?"
+    else:
+        planned.source, planned.source_name = source, resolved
+        planned.source_label = source.label(resolved)
+        default = source.default_batch_size(resolved)
+        planned.batch_size, planned.batch_size_origin = cfg.resolve_batch_size(
+            planned.name, options.training, options.batch_size, default)
+        if source is not torchbench_checkout and planned.batch_size is None:
+            planned.batch_size, planned.batch_size_origin = default, "source default"
+    if not explicit and not options.no_skip:
+        planned.skip_reason = cfg.skip_reason(planned.name, options.device)
+    planned.loss_scale = cfg.loss_scale(planned.name)
+    suite_image_size = cfg.value_at("zoobench", "image_size")
+    planned.image_size = options.image_size or (int(suite_image_size) if suite_image_size
+                                                else None)
+    if source is torchbench_checkout and cfg.checkout_metadata:
+        planned.metadata["torchbench_metadata"] = cfg.checkout_metadata
+    return planned
+
+
+def plan(options: ExportOptions, suite: str, only: Optional[str], filters: List[str],
+         excludes: List[str]) -> List[PlannedModel]:
+    """The models to export, in suite then list order. `--only NAME` takes NAME from the suites
+    it is in; a name in no list, or one with a source prefix (timm:NAME), is exported into the
+    named suite (`custom` under --suite all) when a source knows it."""
+    configs = load_suites(options, suite) if suite != "custom" else []
+    planned: List[PlannedModel] = []
+    if only:
+        if ":" not in only:
+            for cfg in configs:
+                if only in cfg.models():
+                    planned.append(_plan_one(cfg, only, options, explicit=True))
+        if not planned:
+            if suite == "all":
+                cfg = SuiteConfig("custom")
+            elif configs:
+                cfg = configs[0]
+            else:
+                cfg = SuiteConfig.load(options.suites_dir, suite, require=False)
+            planned.append(_plan_one(cfg, only, options, explicit=True))
+        return planned
+    for cfg in configs:
+        for name in cfg.models():
+            if matches(name, filters, excludes):
+                planned.append(_plan_one(cfg, name, options, explicit=False))
+    return planned
+
+
+def plan_user_model(options: ExportOptions, suite: str, name: str, script_path: str,
+                    inputs_path: str, mutated_inputs: List[int]) -> PlannedModel:
+    return PlannedModel(suite=suite, name=name, source=user_torchscript, source_name=name,
+                        source_label=user_torchscript.label(script_path),
+                        batch_size=options.batch_size, batch_size_origin="inputs",
+                        user={"script": script_path, "inputs": inputs_path,
+                              "mutated_inputs": mutated_inputs})
+
+
+def availability(planned: PlannedModel) -> Optional[str]:
+    if planned.problem:
+        return planned.problem
+    if planned.source is not None and planned.source is not user_torchscript:
+        return planned.source.unavailable_reason()
+    return None
+
+
+# --- export -------------------------------------------------------------------------------------
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    line = text.splitlines()[0].strip() if text else ""
+    if isinstance(e, SourceUnavailable):
+        return line or type(e).__name__
+    return f"{type(e).__name__}: {line}" if line else type(e).__name__
+
+
+def _build(planned: PlannedModel, options: ExportOptions) -> ExportableModel:
+    if planned.user is not None:
+        return user_torchscript.build(planned.user["script"], planned.user["inputs"],
+                                      planned.batch_size, planned.user["mutated_inputs"])
+    ctx = sources.BuildContext(
+        batch_size=planned.batch_size, device=options.device, training=options.training,
+        seq_len=options.seq_len, image_size=planned.image_size, loss_scale=planned.loss_scale,
+        torchbench_dir=options.torchbench_dir,
+        hf_attn_implementation=options.hf_attn_implementation)
+    seed_everything()
+    return planned.source.build(planned.source_name, ctx)
+
+
+def _size(path: str) -> int:
+    return os.path.getsize(path) if os.path.exists(path) else 0
+
+
+def _prepare(bundle: ExportableModel, device: str) -> Tuple[torch.Tensor, ...]:
+    """Moves the modules to the device and sets their dropout to 0 unless the model keeps it;
+    returns the inputs on the device."""
+    if bundle.method != "user":
+        modules = {id(m): m for m in (bundle.module, bundle.train_module) if m is not None}
+        for m in modules.values():
+            m.to(device)
+            if not bundle.keep_dropout:
+                disable_dropout(m)
+    return tuple(t.to(device) for t in bundle.inputs)
+
+
+def _torchscript_fields(device: str, method: str, check) -> Dict[str, Any]:
+    fields: Dict[str, Any] = {"kind": "torchscript", "traced_on": device, "method": method}
+    if check:
+        fields["check"] = check.to_json()
+    return fields
+
+
+def _export_aoti_packages(bundle: ExportableModel, folder: str, options: ExportOptions,
+                          artifacts: Dict[str, Dict[str, Any]]) -> Dict[str, str]:
+    """Adds aoti.<dtype>.<device> artifacts; returns {role: why not} for those that failed.
+    A package that cannot be made never fails the model: its TorchScript stands."""
+    failures: Dict[str, str] = {}
+    unsupported = aoti_export.unsupported_reason()
+    if bundle.method == "user":
+        unsupported = "a user TorchScript file has no Python module to torch.export"
+    for device in options.aoti_devices or [options.device]:
+        for dtype in options.aoti_dtypes:
+            role = f"aoti.{dtype}.{device}"
+            if unsupported:
+                failures[role] = unsupported
+                continue
+            try:
+                entry = aoti_export.export_package(
+                    bundle.module, bundle.inputs, bundle.input_specs, folder, device, dtype,
+                    options.int32_inputs, options.verbose)
+                artifacts[role] = manifest.artifact_entry(folder, f"{role}.pt2", **entry)
+            except Exception as e:  # noqa: BLE001
+                failures[role] = _first_line(e)
+                if options.verbose:
+                    traceback.print_exc()
+            finally:
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+    return failures
+
+
+# Work folders live three levels down (zoo/.staging/<suite>/<model>) so that nothing scanning
+# zoo/<suite>/<model>/ ever takes a half-written export for a model.
+STAGING = ".staging"
+
+
+def _staging_dir(zoo: str, suite: str, name: str, what: str) -> str:
+    return os.path.join(zoo, STAGING, suite, f"{name}.{what}")
+
+
+def _remove_empty_staging(zoo: str, suite: str) -> None:
+    for folder in (os.path.join(zoo, STAGING, suite), os.path.join(zoo, STAGING)):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass  # not empty (another model's work) or already gone
+
+
+def _move_into_place(staging: str, final_dir: str, old: str) -> None:
+    shutil.rmtree(old, ignore_errors=True)
+    os.makedirs(os.path.dirname(final_dir), exist_ok=True)
+    if os.path.exists(final_dir):
+        os.replace(final_dir, old)
+    os.replace(staging, final_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str, Any]) -> Outcome:
+    """Exports into a staging folder and moves it into place only when everything worked, so a
+    failed re-export leaves the previous export (if any) intact."""
+    outcome = Outcome(planned, "failed")
+    final_dir = os.path.join(options.zoo, planned.suite, planned.name)
+    staging = _staging_dir(options.zoo, planned.suite, planned.name, "partial")
+    stage = "building the model"
+    bundle = None
+    try:
+        if planned.problem:
+            raise SourceUnavailable(planned.problem)
+        shutil.rmtree(staging, ignore_errors=True)
+        os.makedirs(staging)
+        bundle = _build(planned, options)
+        device = options.device
+        inputs = _prepare(bundle, device)
+
+        stage = "making eval.pt"
+        reference, mutated, check = torchscript_export.export_eval(
+            bundle, inputs, staging, device, options.verbose, options.check)
+        artifacts = {"eval": manifest.artifact_entry(
+            staging, "eval.pt", **_torchscript_fields(device, bundle.method, check))}
+        if options.training:
+            stage = "making train.pt"
+            check = torchscript_export.export_train(bundle, inputs, staging, device,
+                                                    options.verbose, options.check)
+            artifacts["train"] = manifest.artifact_entry(
+                staging, "train.pt", **_torchscript_fields(device, bundle.method, check))
+
+        stage = "saving inputs.pt"
+        torch.save(tuple(t.detach().cpu() for t in bundle.inputs),
+                   os.path.join(staging, "inputs.pt"))
+        inputs_entry = manifest.artifact_entry(
+            staging, "inputs.pt", spec=[s.to_json() for s in bundle.input_specs])
+
+        aoti_failures: Dict[str, str] = {}
+        if options.aoti:
+            stage = "making AOTInductor packages"
+            aoti_failures = _export_aoti_packages(bundle, staging, options, artifacts)
+            outcome.notes += [f"no {role}: {why}" for role, why in aoti_failures.items()]
+
+        stage = "writing manifest.json"
+        output_names = bundle.output_names or getattr(bundle.module, "output_names", None)
+        if not output_names and reference is not None:
+            output_names = [n for n, _ in flatten_outputs(reference)]
+        extra: Dict[str, Any] = {"batch_size_source": planned.batch_size_origin}
+        details = {**bundle.details, **planned.metadata}
+        if details:
+            extra["details"] = details
+        if aoti_failures:
+            extra["aoti_failures"] = aoti_failures
+        if options.aoti and options.int32_inputs:
+            extra["int32_inputs"] = True
+        doc = manifest.build_manifest(
+            name=planned.name, suite=planned.suite, source=bundle.source,
+            batch_size=bundle.batch_size, artifacts=artifacts, inputs=inputs_entry,
+            output_names=output_names, mutated_inputs=mutated, loss=bundle.loss,
+            loss_scale=bundle.loss_scale, dropout=bool(bundle.keep_dropout and options.training),
+            deepcopy=bundle.deepcopy, versions=versions, extra=extra)
+        manifest.write_json_atomically(os.path.join(staging, "manifest.json"), doc)
+
+        stage = "moving the export into place"
+        _move_into_place(staging, final_dir,
+                         _staging_dir(options.zoo, planned.suite, planned.name, "old"))
+        outcome.status = "exported"
+        outcome.files = {f: _size(os.path.join(final_dir, f)) for f in sorted(os.listdir(final_dir))}
+        planned.batch_size = bundle.batch_size
+    except KeyboardInterrupt:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    except Exception as e:  # noqa: BLE001 - one model's failure never stops the export
+        outcome.reason = _first_line(e) if isinstance(e, SourceUnavailable) else \
+            f"{stage}: {_first_line(e)}"
+        if options.verbose and not isinstance(e, SourceUnavailable):
+            traceback.print_exc()
+        shutil.rmtree(staging, ignore_errors=True)
+        if os.path.exists(os.path.join(final_dir, "manifest.json")):
+            outcome.notes.append("the previous export in the zoo is kept")
+    finally:
+        _remove_empty_staging(options.zoo, planned.suite)
+        del bundle
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    return outcome
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def progress_line(index: int, total: int, outcome: Outcome) -> str:
+    head = f"[{index}/{total}] {outcome.model.suite}/{outcome.model.name}"
+    if outcome.status == "skipped":
+        return f"{head}: skipped ({outcome.reason})"
+    if outcome.status == "failed":
+        return f"{head}: FAILED in {outcome.seconds:.1f}s: {outcome.reason}"
+    files = ", ".join(f"{f} {_mb(n)}" for f, n in outcome.files.items() if f != "manifest.json")
+    line = (f"{head}: exported in {outcome.seconds:.1f}s (batch {outcome.model.batch_size}, "
+            f"{outcome.model.source_label}; {files})")
+    for note in outcome.notes:
+        line += f"\n    note: {note}"
+    return line
+
+
+def export_all(planned: List[PlannedModel], options: ExportOptions,
+               emit: Callable[[str], None] = print) -> List[Outcome]:
+    versions = manifest.library_versions()
+    outcomes: List[Outcome] = []
+    total = len(planned)
+    os.makedirs(options.zoo, exist_ok=True)
+    for i, p in enumerate(planned, start=1):
+        if p.skip_reason:
+            outcome = Outcome(p, "skipped", p.skip_reason)
+        else:
+            start = time.monotonic()
+            outcome = export_one(p, options, versions)
+            outcome.seconds = time.monotonic() - start
+            entry = {"name": p.name, "suite": p.suite, "status": outcome.status,
+                     "reason": outcome.reason, "source": p.source_label,
+                     "batch_size": p.batch_size, "duration_s": round(outcome.seconds, 3),
+                     "exported_at": manifest.utc_now()}
+            if outcome.status == "exported":
+                entry["manifest"] = f"{p.suite}/{p.name}/manifest.json"
+            if outcome.notes:
+                entry["notes"] = outcome.notes
+            manifest.record_in_index(options.zoo, entry)
+        outcomes.append(outcome)
+        emit(progress_line(i, total, outcome))
+        sys.stdout.flush()
+    return outcomes
+
+
+def summary(outcomes: List[Outcome], seconds: float, zoo: str) -> str:
+    exported = [o for o in outcomes if o.status == "exported"]
+    failed = [o for o in outcomes if o.status == "failed"]
+    skipped = [o for o in outcomes if o.status == "skipped"]
+    size = sum(sum(o.files.values()) for o in exported)
+    lines = [f"exported {len(exported)}, failed {len(failed)}, skipped {len(skipped)} "
+             f"(of {len(outcomes)}) in {seconds:.1f}s; {_mb(size)} written to {zoo}/ "
+             f"(index: {os.path.join(zoo, 'index.json')})"]
+    if failed:
+        lines.append("failed (recorded in the index, status failed):")
+        lines += [f"  {o.model.suite}/{o.model.name}: {o.reason}" for o in failed]
+    if skipped:
+        lines.append("skipped (suite yaml; --only NAME or --no-skip exports them anyway):")
+        lines += [f"  {o.model.suite}/{o.model.name}: {o.reason}" for o in skipped]
+    return "\n".join(lines)

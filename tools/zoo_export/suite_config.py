@@ -1,0 +1,257 @@
+"""Suite lists and suite yaml: which models a suite has, their batch sizes, and what to skip.
+
+Lists (`suites/<suite>_models_list.txt`) come in upstream's three formats and any list may mix
+them: `name bs` (timm), `name,bs` (huggingface), `name` (torchbench). The yaml
+(`suites/<suite>.yaml`) has the schema of upstream's benchmarks/dynamo/torchbench.yaml; our own
+keys live under `zoobench:` (`extra_models` and `image_size` are the exporter's; `patches`,
+`training_patches`, `use_iou_for_bool`, `tolerance_overrides` are the harness's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional
+
+# `--suite all` means upstream's three suites.
+ALL_SUITES = ("torchbench", "huggingface", "timm_models")
+
+
+class SuiteError(Exception):
+    """A suite file is missing or malformed; the message names the file (and line)."""
+
+
+@dataclass
+class ListEntry:
+    name: str
+    batch_size: Optional[int]
+    line: int
+
+
+def parse_models_list(text: str, path: str = "<list>") -> List[ListEntry]:
+    """Parses a models list; `#` starts a comment. A later line for the same name wins."""
+    entries: Dict[str, ListEntry] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if "," in line:
+            fields = [f.strip() for f in line.split(",")]
+        else:
+            fields = line.split()
+        if len(fields) > 2 or not fields[0]:
+            raise SuiteError(
+                f"{path}:{number}: expected `name`, `name bs` or `name,bs`, got {raw.strip()!r}")
+        batch_size = None
+        if len(fields) == 2 and fields[1]:
+            try:
+                batch_size = int(fields[1])
+            except ValueError:
+                raise SuiteError(f"{path}:{number}: batch size {fields[1]!r} of {fields[0]} "
+                                 "is not an integer") from None
+            if batch_size <= 0:
+                raise SuiteError(f"{path}:{number}: batch size of {fields[0]} must be positive")
+        entries.pop(fields[0], None)
+        entries[fields[0]] = ListEntry(fields[0], batch_size, number)
+    return list(entries.values())
+
+
+def names_in(value: Any) -> List[str]:
+    """The model names in a yaml value: lists (nested ones too, as upstream's anchors make them),
+    mappings (their keys); `~` entries are ignored."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [str(k) for k in value.keys()]
+    if isinstance(value, (list, tuple, set)):
+        out: List[str] = []
+        for item in value:
+            out.extend(names_in(item))
+        return out
+    return []
+
+
+def _dig(tree: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(tree, dict):
+            return None
+        tree = tree.get(key)
+    return tree
+
+
+def load_yaml_file(path: str) -> Dict[str, Any]:
+    try:
+        import yaml  # PyYAML: Debian python3-yaml here; a dependency of timm/transformers there
+    except ImportError:
+        raise SuiteError(f"{path}: PyYAML is not installed for this python "
+                         "(Debian: apt-get install python3-yaml; pip: pip install pyyaml)") from None
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path
+        raise SuiteError(f"{where}: {e.problem or e}") from None
+    except yaml.YAMLError as e:
+        raise SuiteError(f"{path}: {e}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SuiteError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def merge_under(base: Dict[str, Any], defaults: Dict[str, Any]) -> Dict[str, Any]:
+    """`base` with `defaults` filled in where base has no value (mappings merged key by key,
+    lists united). Used to put a TorchBench checkout's metadata under our suite yaml."""
+    out = dict(defaults)
+    for key, value in base.items():
+        other = out.get(key)
+        if isinstance(value, dict) and isinstance(other, dict):
+            out[key] = merge_under(value, other)
+        elif isinstance(value, list) and isinstance(other, list):
+            out[key] = value + [v for v in other if v not in value]
+        else:
+            out[key] = value
+    return out
+
+
+@dataclass
+class SuiteConfig:
+    name: str
+    entries: List[ListEntry] = field(default_factory=list)
+    config: Dict[str, Any] = field(default_factory=dict)
+    list_path: Optional[str] = None
+    yaml_path: Optional[str] = None
+    # where a TorchBench checkout's metadata (merged under `config`) came from, if any
+    checkout_metadata: Optional[str] = None
+
+    @classmethod
+    def load(cls, suites_dir: str, name: str, require: bool = True) -> "SuiteConfig":
+        list_path = list_file(suites_dir, name)
+        yaml_path = os.path.join(suites_dir, f"{name}.yaml")
+        have_list, have_yaml = os.path.isfile(list_path), os.path.isfile(yaml_path)
+        if require and not have_list and not have_yaml:
+            known = sorted(available_suites(suites_dir))
+            raise SuiteError(f"unknown suite {name!r}: neither {list_path} nor {yaml_path} exists "
+                             f"(suites in {suites_dir}: {', '.join(known) or 'none'})")
+        suite = cls(name)
+        if have_list:
+            suite.list_path = list_path
+            with open(list_path, encoding="utf-8") as f:
+                suite.entries = parse_models_list(f.read(), list_path)
+        if have_yaml:
+            suite.yaml_path = yaml_path
+            suite.config = load_yaml_file(yaml_path)
+        return suite
+
+    # --- membership -------------------------------------------------------------------------
+    def models(self) -> List[str]:
+        """The list's models, then `zoobench.extra_models` (models a suite has beyond its
+        upstream list, e.g. huggingface's AllenaiLongformerBase, as upstream's EXTRA_MODELS)."""
+        names = [e.name for e in self.entries]
+        for extra in self.names_at("zoobench", "extra_models"):
+            if extra not in names:
+                names.append(extra)
+        return names
+
+    def names_at(self, *keys: str) -> List[str]:
+        return names_in(_dig(self.config, *keys))
+
+    def value_at(self, *keys: str) -> Any:
+        return _dig(self.config, *keys)
+
+    # --- batch size ---------------------------------------------------------------------------
+    def list_batch_size(self, name: str) -> Optional[int]:
+        for e in self.entries:
+            if e.name == name:
+                return e.batch_size
+        return None
+
+    def yaml_batch_size(self, name: str, training: bool) -> Optional[int]:
+        mode = "training" if training else "inference"
+        table = _dig(self.config, "batch_size", mode)
+        if isinstance(table, dict) and name in table and table[name] is not None:
+            return int(table[name])
+        return None
+
+    def batch_size_divisor(self, name: str) -> int:
+        table = _dig(self.config, "batch_size", "divisors")
+        if isinstance(table, dict) and table.get(name):
+            return int(table[name])
+        return 1
+
+    def dont_change_batch_size(self, name: str) -> bool:
+        return name in self.names_at("dont_change_batch_size")
+
+    def resolve_batch_size(self, name: str, training: bool, cli_batch_size: Optional[int],
+                           source_default: Optional[int]):
+        """(batch size or None, where it came from). Precedence as upstream: --batch-size >
+        the list's bs > yaml batch_size.<training|inference> > the source's default; upstream's
+        batch_size.divisors divide anything but --batch-size; dont_change_batch_size models
+        always get the source's default."""
+        if self.dont_change_batch_size(name):
+            note = "source default (dont_change_batch_size)"
+            if cli_batch_size:
+                note += f"; --batch-size {cli_batch_size} ignored"
+            return source_default, note
+        if cli_batch_size:
+            return cli_batch_size, "--batch-size"
+        bs, origin = self.list_batch_size(name), f"{os.path.basename(self.list_path or 'list')}"
+        if bs is None:
+            bs = self.yaml_batch_size(name, training)
+            origin = f"yaml batch_size.{'training' if training else 'inference'}"
+        if bs is None:
+            bs, origin = source_default, "source default"
+        divisor = self.batch_size_divisor(name)
+        if bs is not None and divisor > 1:
+            bs, origin = max(bs // divisor, 1), f"{origin} / {divisor} (batch_size.divisors)"
+        return bs, origin
+
+    # --- other per-model facts --------------------------------------------------------------------
+    def skip_reason(self, name: str, device: str) -> Optional[str]:
+        if name in self.names_at("skip", "all"):
+            return f"{self.name}.yaml skip.all"
+        if name in self.names_at("skip", "device", device):
+            return f"{self.name}.yaml skip.device.{device}"
+        return None
+
+    def loss_scale(self, name: str) -> float:
+        # upstream timm_models.py divides the loss of `scaled_compute_loss` models by 1000
+        return 1e-3 if name in self.names_at("scaled_compute_loss") else 1.0
+
+
+def list_file(suites_dir: str, suite: str) -> str:
+    """`<suite>_models_list.txt`; upstream's timm suite is `timm_models` with
+    `timm_models_list.txt`, so a suite named `*_models` may also use `<suite>_list.txt`."""
+    path = os.path.join(suites_dir, f"{suite}_models_list.txt")
+    if not os.path.isfile(path) and suite.endswith("_models"):
+        alternative = os.path.join(suites_dir, f"{suite}_list.txt")
+        if os.path.isfile(alternative):
+            return alternative
+    return path
+
+
+def available_suites(suites_dir: str) -> List[str]:
+    found = set()
+    if os.path.isdir(suites_dir):
+        files = set(os.listdir(suites_dir))
+        for f in files:
+            if f.endswith(".yaml"):
+                found.add(f[: -len(".yaml")])
+        for f in files:
+            if f.endswith("_models_list.txt"):
+                base = f[: -len("_list.txt")]
+                found.add(base if base in found else base[: -len("_models")])
+    return sorted(found)
+
+
+def matches(name: str, filters: Iterable[str], excludes: Iterable[str]) -> bool:
+    """Upstream's -k/-x: case-insensitive regex search; any filter must match, no exclude may."""
+    filters, excludes = list(filters), list(excludes)
+    if filters and not any(re.search(f, name, re.IGNORECASE) for f in filters):
+        return False
+    return not any(re.search(x, name, re.IGNORECASE) for x in excludes)
