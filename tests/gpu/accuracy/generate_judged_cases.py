@@ -382,6 +382,10 @@ def training_cases(writer, name, source, device, shape, upstream, budget):
     writer.add(f"{base}/one_gradient_perturbed", eager, hurt, golden,
                [options(tol=1e-4), options(tol=1e-3), options(tol=1e-2)],
                f"gradient {largest} plus noise of 10% of its spread")
+    shifted = copy.deepcopy(eager)
+    shifted["grads"][largest] = shifted["grads"][largest] + 1e-3
+    writer.add(f"{base}/one_gradient_shifted", eager, shifted, golden,
+               [options(tol=1e-4), options(tol=1e-2)], f"gradient {largest} plus 1e-3")
 
 
 class Budget:
