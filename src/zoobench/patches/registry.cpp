@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "zoobench/patches/fault_injection.h"
 #include "zoobench/patches/packed_dropout.h"
 #include "zoobench/patches/torchvision_ops.h"
 #include "zoobench/util/compat.h"
@@ -69,6 +70,7 @@ std::vector<Patch> builtin_table() {
     p.rewrite = rewrite_dropout_to_packed;
     table.push_back(std::move(p));
   }
+  table.push_back(fault_injection_patch());
   return table;
 }
 

@@ -103,6 +103,11 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
       for (const auto& item : tolerance) {
         config.tolerance_lists_[item.first.as<std::string>()] = names(item.second);
       }
+      if (auto thresholds = tolerance["iou_thresholds"]; thresholds && thresholds.IsMap()) {
+        for (const auto& item : thresholds) {
+          config.iou_thresholds_[item.first.as<std::string>()] = item.second.as<double>();
+        }
+      }
     }
     config.larger_multiplier_ = names(root["require_larger_multiplier_for_smaller_tensor"]);
     if (auto ours = root["zoobench"]) {
@@ -166,6 +171,7 @@ ToleranceDecision SuiteConfig::tolerance(const std::string& model, Mode mode, Pr
     return it != tolerance_lists_.end() && it->second.count(model) > 0;
   };
   d.force_max_multiplier = listed("force_max_multiplier");
+  if (auto it = iou_thresholds_.find(model); it != iou_thresholds_.end()) d.iou_threshold = it->second;
   const bool training = mode == Mode::kTraining;
   auto set = [&](double tol, std::string source) {
     d.tolerance = tol;
@@ -197,6 +203,7 @@ ToleranceDecision SuiteConfig::tolerance(const std::string& model, Mode mode, Pr
     bool done = false;
     if (precision == Precision::kFloat16 || precision == Precision::kAmp) {
       if (listed("higher_fp16")) set(1e-2, "suite:higher_fp16");
+      else if (listed("even_higher")) set(8e-2, "suite:even_higher");
       else set(1e-3, "fp16/amp");
       done = true;
     } else if (precision == Precision::kBFloat16 && listed("higher_bf16")) {

@@ -65,6 +65,7 @@ class SuiteConfig {
   std::set<std::string> canary_, non_deterministic_, flaky_;
   std::map<std::string, std::set<std::string>> tolerance_lists_;  // "higher" -> models
   std::set<std::string> larger_multiplier_, iou_for_bool_;
+  std::map<std::string, double> iou_thresholds_;  // tolerance.iou_thresholds (default 0.99)
   struct Override {
     double tolerance = 0;
     std::optional<bool> cosine;

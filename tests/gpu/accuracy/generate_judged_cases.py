@@ -262,7 +262,9 @@ def inference_cases(writer, name, source, device, shape, upstream, budget):
 
     writer.add(f"{base}/eager_vs_eager", eager, eager_again, golden, [options(tol=0.0)],
                "two eager runs must be bitwise equal")
-    if budget.left():
+    if not budget.left():
+        print(f"skip {base}/compiled_fp32: compile budget spent", file=sys.stderr)
+    else:
         start = time.time()
         try:
             res = run(compiled(model, x, upstream), x)
@@ -281,16 +283,31 @@ def inference_cases(writer, name, source, device, shape, upstream, budget):
         writer.add(f"{base}/bf16_vs_fp32", eager, eager16.float(), golden,
                    [options(tol=1e-4), options(tol=1e-2), options(tol=4e-2), options(tol=1e-2, cos=True)],
                    "a bfloat16 model's output (as float32) against float32 eager")
-        if budget.left() and name == budget.bf16_model:
-            start = time.time()
-            res16 = run(compiled(model16, x.to(torch.bfloat16), upstream), x.to(torch.bfloat16))
-            writer.add(f"{base}/compiled_bf16", eager16, res16, golden,
-                       [options(tol=1e-3), options(tol=1e-2), options(tol=4e-2)],
-                       "bfloat16 eager vs bfloat16 compiled, float64 golden")
-            budget.spent(time.time() - start)
     except Exception as e:
-        print(f"skip {base} bfloat16: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"skip {base}/bf16_vs_fp32: {type(e).__name__}: {e}", file=sys.stderr)
     return eager, golden
+
+
+def compiled_bf16_cases(writer, name, source, device, shape, upstream, budget):
+    if not budget.left():
+        print(f"skip {name}/inference/compiled_bf16: compile budget spent", file=sys.stderr)
+        return
+    model = make_model(name, source, device, shape).eval()
+    torch.manual_seed(2)
+    x = torch.randn(shape, device=device)
+    golden = run(copy.deepcopy(model).double(), x.double())
+    start = time.time()
+    try:
+        model16 = model.to(torch.bfloat16)
+        x16 = x.to(torch.bfloat16)
+        eager16 = run(model16, x16)
+        res16 = run(compiled(model16, x16, upstream), x16)
+        writer.add(f"{name}/inference/compiled_bf16", eager16, res16, golden,
+                   [options(tol=1e-3), options(tol=1e-2), options(tol=4e-2)],
+                   "bfloat16 eager vs bfloat16 compiled, float64 golden")
+    except Exception as e:
+        print(f"skip {name}/inference/compiled_bf16: {type(e).__name__}: {e}", file=sys.stderr)
+    budget.spent(time.time() - start)
 
 
 def structural_cases(writer, name, eager, golden):
@@ -342,6 +359,7 @@ def structural_cases(writer, name, eager, golden):
 def training_cases(writer, name, source, device, shape, upstream, budget):
     """Loss and gradients of one training step, eager vs compiled (or channels_last), fp64 golden."""
     if not budget.left():
+        print(f"skip {name}/training: compile budget spent", file=sys.stderr)
         return
 
     def step(model, x):
@@ -391,8 +409,8 @@ def training_cases(writer, name, source, device, shape, upstream, budget):
 class Budget:
     """Compile time is the cost: stop compiling once this much has been spent."""
 
-    def __init__(self, seconds, bf16_model):
-        self.seconds, self.used, self.bf16_model = seconds, 0.0, bf16_model
+    def __init__(self, seconds):
+        self.seconds, self.used = seconds, 0.0
 
     def left(self):
         return self.used < self.seconds
@@ -408,7 +426,7 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--models", help="comma-separated model names (default: per mode)")
     parser.add_argument("--batch", type=int, default=2)
-    parser.add_argument("--compile-budget-s", type=float, default=75.0,
+    parser.add_argument("--compile-budget-s", type=float, default=60.0,
                         help="stop compiling new variants after this many seconds of compiling")
     parser.add_argument("--no-training", action="store_true")
     args = parser.parse_args()
@@ -426,16 +444,19 @@ def main():
         models = args.models.split(",")
     os.makedirs(args.out, exist_ok=True)
     writer = CaseWriter(args.out, judge)
-    budget = Budget(args.compile_budget_s, bf16_model=models[0])
+    budget = Budget(args.compile_budget_s)
     started = time.time()
     shape = (args.batch, 3, size, size)
+    # Compiles are what costs: every model's float32 one first, then bfloat16 and training for
+    # the first model, as long as the budget lasts.
     for name in models:
         t0 = time.time()
         eager, golden = inference_cases(writer, name, source, args.device, shape, upstream, budget)
         structural_cases(writer, name, eager, golden)
-        if not args.no_training and name == models[0]:
-            training_cases(writer, name, source, args.device, shape, upstream, budget)
         print(f"{name}: {time.time() - t0:.1f} s, {len(writer.cases)} cases so far", file=sys.stderr)
+    compiled_bf16_cases(writer, models[0], source, args.device, shape, upstream, budget)
+    if not args.no_training:
+        training_cases(writer, models[0], source, args.device, shape, upstream, budget)
 
     versions = {"torch": torch.__version__}
     try:

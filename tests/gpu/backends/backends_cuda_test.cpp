@@ -1,0 +1,114 @@
+// The backends on CUDA: the shared table of cases (tests/unit/backends/backend_cases.h) with
+// eager, jit, cudagraphs and aot_inductor (where the small zoo got a package: Torch >= 2.6),
+// plus what only CUDA has: graph capture on by default, its switch, and the fallback when a
+// model cannot be captured.
+#include <gtest/gtest.h>
+
+#include "unit/backends/backend_cases.h"
+
+namespace zoobench::backend_cases {
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(Cuda, BackendTable, ::testing::ValuesIn(backend_cases(c10::kCUDA)),
+                         case_name);
+INSTANTIATE_TEST_SUITE_P(Cuda, BackendOnDevice, ::testing::Values(c10::kCUDA));
+
+class CudaGraphs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_usable(c10::kCUDA)) GTEST_SKIP() << "no CUDA device";
+    compat::set_deterministic_numerics(true);
+  }
+  const c10::Device device_{c10::kCUDA};
+};
+
+// Capture is on by default for compiled backends on CUDA and off when asked; what ran is in
+// ExecutionInfo (the row's `cudagraphs` column).
+TEST_F(CudaGraphs, OnByDefaultOffWhenDisabled) {
+  Model model = load_model("conv_bn_relu", device_);
+  for (Mode mode : {Mode::kInference, Mode::kTraining}) {
+    for (const std::string name : {"cudagraphs", "jit"}) {
+      SCOPED_TRACE(name + " " + mode_name(mode));
+      BackendRequest request = request_for(device_, mode);
+      auto backend = make_backend(name);
+      EXPECT_EQ(backend->prepare(model.manifest, request, model.inputs)->info().cudagraphs, "on");
+      request.cudagraphs = false;
+      EXPECT_EQ(backend->prepare(model.manifest, request, model.inputs)->info().cudagraphs, "off");
+    }
+  }
+  // The eager reference never captures.
+  EXPECT_EQ(make_backend("eager")
+                ->prepare(model.manifest, request_for(device_, Mode::kInference), model.inputs)
+                ->info()
+                .cudagraphs,
+            "off");
+}
+
+// Adam keeps its step count on the host, so a replayed step would repeat the captured one:
+// capture is refused up front and the row says why.
+TEST_F(CudaGraphs, AdamIsNotCaptured) {
+  Model model = load_model("mlp", device_);
+  BackendRequest request = request_for(device_, Mode::kTraining);
+  request.optimizer.kind = "adam";
+  auto executable = make_backend("cudagraphs")->prepare(model.manifest, request, model.inputs);
+  EXPECT_EQ(executable->info().cudagraphs, "fallback");
+  EXPECT_NE(executable->info().note.find("adam"), std::string::npos) << executable->info().note;
+}
+
+// host_sync reads a value back to the host inside forward, which a capture cannot hold: the
+// executable falls back to running uncaptured, says so, and still computes the right thing.
+TEST_F(CudaGraphs, UncapturableModelFallsBackAndStaysCorrect) {
+  Model model = load_model("host_sync", device_);
+  for (Mode mode : {Mode::kInference, Mode::kTraining}) {
+    for (const std::string name : {"cudagraphs", "jit"}) {
+      SCOPED_TRACE(name + " " + mode_name(mode));
+      auto backend = make_backend(name);
+      RunOutcome result =
+          run_backend(*backend, model.manifest, request_for(device_, mode), model.inputs);
+      EXPECT_EQ(result.info.cudagraphs, "fallback");
+      EXPECT_NE(result.info.note.find("capture"), std::string::npos) << result.info.note;
+      Record reference = float64_reference(model, device_, mode);
+      Verdict verdict = compare_records(reference, result.record,
+                                        case_tolerance(name, "host_sync", mode, c10::kCUDA));
+      EXPECT_TRUE(verdict.pass) << verdict.report;
+    }
+  }
+  // A failed capture leaves the device usable for the next model.
+  Model next = load_model("mlp", device_);
+  RunOutcome after = run_backend(*make_backend("cudagraphs"), next.manifest,
+                                 request_for(device_, Mode::kInference), next.inputs);
+  EXPECT_EQ(after.info.cudagraphs, "on");
+  Verdict verdict =
+      compare_records(float64_reference(next, device_, Mode::kInference), after.record,
+                      case_tolerance("cudagraphs", "mlp", Mode::kInference, c10::kCUDA));
+  EXPECT_TRUE(verdict.pass) << verdict.report;
+}
+
+// A captured training step replays forward, backward and the SGD update: three replays match
+// three eager steps (parameters keep moving, batch-norm statistics keep updating).
+TEST_F(CudaGraphs, ReplayedTrainingStepsFollowEager) {
+  Model model = load_model("conv_bn_relu", device_);
+  BackendRequest request = request_for(device_, Mode::kTraining);
+  auto captured = make_backend("cudagraphs")->prepare(model.manifest, request, model.inputs);
+  ASSERT_EQ(captured->info().cudagraphs, "on");
+  request.cudagraphs = false;
+  auto eager = make_backend("eager")->prepare(model.manifest, request, model.inputs);
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    StepResult a = eager->step(clone_inputs(model.inputs));
+    StepResult b = captured->step(clone_inputs(model.inputs));
+    Record ra, rb;
+    ra.push_back({"loss", a.loss.detach().cpu().clone()});
+    rb.push_back({"loss", b.loss.detach().cpu().clone()});
+    append_named("param", eager->training_state().parameters, ra);
+    append_named("param", captured->training_state().parameters, rb);
+    append_named("buffer", eager->training_state().buffers, ra);
+    append_named("buffer", captured->training_state().buffers, rb);
+    Verdict verdict = compare_records(
+        ra, rb, case_tolerance("cudagraphs", "conv_bn_relu", Mode::kTraining, c10::kCUDA));
+    EXPECT_TRUE(verdict.pass) << verdict.report;
+  }
+}
+
+}  // namespace
+}  // namespace zoobench::backend_cases

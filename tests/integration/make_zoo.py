@@ -1,0 +1,151 @@
+"""Small zoos for the integration tests, made through the exporter's --from-torchscript path.
+
+build(zoo, suites_dir, suite, models) scripts each named model kind with torch.jit.script, saves
+it and its inputs, and adds it to the zoo with `export_zoo.py --from-torchscript` (called in this
+process, so the zoobench_test operators defined here exist when the exporter loads the file).
+Model kinds:
+  mlp, conv    good models (a tiny MLP, a tiny conv net)
+  raiser       forward raises RuntimeError("boom ...")
+  hang         forward never returns (a TorchScript while loop whose condition stays true)
+  abort        calls zoobench_test::abort (zoobench's fault_injection patch: SIGABRT)
+  segfault     calls zoobench_test::segfault (fault_injection patch: null write, SIGSEGV)
+  huge_alloc   allocates 2**57 bytes, beyond any address space (c10 "can't allocate memory")
+  truncated    an MLP whose eval.pt is cut in half after export; the manifest's sha256 is
+               updated so that loading, not verification, is what fails
+  sha_mismatch an MLP with one byte of inputs.pt flipped after export
+  bad_json     an MLP whose manifest.json is cut off mid-object
+"""
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+
+import torch
+from torch import nn
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+
+import export_zoo  # noqa: E402
+
+# The same schemas as zoobench's fault_injection patch (src/zoobench/patches/fault_injection.h),
+# with harmless Python kernels: only scripting needs them; zoobench runs the C++ ones.
+_LIB = torch.library.Library("zoobench_test", "DEF")
+_LIB.define("segfault(Tensor x) -> Tensor")
+_LIB.define("abort(Tensor x) -> Tensor")
+_LIB.impl("segfault", lambda x: x.clone(), "CompositeExplicitAutograd")
+_LIB.impl("abort", lambda x: x.clone(), "CompositeExplicitAutograd")
+
+class Mlp(nn.Module):
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, width), nn.ReLU(), nn.Linear(width, 4))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Conv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class Raiser(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        if bool(y.sum() > -1e30):
+            raise RuntimeError("boom: this model raises on purpose")
+        return y
+
+
+class Hang(nn.Module):
+    def forward(self, x):
+        y = x
+        while bool(y.sum() > -1e30):
+            y = y + 0.0
+        return y
+
+
+class Abort(nn.Module):
+    def forward(self, x):
+        return torch.ops.zoobench_test.abort(x) + 1
+
+
+class Segfault(nn.Module):
+    def forward(self, x):
+        return torch.ops.zoobench_test.segfault(x) + 1
+
+
+class HugeAlloc(nn.Module):
+    def forward(self, x):
+        # 2**55 float32 elements = 2**57 bytes, more than a 57-bit (5-level paging) address
+        # space: the allocation fails whatever the machine's memory and overcommit settings.
+        big = torch.empty([36028797018963968], dtype=torch.float32, device=x.device)
+        return x + big[0]
+
+
+def _module_and_inputs(kind: str):
+    if kind == "conv":
+        return Conv(), (torch.randn(2, 3, 8, 8),)
+    if kind == "mlp_wide":
+        return Mlp(32), (torch.randn(2, 8),)
+    modules = {"raiser": Raiser, "hang": Hang, "abort": Abort, "segfault": Segfault,
+               "huge_alloc": HugeAlloc}
+    return modules.get(kind, Mlp)(), (torch.randn(2, 8),)
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _corrupt(folder: str, kind: str) -> None:
+    manifest_path = os.path.join(folder, "manifest.json")
+    if kind == "truncated":
+        path = os.path.join(folder, "eval.pt")
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2])
+        with open(manifest_path) as f:
+            manifest = json.load(f)
+        manifest["artifacts"]["eval"]["sha256"] = _sha256(path)
+        with open(manifest_path, "w") as f:
+            json.dump(manifest, f, indent=2)
+    elif kind == "sha_mismatch":
+        path = os.path.join(folder, "inputs.pt")
+        with open(path, "r+b") as f:
+            f.seek(os.path.getsize(path) // 2)
+            byte = f.read(1)
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([byte[0] ^ 0xFF]))
+    elif kind == "bad_json":
+        with open(manifest_path) as f:
+            text = f.read()
+        with open(manifest_path, "w") as f:
+            f.write(text[: len(text) // 2])
+
+
+def build(zoo: str, suites_dir: str, suite: str, models: dict) -> None:
+    """models: {name: kind}."""
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as work:
+        for name, kind in models.items():
+            module, inputs = _module_and_inputs(kind)
+            script_path = os.path.join(work, name + ".pt")
+            inputs_path = os.path.join(work, name + ".inputs.pt")
+            torch.jit.save(torch.jit.script(module.eval()), script_path)
+            torch.save(inputs, inputs_path)
+            status = export_zoo.main(["--from-torchscript", script_path, "--inputs", inputs_path,
+                                      "--name", name, "--suite", suite, "--zoo", zoo,
+                                      "--suites-dir", suites_dir])
+            if status != 0:
+                raise SystemExit(f"export_zoo failed for {name} ({kind}): status {status}")
+            _corrupt(os.path.join(zoo, suite, name), kind)

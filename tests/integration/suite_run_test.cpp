@@ -1,0 +1,514 @@
+// End-to-end tests of `zoobench run` over whole suites: the real binary, zoos made by the
+// exporter's --from-torchscript path (make_zoo.py), faulty models that raise, hang, abort,
+// segfault or exhaust memory, damaged artifacts, SIGINT and --resume, partitions and merge,
+// two workers on one device, the compare gate, and the messages for bad input.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "testing/testing.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace zt = zoobench::testing;
+using ::testing::HasSubstr;
+
+using Row = std::map<std::string, std::string>;
+using Models = std::vector<std::pair<std::string, std::string>>;  // name, make_zoo.py kind
+
+std::string quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string zoobench(const std::string& arguments) {
+  return quote(ZOOBENCH_EXECUTABLE) + " " + arguments;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// RFC 4180 with a header row; an independent reader, not zoobench's own.
+std::vector<Row> read_csv(const std::string& path) {
+  const std::string text = read_text(path);
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string cell;
+  bool quoted = false, any = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = any = true;
+    } else if (c == ',') {
+      record.push_back(cell);
+      cell.clear();
+      any = true;
+    } else if (c == '\n') {
+      record.push_back(cell);
+      records.push_back(record);
+      record.clear();
+      cell.clear();
+      any = false;
+    } else if (c != '\r') {
+      cell += c;
+      any = true;
+    }
+  }
+  if (any) {
+    record.push_back(cell);
+    records.push_back(record);
+  }
+  std::vector<Row> rows;
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    Row row;
+    for (std::size_t c = 0; c < records[0].size() && c < records[r].size(); ++c) {
+      row[records[0][c]] = records[r][c];
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// The lines of `text` that contain `word`.
+std::string lines_with(const std::string& text, const std::string& word) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.find(word) != std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
+std::map<std::string, int> count_names(const std::vector<Row>& rows) {
+  std::map<std::string, int> counts;
+  for (const auto& row : rows) ++counts[row.at("name")];
+  return counts;
+}
+
+std::multiset<std::pair<std::string, std::string>> names_and_statuses(
+    const std::vector<Row>& rows, const std::string& status_column = "accuracy") {
+  std::multiset<std::pair<std::string, std::string>> out;
+  for (const auto& row : rows) out.insert({row.at("name"), row.at(status_column)});
+  return out;
+}
+
+// Adds `models` to <zoo>/<suite>/ with the exporter (tests/integration/make_zoo.py).
+void make_zoo(const std::string& zoo, const std::string& suites_dir, const std::string& suite,
+              const Models& models) {
+  std::string dict;
+  for (const auto& [name, kind] : models) dict += "'" + name + "': '" + kind + "', ";
+  zt::run_python("import sys\nsys.path.insert(0, '" ZOOBENCH_INTEGRATION_DIR
+                 "')\nimport make_zoo\nmake_zoo.build('" +
+                 zoo + "', '" + suites_dir + "', '" + suite + "', {" + dict + "})\n");
+  for (const auto& [name, kind] : models) {
+    ASSERT_TRUE(fs::exists(zoo + "/" + suite + "/" + name + "/manifest.json")) << name;
+  }
+}
+
+std::string accuracy_csv(const std::string& out, const std::string& suite) {
+  return out + "/" + suite + "_jit_inference_float32_cpu_accuracy.csv";
+}
+
+std::string performance_csv(const std::string& out, const std::string& suite) {
+  return out + "/" + suite + "_jit_inference_float32_cpu_performance.csv";
+}
+
+// The aborting and segfaulting models must not leave core files behind (children inherit it).
+void disable_core_dumps() {
+  struct rlimit none {};
+  ::setrlimit(RLIMIT_CORE, &none);
+}
+
+bool wait_until(const std::function<bool()>& condition, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return condition();
+}
+
+// Starts `zoobench <arguments>` with its output in `output_path`; returns its pid.
+pid_t spawn_zoobench(const std::vector<std::string>& arguments, const std::string& output_path) {
+  std::vector<std::string> argv = {ZOOBENCH_EXECUTABLE};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+    }
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Processes (other than this one) whose command line mentions `text`.
+std::vector<std::string> processes_mentioning(const std::string& text) {
+  std::vector<std::string> found;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (pid == std::to_string(::getpid())) continue;
+    std::string cmdline = read_text(entry.path().string() + "/cmdline");
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    if (cmdline.find(text) != std::string::npos) found.push_back(pid + ": " + cmdline);
+  }
+  return found;
+}
+
+// --- one suite run over a zoo of faulty models ---------------------------------------------
+
+TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
+  zt::ScratchDir dir;
+  disable_core_dumps();
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  // The crashing operators exist only through the fault_injection patch.
+  write_text(suites + "/faulty.yaml",
+             "zoobench:\n"
+             "  patches:\n"
+             "    aborter: [fault_injection]\n"
+             "    segfaulter: [fault_injection]\n");
+  make_zoo(zoo, suites, "faulty",
+           {{"good_mlp", "mlp"},
+            {"good_conv", "conv"},
+            {"raiser", "raiser"},
+            {"hang", "hang"},
+            {"aborter", "abort"},
+            {"segfaulter", "segfault"},
+            {"huge_alloc", "huge_alloc"},
+            {"truncated", "truncated"},
+            {"sha_mismatch", "sha_mismatch"},
+            {"bad_json", "bad_json"}});
+
+  auto run = zt::run_command(zoobench("run --suite faulty --accuracy --timeout 20 --suites-dir " +
+                                      quote(suites) + " --zoo " + quote(zoo) +
+                                      " --output-directory " + quote(out)));
+  // Failing models are results: the run itself succeeds.
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string csv = accuracy_csv(out, "faulty");
+  auto rows = read_csv(csv);
+  std::map<std::string, Row> by_name;
+  for (const auto& row : rows) {
+    EXPECT_EQ(by_name.count(row.at("name")), 0u) << "two rows for " << row.at("name");
+    by_name[row.at("name")] = row;
+  }
+  EXPECT_EQ(rows.size(), 10u) << run.output;
+
+  struct Expected {
+    std::string name, status;
+    std::vector<std::string> reason_parts;
+  };
+  // The raiser and the allocation fail in the eager reference itself (fp64 golden, then eager
+  // run 1): upstream's eager_1st_run_fail / eager_1st_run_OOM, not the compiled backend's
+  // fail_to_run / OOM.
+  const std::vector<Expected> expected = {
+      {"good_mlp", "pass", {}},
+      {"good_conv", "pass", {}},
+      {"raiser", "eager_1st_run_fail", {"boom: this model raises on purpose"}},
+      {"hang", "timeout", {"20s", "--timeout"}},
+      {"aborter", "crash", {"SIGABRT"}},
+      {"segfaulter", "crash", {"SIGSEGV"}},
+      {"huge_alloc", "eager_1st_run_OOM", {"can't allocate memory"}},
+      {"truncated", "model_fail_to_load", {"cannot load", "truncated/eval.pt"}},
+      {"sha_mismatch", "model_fail_to_load", {"sha_mismatch/inputs.pt", "sha256"}},
+      {"bad_json", "model_fail_to_load", {"bad_json/manifest.json", "not valid JSON"}},
+  };
+  for (const auto& e : expected) {
+    SCOPED_TRACE(e.name);
+    auto it = by_name.find(e.name);
+    ASSERT_NE(it, by_name.end()) << "no row for " << e.name << "\n" << run.output;
+    const Row& row = it->second;
+    EXPECT_EQ(row.at("accuracy"), e.status) << "reason: " << row.at("reason");
+    for (const auto& part : e.reason_parts) EXPECT_THAT(row.at("reason"), HasSubstr(part));
+    EXPECT_EQ(row.at("dev"), "cpu");
+    EXPECT_FALSE(row.at("log").empty());
+    EXPECT_TRUE(fs::is_regular_file(row.at("log"))) << row.at("log");
+  }
+  // The JSON twin holds the same rows.
+  fs::path json_path = csv;
+  json_path.replace_extension(".json");
+  auto json = nlohmann::json::parse(read_text(json_path.string()));
+  EXPECT_EQ(json.at("records").size(), rows.size());
+
+  // compare: expecting `pass` of a model that fails now is a regression (exit 1) ...
+  std::string all_as_now = "name,accuracy\n", raiser_expected_to_pass = "name,accuracy\n";
+  for (const auto& row : rows) {
+    all_as_now += row.at("name") + "," + row.at("accuracy") + "\n";
+    raiser_expected_to_pass +=
+        row.at("name") + "," + (row.at("name") == "raiser" ? "pass" : row.at("accuracy")) + "\n";
+  }
+  write_text(dir.file("expected_regressed.csv"), raiser_expected_to_pass);
+  auto regressed = zt::run_command(
+      zoobench("compare " + quote(csv) + " --expected " + quote(dir.file("expected_regressed.csv"))));
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
+  EXPECT_THAT(lines_with(regressed.output, "raiser"), HasSubstr("FAIL"));
+  // ... expecting every failure as it is passes the gate (XFAIL) ...
+  write_text(dir.file("expected_same.csv"), all_as_now);
+  auto same = zt::run_command(
+      zoobench("compare " + quote(csv) + " --expected " + quote(dir.file("expected_same.csv"))));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_THAT(same.output, HasSubstr("XFAIL"));
+  // ... and a model the run did not produce is MISSING (exit 1).
+  write_text(dir.file("expected_more.csv"), all_as_now + "vanished,pass\n");
+  auto missing = zt::run_command(
+      zoobench("compare " + quote(csv) + " --expected " + quote(dir.file("expected_more.csv"))));
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr("MISSING"));
+}
+
+// --- SIGINT in the middle, then --resume ---------------------------------------------------
+
+TEST(SuiteRun, InterruptKeepsFinishedRowsAndResumeGivesEachModelExactlyOneRow) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  fs::create_directories(suites);
+  // Models run in name order on one worker: two finish, m_slow never returns, two wait.
+  make_zoo(zoo, suites, "good",
+           {{"a_mlp", "mlp"},
+            {"b_conv", "conv"},
+            {"m_slow", "hang"},
+            {"y_mlp", "mlp"},
+            {"z_mlp", "mlp_wide"}});
+  const std::vector<std::string> common = {
+      "run",  "--suite",  "good", "--accuracy", "--performance", "--repeat", "3", "--warmup", "1",
+      "--iterations-per-run", "1", "--suites-dir", suites, "--zoo", zoo, "--output-directory", out};
+  const std::string accuracy = accuracy_csv(out, "good"), performance = performance_csv(out, "good");
+
+  auto first_args = common;
+  first_args.insert(first_args.end(), {"--timeout", "300"});
+  const std::string first_output = dir.file("first.out");
+  pid_t pid = spawn_zoobench(first_args, first_output);
+  ASSERT_GT(pid, 0);
+  const std::string slow_log = out + "/logs/m_slow.inference.jit.cpu.log";
+  bool started_slow = wait_until(
+      [&] {
+        return fs::exists(performance) && count_names(read_csv(performance)).count("b_conv") &&
+               fs::exists(slow_log);
+      },
+      180);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  bool exited = wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 60);
+  if (!exited) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  ASSERT_TRUE(started_slow) << read_text(first_output);
+  ASSERT_TRUE(exited) << "zoobench did not stop within 60 s of SIGINT\n" << read_text(first_output);
+  ASSERT_TRUE(WIFEXITED(status)) << read_text(first_output);
+  EXPECT_EQ(WEXITSTATUS(status), 130) << read_text(first_output);
+  EXPECT_THAT(read_text(first_output), HasSubstr("--resume"));
+  // The interrupted model's process is gone with its parent.
+  EXPECT_THAT(processes_mentioning(zoo), ::testing::IsEmpty());
+
+  const auto accuracy_before = read_csv(accuracy), performance_before = read_csv(performance);
+  const std::map<std::string, int> finished = {{"a_mlp", 1}, {"b_conv", 1}};
+  EXPECT_EQ(count_names(accuracy_before), finished);
+  EXPECT_EQ(count_names(performance_before), finished);
+
+  // --resume runs only what has no row yet; m_slow now ends in a timeout row.
+  std::string resume_command = "run";
+  for (std::size_t i = 1; i < common.size(); ++i) resume_command += " " + quote(common[i]);
+  auto resumed = zt::run_command(zoobench(resume_command + " --timeout 10 --resume"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("resume: a_mlp already has its rows"));
+  const std::map<std::string, int> once = {
+      {"a_mlp", 1}, {"b_conv", 1}, {"m_slow", 1}, {"y_mlp", 1}, {"z_mlp", 1}};
+  auto accuracy_after = read_csv(accuracy), performance_after = read_csv(performance);
+  EXPECT_EQ(count_names(accuracy_after), once);
+  EXPECT_EQ(count_names(performance_after), once);
+  // Finished rows are kept as they were.
+  ASSERT_GE(accuracy_after.size(), 2u);
+  EXPECT_EQ(accuracy_after[0], accuracy_before[0]);
+  EXPECT_EQ(accuracy_after[1], accuracy_before[1]);
+  for (const auto& row : accuracy_after) {
+    EXPECT_EQ(row.at("accuracy"), row.at("name") == "m_slow" ? "timeout" : "pass")
+        << row.at("name") << ": " << row.at("reason");
+  }
+  for (const auto& row : performance_after) {
+    EXPECT_EQ(row.at("status"), row.at("name") == "m_slow" ? "timeout" : "pass")
+        << row.at("name") << ": " << row.at("reason");
+  }
+}
+
+// --- partitions and merge ------------------------------------------------------------------
+
+TEST(SuiteRun, PartitionsCoverEachModelOnceAndMergeEqualsAnUnpartitionedRun) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  fs::create_directories(suites);
+  const Models models = {
+      {"p_a", "mlp"}, {"p_b", "conv"}, {"p_c", "mlp_wide"}, {"p_d", "mlp"}, {"p_e", "raiser"}};
+  make_zoo(zoo, suites, "parts", models);
+  const std::string base = "run --suite parts --accuracy --timeout 120 --suites-dir " +
+                           quote(suites) + " --zoo " + quote(zoo);
+
+  constexpr int kPartitions = 3;
+  std::map<std::string, int> covered;
+  std::string merge_inputs;
+  for (int id = 0; id < kPartitions; ++id) {
+    const std::string part_out = out + "/part" + std::to_string(id);
+    auto run = zt::run_command(zoobench(base + " --total-partitions " +
+                                        std::to_string(kPartitions) + " --partition-id " +
+                                        std::to_string(id) + " --output-directory " +
+                                        quote(part_out)));
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    auto rows = read_csv(accuracy_csv(part_out, "parts"));
+    EXPECT_FALSE(rows.empty()) << "partition " << id << " of 5 models has none";
+    for (const auto& row : rows) ++covered[row.at("name")];
+    merge_inputs += " " + quote(accuracy_csv(part_out, "parts"));
+  }
+  std::map<std::string, int> once;
+  for (const auto& [name, kind] : models) once[name] = 1;
+  EXPECT_EQ(covered, once);  // no gap, no overlap
+
+  auto whole = zt::run_command(zoobench(base + " --output-directory " + quote(out + "/whole")));
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  auto merged = zt::run_command(zoobench("merge" + merge_inputs + " -o " + quote(out + "/merged.csv")));
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  auto whole_rows = read_csv(accuracy_csv(out + "/whole", "parts"));
+  auto merged_rows = read_csv(out + "/merged.csv");
+  EXPECT_EQ(names_and_statuses(merged_rows), names_and_statuses(whole_rows));
+  EXPECT_EQ(whole_rows.size(), models.size());
+
+  auto bad = zt::run_command(
+      zoobench(base + " --total-partitions 3 --partition-id 3 --output-directory " +
+               quote(out + "/bad")));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("--partition-id must be in [0, --total-partitions)"));
+}
+
+// --- two workers on one device ---------------------------------------------------------------
+
+TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  fs::create_directories(suites);
+  const Models models = {{"w_a", "mlp"}, {"w_b", "conv"}, {"w_c", "mlp_wide"}, {"w_d", "mlp"}};
+  make_zoo(zoo, suites, "workers", models);
+  auto run = zt::run_command(zoobench("run --suite workers --accuracy --timeout 120 --devices cpu,cpu"
+                                      " --suites-dir " + quote(suites) + " --zoo " + quote(zoo) +
+                                      " --output-directory " + quote(out)));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string csv = accuracy_csv(out, "workers");
+  auto rows = read_csv(csv);
+  std::map<std::string, int> once;
+  for (const auto& [name, kind] : models) once[name] = 1;
+  EXPECT_EQ(count_names(rows), once) << run.output;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("accuracy"), "pass") << row.at("name") << ": " << row.at("reason");
+    EXPECT_EQ(row.at("dev"), "cpu");
+    EXPECT_TRUE(fs::is_regular_file(row.at("log"))) << row.at("log");
+  }
+  fs::path json_path = csv;
+  json_path.replace_extension(".json");
+  EXPECT_EQ(nlohmann::json::parse(read_text(json_path.string())).at("records").size(),
+            models.size());
+}
+
+// --- bad input: exit 2 and a message that says what to do -----------------------------------
+
+// A zoo of manifest files only: enough for selection, which fails before anything is loaded.
+std::string fake_zoo(const zt::ScratchDir& dir) {
+  for (const char* name : {"good_mlp", "good_conv"}) {
+    write_text(dir.file(std::string("zoo/faulty/") + name + "/manifest.json"), "{}\n");
+  }
+  return dir.file("zoo");
+}
+
+TEST(SuiteRunErrors, NoZooSaysHowToExportOne) {
+  zt::ScratchDir dir;
+  auto missing = zt::run_command(zoobench("run --accuracy --zoo " + quote(dir.file("nowhere"))));
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr("no zoo at"));
+  EXPECT_THAT(missing.output, HasSubstr("tools/export_zoo.py"));
+  fs::create_directories(dir.file("empty"));
+  auto empty = zt::run_command(zoobench("run --accuracy --zoo " + quote(dir.file("empty"))));
+  EXPECT_EQ(empty.exit_code, 2) << empty.output;
+  EXPECT_THAT(empty.output, HasSubstr("has no models"));
+  EXPECT_THAT(empty.output, HasSubstr("tools/export_zoo.py"));
+}
+
+TEST(SuiteRunErrors, UnknownModelSuggestsCloseNames) {
+  zt::ScratchDir dir;
+  fs::create_directories(dir.file("suites"));
+  auto result = zt::run_command(zoobench("run --accuracy --suite faulty --only good_mpl --zoo " +
+                                         quote(fake_zoo(dir)) + " --suites-dir " +
+                                         quote(dir.file("suites"))));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("unknown model 'good_mpl'"));
+  EXPECT_THAT(result.output, HasSubstr("did you mean: good_mlp"));
+}
+
+TEST(SuiteRunErrors, UnknownFlagIsNamed) {
+  auto result = zt::run_command(zoobench("run --acuracy"));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("--acuracy"));
+}
+
+TEST(SuiteRunErrors, NothingToMeasureSaysWhatToAdd) {
+  zt::ScratchDir dir;
+  auto result = zt::run_command(zoobench("run --zoo " + quote(fake_zoo(dir))));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("--accuracy and/or --performance"));
+}
+
+TEST(SuiteRunErrors, BrokenSuiteYamlIsReportedWithFileAndLine) {
+  zt::ScratchDir dir;
+  // Line 4 holds a tab where yaml allows only spaces.
+  write_text(dir.file("suites/faulty.yaml"),
+             "zoobench:\n"
+             "  patches:\n"
+             "    good_mlp: [fault_injection]\n"
+             "\tflaky: [good_conv]\n");
+  auto result = zt::run_command(zoobench("run --accuracy --suite faulty --zoo " +
+                                         quote(fake_zoo(dir)) + " --suites-dir " +
+                                         quote(dir.file("suites"))));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_THAT(result.output, HasSubstr(dir.file("suites/faulty.yaml") + ":4:"));
+}
+
+}  // namespace

@@ -1,0 +1,266 @@
+// A zoo of small hand-made models for the backend and experiment tests (unit_backends,
+// unit_runner, gpu_backends), exported through the real exporter: each model is scripted in
+// Python and added with tools/export_zoo.py --from-torchscript --training (the user-model path),
+// optionally with torchvision's resnet18 from the demo suite (small images, batch 1) and, on a
+// machine whose torch has CUDA and AOTInductor, an aoti.float32.cuda package per model.
+//
+// ctest runs every test in its own process, so the zoo is built once per build tree and
+// content: it lives in <build>/test-fixtures/<key>/, where the key hashes the Python below and
+// the exporter's sources. A half-built zoo is never visible (built aside, then renamed).
+//
+// Models (scripted, not traced, so train()/eval() switch batch norm as in Python):
+//   conv_bn_relu   conv -> batch norm (non-trivial running stats) -> relu -> 1x1 conv; a tensor
+//   mlp            linear -> gelu -> linear; a tuple (logits, hidden)
+//   encoder_layer  int64 ids -> embedding -> transformer encoder layer; a dict {hidden, pooled}
+//   host_sync      linear, then a branch on a value read back to the host: cannot be captured
+//                  in a CUDA graph (the cudagraphs fallback case)
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <string>
+
+#include "testing/testing.h"
+#include "zoobench/util/files.h"
+#include "zoobench/util/sha256.h"
+
+namespace zoobench::testing {
+
+struct SmallZooOptions {
+  bool resnet18 = false;   // also demo's resnet18: batch 1, 64x64 images, eval.pt + train.pt
+  bool aoti_cuda = false;  // also aoti.float32.cuda packages where torch can make them
+};
+
+inline const char* small_models_python() {
+  return R"PY(
+import json, hashlib, os, sys
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import export_zoo
+
+
+class ConvBnRelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.head = nn.Conv2d(8, 4, 1)
+        with torch.no_grad():
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-0.5, 0.5)
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.bn(self.conv(x))))
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        hidden = nn.functional.gelu(self.fc1(x))
+        return self.fc2(hidden), hidden
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(50, 16)
+        self.layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32,
+                                                dropout=0.0)
+
+    def forward(self, ids):
+        hidden = self.layer(self.embedding(ids).transpose(0, 1))
+        return {"hidden": hidden, "pooled": hidden.mean(0)}
+
+
+class HostSync(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        # float() copies to the host and waits: not allowed while a CUDA graph captures.
+        if float(y.abs().sum()) > 0.0:
+            y = y * 2.0
+        return y
+
+
+def make(name):
+    torch.manual_seed(0)
+    if name == "conv_bn_relu":
+        return ConvBnRelu(), (torch.randn(2, 3, 8, 8),)
+    if name == "mlp":
+        return Mlp(), (torch.randn(4, 16),)
+    if name == "encoder_layer":
+        return EncoderLayer(), (torch.randint(0, 50, (2, 5)),)
+    return HostSync(), (torch.randn(4, 8),)
+
+
+def export(argv):
+    code = export_zoo.main(argv)
+    if code != 0:
+        raise SystemExit(f"export_zoo {argv} exited {code}")
+
+
+work = os.path.join(OUT, "work")
+os.makedirs(work, exist_ok=True)
+names = ["conv_bn_relu", "mlp", "encoder_layer", "host_sync"]
+for name in names:
+    module, inputs = make(name)
+    torch.jit.script(module).save(os.path.join(work, name + ".pt"))
+    torch.save(inputs, os.path.join(work, name + ".inputs.pt"))
+    export(["--from-torchscript", os.path.join(work, name + ".pt"),
+            "--inputs", os.path.join(work, name + ".inputs.pt"), "--name", name,
+            "--training", "--zoo", OUT])
+if RESNET18:
+    export(["--suite", "demo", "--only", "resnet18", "--batch-size", "1", "--image-size", "64",
+            "--training", "--zoo", OUT])
+
+
+
+# Expected results computed by PyTorch itself in float64, independent of zoobench: inference
+# outputs (eval mode), and after TRAINING_STEPS steps of SGD(lr=0.01) on the mean of the
+# floating outputs (train mode): the last outputs, loss, gradients, parameters and buffers.
+TRAINING_STEPS = 2
+
+
+def leaves(value, path, out):
+    if isinstance(value, torch.Tensor):
+        out[path] = value.detach().clone()
+    elif isinstance(value, (tuple, list)):
+        for i, v in enumerate(value):
+            leaves(v, f"{path}[{i}]", out)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            leaves(v, f"{path}['{k}']", out)
+
+
+def mean_of_floating_outputs(value):
+    if isinstance(value, torch.Tensor):
+        return value.sum() / value.numel()
+    parts = list(value.values()) if isinstance(value, dict) else list(value)
+    return sum(mean_of_floating_outputs(p) for p in parts) / len(parts)
+
+
+class Holder(nn.Module):
+    def __init__(self, values):
+        super().__init__()
+        self.values = values
+
+
+os.makedirs(os.path.join(OUT, "expected"), exist_ok=True)
+for name in names:
+    module, inputs = make(name)
+    module = module.double()
+    inputs = tuple(t.double() if t.is_floating_point() else t for t in inputs)
+    values = {}
+    with torch.no_grad():
+        leaves(module.eval()(*inputs), "output", values)
+    torch.jit.script(Holder(values)).save(os.path.join(OUT, "expected", name + ".inference.pt"))
+    module.train()
+    optimizer = torch.optim.SGD(module.parameters(), lr=0.01)
+    for _ in range(TRAINING_STEPS):
+        optimizer.zero_grad()
+        outputs = module(*inputs)
+        loss = mean_of_floating_outputs(outputs)
+        loss.backward()
+        optimizer.step()
+    values = {}
+    leaves(outputs, "output", values)
+    values["loss"] = loss.detach().clone()
+    for n, p in module.named_parameters():
+        values[f"grad:{n}.grad"] = p.grad.detach().clone()
+    for n, p in module.named_parameters():
+        values[f"param:{n}"] = p.detach().clone()
+    for n, b in module.named_buffers():
+        values[f"buffer:{n}"] = b.detach().clone()
+    torch.jit.script(Holder(values)).save(os.path.join(OUT, "expected", name + ".training.pt"))
+
+failures = {}
+if AOTI_CUDA:
+    import torch._inductor
+    for name in names:
+        folder = os.path.join(OUT, "custom", name)
+        path = os.path.join(folder, "aoti.float32.cuda.pt2")
+        try:
+            module, inputs = make(name)
+            module = module.eval().cuda()
+            with torch.no_grad():
+                program = torch.export.export(module, tuple(t.cuda() for t in inputs))
+                torch._inductor.aoti_compile_and_package(program, package_path=path)
+            with open(path, "rb") as f:
+                sha = hashlib.sha256(f.read()).hexdigest()
+            manifest_path = os.path.join(folder, "manifest.json")
+            with open(manifest_path) as f:
+                manifest = json.load(f)
+            manifest["artifacts"]["aoti.float32.cuda"] = {
+                "path": "aoti.float32.cuda.pt2", "sha256": sha, "kind": "aoti",
+                "device": "cuda", "dtype": "float32"}
+            with open(manifest_path, "w") as f:
+                json.dump(manifest, f, indent=2)
+        except Exception as e:  # a model torch.export cannot take has no package
+            failures[name] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+with open(os.path.join(OUT, "aoti_failures.json"), "w") as f:
+    json.dump(failures, f)
+)PY";
+}
+
+// The zoo's folder, built on first use in this build tree. Fails the calling test (and returns
+// an empty string) when the exporter fails.
+inline std::string small_zoo_dir(const SmallZooOptions& options = {}) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string root = repo_root();
+  std::string key_material = small_models_python();
+  key_material += options.resnet18 ? "|resnet18" : "";
+  key_material += options.aoti_cuda ? "|aoti_cuda" : "";
+  key_material += "|" + python();
+  for (const char* source :
+       {"tools/export_zoo.py", "tools/zoo_export/exporter.py", "tools/zoo_export/manifest.py",
+        "tools/zoo_export/torchscript_export.py", "tools/zoo_export/sources/user_torchscript.py",
+        "tools/zoo_export/sources/torchvision_models.py"}) {
+    const std::string path = root + "/" + source;
+    if (std::filesystem::exists(path)) key_material += read_text_file(path);
+  }
+  const std::string key = sha256_hex(key_material.data(), key_material.size()).substr(0, 16);
+  const std::string dir = binary_dir() + "/test-fixtures/small-zoo-" + key;
+  if (std::filesystem::exists(dir + "/COMPLETE")) return dir;
+
+  const std::string building = dir + ".building." + std::to_string(::getpid());
+  std::filesystem::remove_all(building);
+  std::filesystem::create_directories(building);
+  std::string code = "REPO = r'''" + root + "'''\nOUT = r'''" + building + "'''\n";
+  code += std::string("RESNET18 = ") + (options.resnet18 ? "True" : "False") + "\n";
+  code += std::string("AOTI_CUDA = ") + (options.aoti_cuda ? "True" : "False") + "\n";
+  code += small_models_python();
+  CommandResult result = run_python(code);
+  if (result.exit_code != 0) {
+    std::filesystem::remove_all(building);
+    return "";
+  }
+  std::ofstream(building + "/COMPLETE") << "built by " << ::getpid() << "\n";
+  std::error_code error;
+  std::filesystem::rename(building, dir, error);
+  // Another test process may have finished first; its zoo is as good as ours.
+  if (error) std::filesystem::remove_all(building);
+  return dir;
+}
+
+// <zoo>/custom/<name>/manifest.json (resnet18: <zoo>/demo/resnet18/manifest.json).
+inline std::string small_model_manifest(const std::string& zoo, const std::string& name) {
+  return zoo + (name == "resnet18" ? "/demo/" : "/custom/") + name + "/manifest.json";
+}
+
+}  // namespace zoobench::testing

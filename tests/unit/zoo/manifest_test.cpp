@@ -1,0 +1,224 @@
+// manifest.json parsing (docs/formats.md) and artifact verification: every field of the
+// documented example lands where it should, and every way a manifest can be wrong is a
+// ModelLoadError that names the file.
+#include "zoobench/zoo/manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "testing/testing.h"
+#include "zoobench/util/sha256.h"
+
+namespace zoobench {
+namespace {
+
+using testing::ScratchDir;
+
+// docs/formats.md's example, with an AOTInductor input contract and non-default training keys.
+nlohmann::json example_manifest() {
+  return nlohmann::json::parse(R"JSON({
+    "format": "zoobench-manifest/1",
+    "name": "resnet18",
+    "suite": "torchbench",
+    "source": "torchvision:resnet18",
+    "batch_size": 4,
+    "artifacts": {
+      "eval":  {"path": "eval.pt",  "sha256": "aa", "kind": "torchscript", "traced_on": "cpu", "method": "trace"},
+      "train": {"path": "sub/../train.pt", "sha256": "bb", "kind": "torchscript", "traced_on": "cuda"},
+      "aoti.float32.cuda": {"path": "aoti.float32.cuda.pt2", "sha256": "cc", "kind": "aoti",
+                            "device": "cuda", "dtype": "float32",
+                            "input_contract": [{"name": "input_ids", "dtype": "int32",
+                                                "sizes": [8, 512], "strides": [512, 1]}]}
+    },
+    "inputs": {
+      "path": "inputs.pt", "sha256": "dd",
+      "spec": [{"name": "x", "dtype": "float32", "shape": [4, 3, 224, 224], "init": "randn"}]
+    },
+    "outputs": {"names": ["logits"]},
+    "mutated_inputs": [0],
+    "training": {"loss": "first_output", "loss_scale": 0.001},
+    "dropout": true,
+    "deepcopy": false,
+    "versions": {"exporter": "1", "torch": "1.13.1", "timm": null}
+  })JSON");
+}
+
+std::string write_manifest(const ScratchDir& dir, const std::string& text) {
+  const std::string path = dir.file("manifest.json");
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    read_manifest(path);
+  } catch (const ModelLoadError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "read_manifest(" << path << ") did not throw ModelLoadError";
+  return "";
+}
+
+TEST(ReadManifest, EveryDocumentedField) {
+  ScratchDir dir;
+  Manifest m = read_manifest(write_manifest(dir, example_manifest().dump()));
+  EXPECT_EQ(m.directory, dir.path());
+  EXPECT_EQ(m.name, "resnet18");
+  EXPECT_EQ(m.suite, "torchbench");
+  EXPECT_EQ(m.source, "torchvision:resnet18");
+  EXPECT_EQ(m.batch_size, 4);
+  ASSERT_EQ(m.artifacts.size(), 3u);
+
+  const Artifact* eval = m.artifact("eval");
+  ASSERT_NE(eval, nullptr);
+  EXPECT_EQ(eval->role, "eval");
+  EXPECT_EQ(eval->path, dir.path() + "/eval.pt");  // relative to the manifest's folder
+  EXPECT_EQ(eval->sha256, "aa");
+  EXPECT_EQ(eval->kind, "torchscript");
+  EXPECT_EQ(eval->device, "cpu");  // traced_on
+  EXPECT_EQ(m.artifact("train")->path, dir.path() + "/train.pt");
+  EXPECT_EQ(m.artifact("train")->device, "cuda");
+
+  const Artifact* aoti = m.artifact("aoti.float32.cuda");
+  ASSERT_NE(aoti, nullptr);
+  EXPECT_EQ(aoti->kind, "aoti");
+  EXPECT_EQ(aoti->device, "cuda");
+  EXPECT_EQ(aoti->dtype, "float32");
+  ASSERT_EQ(aoti->input_contract.size(), 1u);
+  EXPECT_EQ(aoti->input_contract[0].name, "input_ids");
+  EXPECT_EQ(aoti->input_contract[0].dtype, "int32");
+  EXPECT_EQ(aoti->input_contract[0].sizes, (std::vector<int64_t>{8, 512}));
+  EXPECT_EQ(aoti->input_contract[0].strides, (std::vector<int64_t>{512, 1}));
+  EXPECT_EQ(m.artifact("aoti.float16.cuda"), nullptr);
+
+  EXPECT_EQ(m.inputs_path, dir.path() + "/inputs.pt");
+  EXPECT_EQ(m.inputs_sha256, "dd");
+  ASSERT_EQ(m.input_specs.size(), 1u);
+  EXPECT_EQ(m.input_specs[0].name, "x");
+  EXPECT_EQ(m.input_specs[0].dtype, "float32");
+  EXPECT_EQ(m.input_specs[0].shape, (std::vector<int64_t>{4, 3, 224, 224}));
+  EXPECT_EQ(m.input_specs[0].init, "randn");
+  EXPECT_EQ(m.output_names, (std::vector<std::string>{"logits"}));
+  EXPECT_EQ(m.mutated_inputs, (std::vector<int64_t>{0}));
+  EXPECT_EQ(m.loss, "first_output");
+  EXPECT_DOUBLE_EQ(m.loss_scale, 0.001);
+  EXPECT_TRUE(m.dropout);
+  EXPECT_FALSE(m.deepcopy);
+  EXPECT_EQ(m.versions["torch"], "1.13.1");
+}
+
+TEST(ReadManifest, OptionalFieldsTakeTheirDefaults) {
+  ScratchDir dir;
+  nlohmann::json json = example_manifest();
+  for (const char* key : {"suite", "source", "batch_size", "outputs", "mutated_inputs", "training",
+                          "dropout", "deepcopy", "versions"}) {
+    json.erase(key);
+  }
+  json["inputs"].erase("spec");
+  Manifest m = read_manifest(write_manifest(dir, json.dump()));
+  EXPECT_EQ(m.batch_size, 0);
+  EXPECT_TRUE(m.input_specs.empty());
+  EXPECT_TRUE(m.mutated_inputs.empty());
+  EXPECT_EQ(m.loss, "mean_of_floating_outputs");
+  EXPECT_DOUBLE_EQ(m.loss_scale, 1.0);
+  EXPECT_FALSE(m.dropout);
+  EXPECT_TRUE(m.deepcopy);
+}
+
+TEST(ReadManifest, MissingFileNamesIt) {
+  ScratchDir dir;
+  std::string message = load_error(dir.file("nowhere/manifest.json"));
+  EXPECT_NE(message.find(dir.file("nowhere/manifest.json")), std::string::npos) << message;
+}
+
+TEST(ReadManifest, BadJsonNamesTheFile) {
+  ScratchDir dir;
+  const std::string path = write_manifest(dir, "{\"format\": \"zoobench-manifest/1\", \"name\": ");
+  std::string message = load_error(path);
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find("JSON"), std::string::npos) << message;
+}
+
+TEST(ReadManifest, WrongFormatStringNamesFileAndFormat) {
+  for (const char* format : {"zoobench-manifest/2", "", "something-else"}) {
+    ScratchDir dir;
+    nlohmann::json json = example_manifest();
+    json["format"] = format;
+    const std::string path = write_manifest(dir, json.dump());
+    std::string message = load_error(path);
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("zoobench-manifest/1"), std::string::npos) << message;
+  }
+  ScratchDir dir;
+  nlohmann::json json = example_manifest();
+  json.erase("format");
+  const std::string path = write_manifest(dir, json.dump());
+  EXPECT_NE(load_error(path).find(path), std::string::npos);
+}
+
+TEST(ReadManifest, MissingOrMalformedRequiredFieldsNameTheFile) {
+  struct Breakage {
+    const char* what;
+    std::function<void(nlohmann::json&)> apply;
+  };
+  const std::vector<Breakage> breakages = {
+      {"no name", [](nlohmann::json& j) { j.erase("name"); }},
+      {"name not a string", [](nlohmann::json& j) { j["name"] = 5; }},
+      {"no artifacts", [](nlohmann::json& j) { j.erase("artifacts"); }},
+      {"artifact without path", [](nlohmann::json& j) { j["artifacts"]["eval"].erase("path"); }},
+      {"artifact without sha256",
+       [](nlohmann::json& j) { j["artifacts"]["eval"].erase("sha256"); }},
+      {"no inputs", [](nlohmann::json& j) { j.erase("inputs"); }},
+      {"inputs without sha256", [](nlohmann::json& j) { j["inputs"].erase("sha256"); }},
+      {"batch size a string", [](nlohmann::json& j) { j["batch_size"] = "four"; }},
+      {"unknown loss rule", [](nlohmann::json& j) { j["training"]["loss"] = "sum_of_everything"; }},
+  };
+  for (const auto& breakage : breakages) {
+    SCOPED_TRACE(breakage.what);
+    ScratchDir dir;
+    nlohmann::json json = example_manifest();
+    breakage.apply(json);
+    const std::string path = write_manifest(dir, json.dump());
+    std::string message = load_error(path);
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+  }
+}
+
+TEST(VerifyArtifact, MatchingShaPassesMismatchIsRefused) {
+  ScratchDir dir;
+  const std::string path = dir.file("eval.pt");
+  std::ofstream(path) << "the model's bytes";
+  const std::string good = sha256_file(path);
+  EXPECT_NO_THROW(verify_artifact(path, good, "TorchScript"));
+
+  std::string bad = good;
+  bad[0] = bad[0] == '0' ? '1' : '0';
+  try {
+    verify_artifact(path, bad, "TorchScript");
+    FAIL() << "a sha256 mismatch was accepted";
+  } catch (const ModelLoadError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("sha256"), std::string::npos) << message;
+    EXPECT_NE(message.find("TorchScript"), std::string::npos) << message;
+  }
+
+  // One changed byte in the file, same manifest: refused.
+  std::ofstream(path, std::ios::app) << "!";
+  EXPECT_THROW(verify_artifact(path, good, "TorchScript"), ModelLoadError);
+}
+
+TEST(VerifyArtifact, MissingFileIsRefused) {
+  ScratchDir dir;
+  try {
+    verify_artifact(dir.file("gone.pt"), std::string(64, 'a'), "inputs");
+    FAIL() << "a missing file was accepted";
+  } catch (const ModelLoadError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.file("gone.pt")), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zoobench

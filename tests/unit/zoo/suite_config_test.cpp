@@ -1,0 +1,493 @@
+// Suite configuration: yaml in the schema of upstream's benchmarks/dynamo/{torchbench,
+// huggingface,timm_models}.yaml (skip lists with YAML anchors and nested lists, batch sizes,
+// tolerance lists, maps inside `tolerance:`), the tolerances of the three upstream
+// get_tolerance_and_cosine_flag rules as PyTorch 2.11 writes them, our overrides, errors with
+// file:line, and the three model-list formats.
+#include "zoobench/zoo/suite_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "testing/testing.h"
+#include "zoobench/util/errors.h"
+
+namespace zoobench {
+namespace {
+
+using testing::ScratchDir;
+
+std::string write(const ScratchDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.file(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Shaped like upstream torchbench.yaml: an anchor on a null list (very_slow), an anchor on a
+// list reused as an element of other lists (DETECTRON2_MODELS), `~` entries, maps inside
+// `tolerance:` (freezing, iou_thresholds, accuracy_check_runs), keys zoobench does not use.
+const char* kTorchbenchYaml = R"YAML(
+batch_size:
+  training:
+    demucs: 4
+    densenet121: 4
+  inference:
+    timm_efficientdet: 32
+
+dont_change_batch_size:
+  - demucs
+
+tolerance:
+  higher:
+    - alexnet
+  even_higher:
+    - yolov3
+  higher_fp16:
+    - drq
+  higher_bf16:
+    - doctr_reco_predictor
+  higher_bf16_xpu:
+    - squeezenet1_1
+  freezing:
+    even_higher:
+      - mobilenet_v2
+  cosine:
+    - cosine_model
+  use_iou_for_bool_masks:
+    - sam
+    - vision_maskrcnn
+  iou_thresholds:
+    sam: 0.95
+  accuracy_check_runs:
+    sam: 5
+
+require_larger_multiplier_for_smaller_tensor:
+  - yolov3
+
+very_slow: &VERY_SLOW_MODELS
+
+slow:
+  - *VERY_SLOW_MODELS
+  - demucs
+
+non_deterministic:
+  - mobilenet_v3_large
+
+canary_models:
+  - torchrec_dlrm
+
+detectron2_models: &DETECTRON2_MODELS
+  - detectron2_fasterrcnn_r_50_c4
+  - detectron2_maskrcnn_r_50_fpn
+
+only_training:
+  - *DETECTRON2_MODELS
+  - tts_angular
+
+skip:
+  all:
+    - ~
+    - hf_clip
+    - [nested_a, [nested_b]]
+  device:
+    cpu:
+      - sam_fast
+    cuda: []
+    xpu:
+      - *DETECTRON2_MODELS
+  test:
+    training:
+      - *DETECTRON2_MODELS
+      - maml
+  control_flow:
+    - fastNLP_Bert
+  multiprocess:
+    - simple_gpt
+
+accuracy:
+  skip:
+    large_models:
+      - llama_v2_7b_16h
+    eager_not_deterministic:
+      - pytorch_unet
+  max_batch_size:
+    pytorch_unet: 2
+
+zoobench:
+  tolerance_overrides:
+    deit_base_distilled_patch16_224:
+      tolerance: 0.02
+      reason: max abs just over, mean well inside
+    only_training_override:
+      tolerance: 0.5
+      mode: training
+      reason: training only
+  loss_scale:
+    mobilevit_s: 0.001
+  patches:
+    vision_maskrcnn: [torchvision_roi_align]
+  training_patches:
+    vision_maskrcnn: [packed_dropout]
+)YAML";
+
+struct Expected {
+  double tolerance;
+  bool cosine;
+};
+
+void expect_tolerance(const SuiteConfig& config, const std::string& model, Mode mode,
+                      Precision precision, const std::string& device, Expected expected) {
+  ToleranceDecision d = config.tolerance(model, mode, precision, device, /*cosine_flag=*/false);
+  EXPECT_DOUBLE_EQ(d.tolerance, expected.tolerance)
+      << config.suite() << " " << model << " " << mode_name(mode) << " "
+      << precision_name(precision) << " " << device << " (source " << d.source << ")";
+  EXPECT_EQ(d.cosine, expected.cosine) << config.suite() << " " << model << " " << mode_name(mode)
+                                       << " " << precision_name(precision) << " " << device;
+}
+
+class TorchbenchYaml : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_ = SuiteConfig::load(write(dir_, "torchbench.yaml", kTorchbenchYaml), "torchbench");
+  }
+  ScratchDir dir_;
+  SuiteConfig config_;
+};
+
+TEST_F(TorchbenchYaml, SkipListsIncludingAnchorsAndNestedLists) {
+  const auto cpu = "cpu", cuda = "cuda";
+  EXPECT_TRUE(config_.skip_reason("hf_clip", cuda, Mode::kInference, false).has_value());
+  EXPECT_TRUE(config_.skip_reason("nested_a", cpu, Mode::kInference, false).has_value());
+  EXPECT_TRUE(config_.skip_reason("nested_b", cpu, Mode::kInference, false).has_value());
+  EXPECT_NE(config_.skip_reason("hf_clip", cpu, Mode::kInference, false)->find("skip.all"),
+            std::string::npos);
+
+  EXPECT_TRUE(config_.skip_reason("sam_fast", cpu, Mode::kInference, false).has_value());
+  EXPECT_FALSE(config_.skip_reason("sam_fast", cuda, Mode::kInference, false).has_value());
+  EXPECT_TRUE(config_.skip_reason("detectron2_maskrcnn_r_50_fpn", "xpu", Mode::kInference, false)
+                  .has_value());
+
+  // skip.test.training through an anchor, and only_training (upstream: these models have no
+  // eval mode to check) through the same anchor.
+  EXPECT_TRUE(config_.skip_reason("maml", cpu, Mode::kTraining, false).has_value());
+  EXPECT_FALSE(config_.skip_reason("maml", cpu, Mode::kInference, false).has_value());
+  EXPECT_TRUE(config_.skip_reason("detectron2_fasterrcnn_r_50_c4", cuda, Mode::kTraining, false)
+                  .has_value());
+  EXPECT_TRUE(config_.skip_reason("tts_angular", cuda, Mode::kInference, false).has_value());
+  EXPECT_FALSE(config_.skip_reason("tts_angular", cuda, Mode::kTraining, false).has_value());
+
+  // accuracy.skip.large_models only for accuracy runs.
+  EXPECT_TRUE(config_.skip_reason("llama_v2_7b_16h", cuda, Mode::kInference, /*accuracy=*/true)
+                  .has_value());
+  EXPECT_FALSE(config_.skip_reason("llama_v2_7b_16h", cuda, Mode::kInference, /*accuracy=*/false)
+                   .has_value());
+
+  EXPECT_FALSE(config_.skip_reason("resnet18", cuda, Mode::kTraining, true).has_value());
+  EXPECT_FALSE(config_.skip_reason("~", cpu, Mode::kInference, false).has_value());
+}
+
+TEST_F(TorchbenchYaml, BatchSizesCanaryNonDeterministic) {
+  EXPECT_EQ(config_.batch_size("demucs", Mode::kTraining), 4);
+  EXPECT_FALSE(config_.batch_size("demucs", Mode::kInference).has_value());
+  EXPECT_EQ(config_.batch_size("timm_efficientdet", Mode::kInference), 32);
+  EXPECT_TRUE(config_.is_canary("torchrec_dlrm"));
+  EXPECT_FALSE(config_.is_canary("resnet18"));
+  EXPECT_TRUE(config_.is_non_deterministic("mobilenet_v3_large"));
+  EXPECT_TRUE(
+      config_.is_non_deterministic("pytorch_unet"));  // accuracy.skip.eager_not_deterministic
+  EXPECT_FALSE(config_.is_non_deterministic("resnet18"));
+}
+
+// Upstream torchbench.py (PyTorch 2.11):
+//   tolerance = 1e-4
+//   fp16/amp: higher_fp16 -> 1e-2; even_higher -> 8e-2; else 1e-3   (returns)
+//   bf16:     higher_bf16 -> 1e-2                                     (returns)
+//   training on cuda: 1e-3; cosine list -> cosine; higher -> 1e-3; even_higher -> 8e-2
+TEST_F(TorchbenchYaml, UpstreamTorchbenchTolerances) {
+  const auto F32 = Precision::kFloat32, F16 = Precision::kFloat16, BF16 = Precision::kBFloat16,
+             AMP = Precision::kAmp;
+  const auto INF = Mode::kInference, TRAIN = Mode::kTraining;
+  // A model on no list.
+  expect_tolerance(config_, "resnet18", INF, F32, "cpu", {1e-4, false});
+  expect_tolerance(config_, "resnet18", INF, F32, "cuda", {1e-4, false});
+  expect_tolerance(config_, "resnet18", TRAIN, F32, "cpu", {1e-4, false});
+  expect_tolerance(config_, "resnet18", TRAIN, F32, "cuda", {1e-3, false});
+  expect_tolerance(config_, "resnet18", INF, F16, "cuda", {1e-3, false});
+  expect_tolerance(config_, "resnet18", TRAIN, AMP, "cuda", {1e-3, false});
+  expect_tolerance(config_, "resnet18", INF, BF16, "cuda", {1e-4, false});
+  expect_tolerance(config_, "resnet18", TRAIN, BF16, "cuda", {1e-3, false});
+  // higher: same 1e-3 as any cuda training.
+  expect_tolerance(config_, "alexnet", TRAIN, F32, "cuda", {1e-3, false});
+  expect_tolerance(config_, "alexnet", TRAIN, F32, "cpu", {1e-4, false});
+  // even_higher: cuda training, and fp16/amp on any device and mode.
+  expect_tolerance(config_, "yolov3", TRAIN, F32, "cuda", {8e-2, false});
+  expect_tolerance(config_, "yolov3", TRAIN, F32, "cpu", {1e-4, false});
+  expect_tolerance(config_, "yolov3", INF, F32, "cuda", {1e-4, false});
+  expect_tolerance(config_, "yolov3", INF, F16, "cuda", {8e-2, false});
+  expect_tolerance(config_, "yolov3", TRAIN, AMP, "cpu", {8e-2, false});
+  expect_tolerance(config_, "yolov3", INF, BF16, "cuda", {1e-4, false});
+  // cosine: only for cuda training; the tolerance stays 1e-3.
+  expect_tolerance(config_, "cosine_model", TRAIN, F32, "cuda", {1e-3, true});
+  expect_tolerance(config_, "cosine_model", TRAIN, F32, "cpu", {1e-4, false});
+  expect_tolerance(config_, "cosine_model", TRAIN, F16, "cuda", {1e-3, false});
+  // higher_fp16 / higher_bf16 apply to their own dtype only.
+  expect_tolerance(config_, "drq", INF, F16, "cpu", {1e-2, false});
+  expect_tolerance(config_, "drq", TRAIN, AMP, "cuda", {1e-2, false});
+  expect_tolerance(config_, "drq", INF, BF16, "cuda", {1e-4, false});
+  expect_tolerance(config_, "drq", INF, F32, "cuda", {1e-4, false});
+  expect_tolerance(config_, "doctr_reco_predictor", INF, BF16, "cpu", {1e-2, false});
+  expect_tolerance(config_, "doctr_reco_predictor", TRAIN, BF16, "cuda", {1e-2, false});
+  expect_tolerance(config_, "doctr_reco_predictor", INF, F16, "cuda", {1e-3, false});
+  // higher_bf16_xpu is for xpu only.
+  expect_tolerance(config_, "squeezenet1_1", INF, BF16, "cuda", {1e-4, false});
+}
+
+TEST_F(TorchbenchYaml, CosineFlagFromTheCommandLineIsKept) {
+  EXPECT_TRUE(
+      config_.tolerance("resnet18", Mode::kInference, Precision::kFloat32, "cpu", true).cosine);
+  EXPECT_TRUE(config_.tolerance("drq", Mode::kInference, Precision::kFloat16, "cuda", true).cosine);
+}
+
+TEST_F(TorchbenchYaml, ComparisonFlagsFromTheLists) {
+  ToleranceDecision yolo =
+      config_.tolerance("yolov3", Mode::kInference, Precision::kFloat32, "cuda", false);
+  EXPECT_TRUE(yolo.larger_multiplier_for_smaller_tensor);
+  EXPECT_FALSE(yolo.use_iou_for_bool);
+  ToleranceDecision maskrcnn =
+      config_.tolerance("vision_maskrcnn", Mode::kInference, Precision::kFloat32, "cuda", false);
+  EXPECT_TRUE(maskrcnn.use_iou_for_bool);
+  EXPECT_DOUBLE_EQ(maskrcnn.iou_threshold, 0.99);  // upstream's default
+  ToleranceDecision sam =
+      config_.tolerance("sam", Mode::kInference, Precision::kFloat32, "cuda", false);
+  EXPECT_TRUE(sam.use_iou_for_bool);
+  EXPECT_DOUBLE_EQ(sam.iou_threshold, 0.95);  // tolerance.iou_thresholds
+  EXPECT_FALSE(config_.tolerance("resnet18", Mode::kInference, Precision::kFloat32, "cuda", false)
+                   .larger_multiplier_for_smaller_tensor);
+}
+
+TEST_F(TorchbenchYaml, ZoobenchOverridesCarryTheirReason) {
+  for (Mode mode : {Mode::kInference, Mode::kTraining}) {
+    ToleranceDecision d = config_.tolerance("deit_base_distilled_patch16_224", mode,
+                                            Precision::kFloat32, "cuda", false);
+    EXPECT_DOUBLE_EQ(d.tolerance, 0.02);
+    EXPECT_EQ(d.source, "zoobench:override (max abs just over, mean well inside)");
+  }
+  ToleranceDecision training = config_.tolerance("only_training_override", Mode::kTraining,
+                                                 Precision::kFloat32, "cpu", false);
+  EXPECT_DOUBLE_EQ(training.tolerance, 0.5);
+  ToleranceDecision inference = config_.tolerance("only_training_override", Mode::kInference,
+                                                  Precision::kFloat32, "cpu", false);
+  EXPECT_DOUBLE_EQ(inference.tolerance, 1e-4);
+  EXPECT_EQ(inference.source.find("zoobench"), std::string::npos) << inference.source;
+}
+
+TEST_F(TorchbenchYaml, LossScaleAndPatches) {
+  EXPECT_DOUBLE_EQ(config_.loss_scale("mobilevit_s"), 0.001);
+  EXPECT_DOUBLE_EQ(config_.loss_scale("resnet18"), 1.0);
+  EXPECT_EQ(config_.patches_for("vision_maskrcnn", Mode::kInference),
+            (std::vector<std::string>{"torchvision_roi_align"}));
+  EXPECT_EQ(config_.patches_for("vision_maskrcnn", Mode::kTraining),
+            (std::vector<std::string>{"torchvision_roi_align", "packed_dropout"}));
+  EXPECT_TRUE(config_.patches_for("resnet18", Mode::kTraining).empty());
+}
+
+// Upstream huggingface.py (PyTorch 2.11): training higher_training -> 2e-2 else 1e-2;
+// inference on cpu and higher_inference_cpu -> 5e-3, higher_inference -> 4e-3, else 1e-3.
+TEST(SuiteTolerances, UpstreamHuggingfaceRule) {
+  ScratchDir dir;
+  SuiteConfig config = SuiteConfig::load(write(dir, "huggingface.yaml", R"YAML(
+tolerance:
+  higher_training:
+    - MT5ForConditionalGeneration
+  higher_max_autotune_training: []
+  higher_inference:
+    - GPT2ForSequenceClassification
+    - RobertaForQuestionAnswering
+  higher_inference_cpu:
+    - GPT2ForSequenceClassification
+    - MobileBertForQuestionAnswering
+)YAML"),
+                                         "huggingface");
+  const auto F32 = Precision::kFloat32, BF16 = Precision::kBFloat16;
+  const auto INF = Mode::kInference, TRAIN = Mode::kTraining;
+  expect_tolerance(config, "BertForMaskedLM", TRAIN, F32, "cuda", {1e-2, false});
+  expect_tolerance(config, "BertForMaskedLM", TRAIN, F32, "cpu", {1e-2, false});
+  expect_tolerance(config, "BertForMaskedLM", TRAIN, BF16, "cuda", {1e-2, false});
+  expect_tolerance(config, "MT5ForConditionalGeneration", TRAIN, F32, "cuda", {2e-2, false});
+  expect_tolerance(config, "MT5ForConditionalGeneration", INF, F32, "cuda", {1e-3, false});
+  expect_tolerance(config, "BertForMaskedLM", INF, F32, "cuda", {1e-3, false});
+  expect_tolerance(config, "BertForMaskedLM", INF, BF16, "cpu", {1e-3, false});
+  expect_tolerance(config, "GPT2ForSequenceClassification", INF, F32, "cpu", {5e-3, false});
+  expect_tolerance(config, "GPT2ForSequenceClassification", INF, F32, "cuda", {4e-3, false});
+  expect_tolerance(config, "GPT2ForSequenceClassification", TRAIN, F32, "cpu", {1e-2, false});
+  expect_tolerance(config, "RobertaForQuestionAnswering", INF, F32, "cpu", {4e-3, false});
+  expect_tolerance(config, "MobileBertForQuestionAnswering", INF, F32, "cpu", {5e-3, false});
+  expect_tolerance(config, "MobileBertForQuestionAnswering", INF, F32, "cuda", {1e-3, false});
+}
+
+// Upstream timm_models.py (PyTorch 2.11): 1e-3; in training highest_training -> 16e-2,
+// even_higher -> 8e-2, higher_training or (amp and higher_amp) -> 4e-2, else 1e-2.
+TEST(SuiteTolerances, UpstreamTimmRule) {
+  ScratchDir dir;
+  SuiteConfig config = SuiteConfig::load(write(dir, "timm_models.yaml", R"YAML(
+skip:
+  all:
+    - ~
+  device:
+    cpu:
+      - ~
+batch_size:
+  divisors:
+    beit_base_patch16_224: 2
+tolerance:
+  higher_training:
+    - inception_v3
+    - mobilenetv3_large_100
+    - both_lists
+  higher_fp16_xpu:
+    - botnet26t_256
+  higher_amp:
+    - amp_model
+  even_higher:
+    - deit_base_distilled_patch16_224
+    - both_lists
+  even_higher_max_autotune: []
+  highest_training:
+    - beit_base_patch16_224
+  freezing:
+    - adv_inception_v3
+  cosine: []
+scaled_compute_loss:
+  - mobilevit_s
+require_larger_multiplier_for_smaller_tensor:
+  - inception_v3
+accuracy:
+  skip:
+    eager_not_deterministic: []
+)YAML"),
+                                         "timm_models");
+  const auto F32 = Precision::kFloat32, F16 = Precision::kFloat16, AMP = Precision::kAmp;
+  const auto INF = Mode::kInference, TRAIN = Mode::kTraining;
+  expect_tolerance(config, "resnet50", INF, F32, "cuda", {1e-3, false});
+  expect_tolerance(config, "resnet50", INF, F16, "cpu", {1e-3, false});
+  expect_tolerance(config, "beit_base_patch16_224", INF, F32, "cuda", {1e-3, false});
+  expect_tolerance(config, "resnet50", TRAIN, F32, "cuda", {1e-2, false});
+  expect_tolerance(config, "resnet50", TRAIN, F32, "cpu", {1e-2, false});
+  expect_tolerance(config, "beit_base_patch16_224", TRAIN, F32, "cuda", {16e-2, false});
+  expect_tolerance(config, "deit_base_distilled_patch16_224", TRAIN, F32, "cuda", {8e-2, false});
+  expect_tolerance(config, "inception_v3", TRAIN, F32, "cuda", {4e-2, false});
+  expect_tolerance(config, "both_lists", TRAIN, F32, "cuda", {8e-2, false});  // even_higher first
+  expect_tolerance(config, "amp_model", TRAIN, AMP, "cuda", {4e-2, false});
+  expect_tolerance(config, "amp_model", TRAIN, F32, "cuda", {1e-2, false});
+  expect_tolerance(config, "botnet26t_256", TRAIN, F16, "cuda",
+                   {1e-2, false});  // xpu only upstream
+  EXPECT_TRUE(config.tolerance("inception_v3", INF, F32, "cuda", false)
+                  .larger_multiplier_for_smaller_tensor);
+  EXPECT_FALSE(config.skip_reason("resnet50", "cpu", INF, true).has_value());
+}
+
+// A suite without a rule of its own (custom, demo) uses torchbench's; `zoobench.tolerance_rule`
+// picks another.
+TEST(SuiteTolerances, RuleBySuiteName) {
+  expect_tolerance(SuiteConfig("demo"), "x", Mode::kTraining, Precision::kFloat32, "cuda",
+                   {1e-3, false});
+  expect_tolerance(SuiteConfig("timm_models"), "x", Mode::kTraining, Precision::kFloat32, "cpu",
+                   {1e-2, false});
+  expect_tolerance(SuiteConfig("huggingface"), "x", Mode::kInference, Precision::kFloat32, "cpu",
+                   {1e-3, false});
+  ScratchDir dir;
+  SuiteConfig config = SuiteConfig::load(
+      write(dir, "ascend.yaml", "zoobench:\n  tolerance_rule: timm_models\n"), "ascend");
+  expect_tolerance(config, "x", Mode::kTraining, Precision::kFloat32, "cpu", {1e-2, false});
+}
+
+// Every error in a yaml names file:line.
+void expect_usage_error_at(const std::string& path, int line) {
+  try {
+    SuiteConfig::load(path, "torchbench");
+    ADD_FAILURE() << "loading " << path << " did not throw";
+  } catch (const UsageError& e) {
+    const std::string where = path + ":" + std::to_string(line) + ":";
+    EXPECT_EQ(std::string(e.what()).rfind(where, 0), 0u)
+        << e.what() << " (expected it to start with " << where << ")";
+  }
+}
+
+TEST(SuiteConfigErrors, BadYamlNamesFileAndLine) {
+  ScratchDir dir;
+  expect_usage_error_at(write(dir, "unclosed.yaml", "skip:\n  all: [a, b\n  device: {}\n"), 3);
+  expect_usage_error_at(write(dir, "tabs.yaml", "skip:\n  all:\n    - a\n\t- b\n"), 4);
+  expect_usage_error_at(write(dir, "batch.yaml", "batch_size:\n  training:\n    demucs: four\n"),
+                        3);
+  expect_usage_error_at(
+      write(dir, "override.yaml",
+            "zoobench:\n  tolerance_overrides:\n    deit:\n      tolerance: 0.02\n"),
+      4);
+  expect_usage_error_at(
+      write(
+          dir, "override_number.yaml",
+          "zoobench:\n  tolerance_overrides:\n    deit:\n      tolerance: high\n      reason: x\n"),
+      4);
+}
+
+TEST(SuiteConfigErrors, MissingFileAndNonMappingTopLevel) {
+  ScratchDir dir;
+  EXPECT_THROW(SuiteConfig::load(dir.file("nope.yaml"), "torchbench"), UsageError);
+  EXPECT_THROW(SuiteConfig::load(write(dir, "list.yaml", "- a\n- b\n"), "torchbench"), UsageError);
+  // An empty file is an empty configuration.
+  SuiteConfig empty = SuiteConfig::load(write(dir, "empty.yaml", ""), "torchbench");
+  EXPECT_FALSE(empty.skip_reason("anything", "cpu", Mode::kInference, true).has_value());
+}
+
+// The suites shipped in the repository load and agree with their own lists.
+TEST(ShippedSuites, LoadAndListTheirModels) {
+  for (const char* suite : {"demo", "torchbench", "huggingface", "timm_models"}) {
+    SCOPED_TRACE(suite);
+    const std::string base = testing::repo_root() + "/suites/" + suite;
+    EXPECT_NO_THROW(SuiteConfig::load(base + ".yaml", suite));
+    std::vector<ModelListEntry> models = read_model_list(base + "_models_list.txt");
+    EXPECT_FALSE(models.empty());
+  }
+}
+
+TEST(ReadModelList, TheThreeUpstreamFormats) {
+  ScratchDir dir;
+  // torchbench: names only.
+  auto torchbench = read_model_list(
+      write(dir, "tb.txt", "# comment\nresnet18\n\n  alexnet  \nBERT_pytorch # why\n"));
+  ASSERT_EQ(torchbench.size(), 3u);
+  EXPECT_EQ(torchbench[0].name, "resnet18");
+  EXPECT_FALSE(torchbench[0].batch_size.has_value());
+  EXPECT_EQ(torchbench[1].name, "alexnet");
+  EXPECT_EQ(torchbench[2].name, "BERT_pytorch");
+  // timm: `name bs`.
+  auto timm =
+      read_model_list(write(dir, "timm.txt", "adv_inception_v3 128\nbeit_base_patch16_224 64\n"));
+  ASSERT_EQ(timm.size(), 2u);
+  EXPECT_EQ(timm[0].name, "adv_inception_v3");
+  EXPECT_EQ(timm[0].batch_size, 128);
+  EXPECT_EQ(timm[1].batch_size, 64);
+  // huggingface: `name,bs`.
+  auto hf = read_model_list(write(dir, "hf.txt", "AlbertForMaskedLM,8\r\nBertForMaskedLM,16\n"));
+  ASSERT_EQ(hf.size(), 2u);
+  EXPECT_EQ(hf[0].name, "AlbertForMaskedLM");
+  EXPECT_EQ(hf[0].batch_size, 8);
+  EXPECT_EQ(hf[1].name, "BertForMaskedLM");
+  EXPECT_EQ(hf[1].batch_size, 16);
+}
+
+TEST(ReadModelList, BadBatchSizeNamesFileAndLine) {
+  ScratchDir dir;
+  const std::string path = write(dir, "bad.txt", "resnet18 4\nalexnet,many\n");
+  try {
+    read_model_list(path);
+    FAIL() << "a bad batch size was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path + ":2:", 0), 0u) << e.what();
+  }
+  EXPECT_THROW(read_model_list(dir.file("missing.txt")), UsageError);
+}
+
+}  // namespace
+}  // namespace zoobench
