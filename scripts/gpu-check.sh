@@ -3,7 +3,9 @@
 # builds zoobench against the machine's PyTorch, runs every test including the `gpu`-labelled
 # ones, exports the timm / HuggingFace models on CUDA and runs them through zoobench.
 #
-#   scripts/gpu-check.sh [STAGE...]     stages: env build test smoke zoo run all (default: all)
+#   scripts/gpu-check.sh [STAGE...]
+#   stages: env build test smoke judged zoo bench run train layouts pack, or all (default)
+#   CTEST_ARGS narrows the test stage (e.g. CTEST_ARGS="-L gpu").
 #
 # Needs .gpu-deps/ (scripts/fetch-gpu-deps.sh, run on the CPU machine; the device tool carries
 # it). Logs and results go to $OUT (the device tool's output folder) or gpu-out/. Each stage is
@@ -55,8 +57,8 @@ stage_build() {
 }
 
 stage_test() {
-  log "ctest (all labels but browser)"
-  (cd "$BUILD" && ctest -j 8 --timeout 600 --label-exclude browser --output-on-failure > "$OUT/ctest.log" 2>&1)
+  log "ctest (all labels but browser) ${CTEST_ARGS:-}"
+  (cd "$BUILD" && ctest -j 8 --timeout 600 --label-exclude browser --output-on-failure ${CTEST_ARGS:-} > "$OUT/ctest.log" 2>&1)
   grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|\(Failed\)|Timeout" "$OUT/ctest.log" | head -60
 }
 
@@ -64,51 +66,28 @@ stage_test() {
 export_part() {
   local name=$1; shift
   $PY tools/export_zoo.py --zoo "$ZOO.parts/$name" --device cuda "$@" > "$OUT/export-$name.log" 2>&1
-  tail -5 "$OUT/export-$name.log"
+  echo "-- export $name:"; tail -4 "$OUT/export-$name.log"
 }
 
 stage_zoo() {
-  log "export timm_models (bs 8) and HuggingFace models on cuda"
+  log "export on cuda: timm_models (bs 8), 4 HuggingFace models, torchbench extras, AOTInductor packages"
   mkdir -p "$ZOO.parts"
   export_part timm --suite timm_models --batch-size 8 --training &
   export_part hf --suite huggingface --batch-size 8 --training \
     -k '^(BertForMaskedLM|GPT2ForSequenceClassification|T5ForConditionalGeneration|AllenaiLongformerBase)$' &
-  export_part tb --suite torchbench --batch-size 8 --training -k '^(resnet50|vision_maskrcnn|text_encoder_bert_dropout)$' &
-  export_part aoti --suite timm_models --batch-size 8 --aoti -k '^(resnet50|mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0)$' &
+  export_part tb --suite torchbench --batch-size 8 --training -k '^(resnet50|text_encoder_bert_dropout)$' &
+  export_part mrcnn --suite torchbench --only vision_maskrcnn --training &
+  # AOTInductor compiles take the longest: two processes.
+  export_part aoti1 --suite timm_models --batch-size 8 --aoti --no-check -k '^(mobilenetv3_large_100|repvgg_a2)$' &
+  export_part aoti2 --suite timm_models --batch-size 8 --aoti --no-check -k '^(tf_efficientnet_b0|ghostnet_100)$' &
+  export_part bs64 --suite timm_models --batch-size 64 --no-check -k '^mobilenetv3_large_100$' &
   wait
-  $PY - "$ZOO" "$ZOO.parts" <<'PYEOF'
-import json, os, shutil, sys
-zoo, parts = sys.argv[1], sys.argv[2]
-models = {}
-for part in sorted(os.listdir(parts)):
-    root = os.path.join(parts, part)
-    for suite in os.listdir(root):
-        if not os.path.isdir(os.path.join(root, suite)): continue
-        for model in os.listdir(os.path.join(root, suite)):
-            src, dst = os.path.join(root, suite, model), os.path.join(zoo, suite, model)
-            if os.path.exists(dst):
-                # The aoti part adds packages to models exported elsewhere: merge its artifacts.
-                m_dst, m_src = json.load(open(os.path.join(dst, "manifest.json"))), json.load(open(os.path.join(src, "manifest.json")))
-                for role, art in m_src["artifacts"].items():
-                    if role.startswith("aoti.") and role not in m_dst["artifacts"]:
-                        shutil.copy(os.path.join(src, art["path"]), os.path.join(dst, art["path"]))
-                        m_dst["artifacts"][role] = art
-                json.dump(m_dst, open(os.path.join(dst, "manifest.json"), "w"), indent=1)
-            else:
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                shutil.copytree(src, dst)
-    index = os.path.join(root, "index.json")
-    if os.path.exists(index):
-        for entry in json.load(open(index)).get("models", []):
-            key = (entry.get("suite"), entry.get("name"))
-            if entry.get("status") == "exported" or key not in models: models[key] = entry
-os.makedirs(zoo, exist_ok=True)
-json.dump({"format": "zoobench-index/1", "models": list(models.values())}, open(os.path.join(zoo, "index.json"), "w"), indent=1)
-print("zoo:", sum(1 for m in models.values() if m.get("status") == "exported"), "exported,",
-      sum(1 for m in models.values() if m.get("status") == "failed"), "failed")
-for m in models.values():
-    if m.get("status") == "failed": print("  failed:", m.get("suite"), m.get("name"), "-", str(m.get("reason"))[:300])
-PYEOF
+  # bs 64 models live in their own zoo (same names as the bs 8 ones).
+  mkdir -p "$ZOO-bs64" && cp -r "$ZOO.parts/bs64/." "$ZOO-bs64/"
+  $PY tools/export_zoo.py --zoo "$ZOO-bs64" --device cuda --suite torchbench --batch-size 64 --no-check \
+    --only resnet50 > "$OUT/export-bs64-resnet50.log" 2>&1
+  rm -rf "$ZOO.parts/bs64"
+  $PY scripts/merge_zoos.py "$ZOO" "$ZOO.parts"/*
 }
 
 zb() { "$BUILD/zoobench" "$@"; }
@@ -119,25 +98,103 @@ stage_smoke() {
     --suite timm_models --only mobilenetv3_large_100 2>&1 | tail -3
   $PY tools/export_zoo.py --zoo "$ZOO-smoke" --device cuda --training --batch-size 8 \
     --suite torchbench --only resnet18 2>&1 | tail -3
-  for mode in --inference --training; do
-    zb run --zoo "$ZOO-smoke" --suite all --accuracy --performance --devices cuda --backend jit $mode \
-      --repeat 10 --timeout 300 --output-directory "$RESULTS/smoke" 2>&1 | tail -25
-  done
+  zb run --zoo "$ZOO-smoke" --suite all --accuracy --performance --devices cuda --backend jit \
+    --repeat 10 --timeout 300 --output-directory "$RESULTS/smoke" 2>&1 | tail -25
+}
+
+# The 14 timm models, inference, batch 8, fp32, one backend: accuracy + performance.
+run_timm() {
+  local backend=$1; shift
+  log "timm_models inference with $backend"
+  zb run --zoo "$ZOO" --suite timm_models --accuracy --performance --devices cuda --backend "$backend" \
+    --repeat 20 --timeout 300 --output-directory "$RESULTS/timm-$backend" "$@" 2>&1 | grep -v "^zoobench info" | tail -32
 }
 
 stage_run() {
-  log "zoobench run on cuda"
   zb list --zoo "$ZOO" --suite all --devices cuda | tail -30
-  for backend in jit cudagraphs aot_inductor; do
-    timed zb run --zoo "$ZOO" --suite timm_models --accuracy --performance --devices cuda --backend "$backend" \
-      --repeat 20 --timeout 300 --output-directory "$RESULTS/timm-$backend" 2>&1 | tail -30
+  run_timm jit
+  run_timm cudagraphs
+  run_timm aot_inductor -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0|ghostnet_100)$'
+  log "HuggingFace and torchbench extras with jit"
+  zb run --zoo "$ZOO" --suite huggingface --accuracy --performance --devices cuda --backend jit \
+    --repeat 20 --timeout 300 --output-directory "$RESULTS/hf-jit" 2>&1 | tail -12
+  zb run --zoo "$ZOO" --suite torchbench --accuracy --performance --devices cuda --backend jit \
+    --repeat 20 --timeout 300 --output-directory "$RESULTS/tb-jit" 2>&1 | tail -12
+}
+
+stage_train() {
+  for backend in eager jit cudagraphs; do
+    log "training: 3 timm models with $backend"
+    zb run --zoo "$ZOO" --suite timm_models --training --accuracy --performance --devices cuda --backend "$backend" \
+      -k '^(mobilenetv3_large_100|resnet50|repvgg_a2|tf_efficientnet_b0)$' --repeat 10 --timeout 300 \
+      --output-directory "$RESULTS/train-$backend" 2>&1 | tail -10
   done
+  log "packed dropout: BERT training step with and without the patch"
+  for patches in "" --no-patches; do
+    zb run --zoo "$ZOO" --suite torchbench --only text_encoder_bert_dropout --training --accuracy --performance \
+      --devices cuda --backend jit --disable-cudagraphs --repeat 10 $patches \
+      --output-directory "$RESULTS/dropout${patches:+-off}" 2>&1 | tail -6
+  done
+}
+
+stage_layouts() {
+  log "input-layout fuzzing of the compiled backends on timm models"
+  for backend in jit aot_inductor; do
+    zb run --zoo "$ZOO" --suite timm_models --accuracy --devices cuda --backend "$backend" \
+      -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0|ghostnet_100)$' \
+      --input-layouts contiguous,transposed,gapped,overlapping,expanded \
+      --output-directory "$RESULTS/layouts-$backend" 2>&1 | tail -8
+  done
+  log "two workers sharing the GPU"
+  zb run --zoo "$ZOO" --suite timm_models --accuracy --devices cuda:0,cuda:0 --backend jit \
+    --output-directory "$RESULTS/two-workers" 2>&1 | tail -6
+}
+
+stage_bench() {
+  log "harness overhead: C++ timing path vs a Python loop, trivial model"
+  $PY bench/python_latency.py --trivial "$OUT/trivial.pt" --device cuda | tee "$OUT/python-trivial.json"
+  $PY bench/python_latency.py --model "$OUT/trivial.pt" --device cpu --inputs /dev/null 2>/dev/null || true
+  "$BUILD/bench/bench_harness_overhead" --model "$OUT/trivial.pt" --benchmark_format=json > "$OUT/bench-overhead.json" 2>/dev/null
+  grep -E '"name"|"real_time"' "$OUT/bench-overhead.json" | paste - - | grep median
+  log "eager latency: zoobench vs Python CUDA events, same TorchScript files"
+  for z in "$ZOO" "$ZOO-bs64"; do
+    for m in timm_models/mobilenetv3_large_100 torchbench/resnet50; do
+      [[ -f $z/$m/eval.pt ]] || continue
+      $PY bench/python_latency.py --model "$z/$m/eval.pt" --inputs "$z/$m/inputs.pt" --device cuda --optimize off
+      for run in 1 2 3; do
+        zb run --zoo "$z" --suite "${m%%/*}" --only "${m##*/}" --performance --backend eager --devices cuda \
+          --repeat 30 --output-directory "$RESULTS/latency-$(basename $z)-run$run" > /dev/null 2>&1
+        tail -1 "$RESULTS/latency-$(basename $z)-run$run/"*performance.csv | cut -d, -f2,3,10,15
+      done
+    done
+  done
+  "$BUILD/bench/bench_boundary" --benchmark_filter=cuda --benchmark_format=json > "$OUT/bench-boundary.json" 2>/dev/null
+  "$BUILD/bench/bench_compare" --benchmark_format=json > "$OUT/bench-compare.json" 2>/dev/null
+  "$BUILD/bench/bench_dropout" --benchmark_format=json > "$OUT/bench-dropout.json" 2>/dev/null
+}
+
+stage_judged() {
+  log "judged cases: zoobench same vs PyTorch's torch._dynamo.utils.same on real timm models"
+  rm -rf /tmp/judged
+  $PY tests/gpu/accuracy/generate_judged_cases.py --out /tmp/judged --device cuda > "$OUT/judged-generate.log" 2>&1
+  tail -5 "$OUT/judged-generate.log"
+  $PY tests/gpu/accuracy/check_judged_cases.py /tmp/judged --zoobench "$BUILD/zoobench" --require-upstream -j 8 2>&1 | tail -8
+}
+
+stage_pack() {
+  tar czf "$OUT/results.tar.gz" "$RESULTS" "$ZOO/index.json" 2>/dev/null
+  ls -la "$OUT"
 }
 
 want env && stage_env
 want build && { timed stage_build || exit 1; }
 want test && timed stage_test
 want smoke && timed stage_smoke
+want judged && timed stage_judged
 want zoo && timed stage_zoo
+want bench && timed stage_bench
 want run && timed stage_run
+want train && timed stage_train
+want layouts && timed stage_layouts
+want pack && stage_pack
 log "done"

@@ -4,9 +4,11 @@ build(zoo, suites_dir, suite, models) scripts each named model kind with torch.j
 it and its inputs, and adds it to the zoo with `export_zoo.py --from-torchscript` (called in this
 process, so the zoobench_test operators defined here exist when the exporter loads the file).
 Model kinds:
-  mlp, conv    good models (a tiny MLP, a tiny conv net)
+  mlp, mlp_wide, conv  good models (tiny MLPs of two widths, a tiny conv net)
   raiser       forward raises RuntimeError("boom ...")
   hang         forward never returns (a TorchScript while loop whose condition stays true)
+  hang_after_20_calls  returns on its first 20 calls, then hangs: accuracy passes, performance
+               hangs
   abort        calls zoobench_test::abort (zoobench's fault_injection patch: SIGABRT)
   segfault     calls zoobench_test::segfault (fault_injection patch: null write, SIGSEGV)
   huge_alloc   allocates 2**57 bytes, beyond any address space (c10 "can't allocate memory")
@@ -73,6 +75,22 @@ class Hang(nn.Module):
         return y
 
 
+class HangAfter20Calls(nn.Module):
+    """Returns for the first 20 calls, then never (the count lives in the module, so clones
+    share it): an accuracy check finishes, the performance measurement that follows hangs."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        y = x * 2
+        while self.calls > 20 and bool(y.sum() > -1e30):
+            y = y + 0.0
+        return y
+
+
 class Abort(nn.Module):
     def forward(self, x):
         return torch.ops.zoobench_test.abort(x) + 1
@@ -96,8 +114,8 @@ def _module_and_inputs(kind: str):
         return Conv(), (torch.randn(2, 3, 8, 8),)
     if kind == "mlp_wide":
         return Mlp(32), (torch.randn(2, 8),)
-    modules = {"raiser": Raiser, "hang": Hang, "abort": Abort, "segfault": Segfault,
-               "huge_alloc": HugeAlloc}
+    modules = {"raiser": Raiser, "hang": Hang, "hang_after_20_calls": HangAfter20Calls,
+               "abort": Abort, "segfault": Segfault, "huge_alloc": HugeAlloc}
     return modules.get(kind, Mlp)(), (torch.randn(2, 8),)
 
 

@@ -241,7 +241,9 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
     record.fp64_available = false;
     same_options.cos_similarity = true;
     record.tolerance.cosine = true;
-    record.tolerance.source += "; fp64 run failed (" + first_line(current_exception_message()) + "), cosine";
+    record.tolerance.source +=
+        "; fp64 run failed (" + first_line(logged_exception_message(manifest.name + " (float64 golden run)")) +
+        "), cosine";
   }
 
   RunResult eager1, eager2;
@@ -250,13 +252,13 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
   } catch (const ModelLoadError& e) {
     return fail(Status::kModelFailToLoad, first_line(e.what()));
   } catch (...) {
-    std::string message = current_exception_message();
+    std::string message = logged_exception_message(manifest.name + " (accuracy)");
     return fail(status_for_failure(Phase::kEagerFirstRun, message), "eager: " + first_line(message));
   }
   try {
     eager2 = run_once(eager, manifest, eager_request, inputs, options);
   } catch (...) {
-    std::string message = current_exception_message();
+    std::string message = logged_exception_message(manifest.name + " (accuracy)");
     return fail(status_for_failure(Phase::kEagerSecondRun, message), "eager: " + first_line(message));
   }
   if (!options.non_deterministic) {
@@ -275,7 +277,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
 
   const std::vector<c10::IValue>& compiled_inputs = options.compiled_inputs.empty() ? inputs : options.compiled_inputs;
   int passes = 0;
-  SameResult verdict;
+  SameResult last_pass, last_fail;
   for (int run = 0; run < std::max(1, options.check_runs); ++run) {
     RunResult result;
     try {
@@ -283,16 +285,17 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
     } catch (const ModelLoadError& e) {
       return fail(Status::kModelFailToLoad, compiled.name() + ": " + first_line(e.what()));
     } catch (...) {
-      std::string message = current_exception_message();
+      std::string message = logged_exception_message(manifest.name + " (accuracy)");
       return fail(status_for_failure(Phase::kCompiled, message), compiled.name() + ": " + first_line(message));
     }
     record.compiled_info = result.info;
     SameResult current = compare_runs(eager1, result, golden ? &*golden : nullptr, request.mode, same_options);
     passes += current.pass ? 1 : 0;
-    // Report the run that decided the vote's direction: the last failing or the last passing one.
-    verdict = std::move(current);
+    (current.pass ? last_pass : last_fail) = std::move(current);
   }
   const bool pass = passes * 2 > std::max(1, options.check_runs);
+  // Report a run that agrees with the vote: the last passing one, or the last failing one.
+  const SameResult& verdict = pass ? last_pass : last_fail;
   fill_from(record, verdict);
   record.status = pass ? Status::kPass : Status::kFailAccuracy;
   if (!pass) {

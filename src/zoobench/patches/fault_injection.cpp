@@ -24,7 +24,7 @@ at::Tensor abort_kernel(const at::Tensor& x) {
 // CPU for the obvious case; CompositeExplicitAutograd so the ops run on any device too (the
 // Autograd key falls through to it, and nothing ever needs their gradient).
 const c10::DispatchKey kKeys[] = {c10::DispatchKey::CPU,
-                                   c10::DispatchKey::CompositeExplicitAutograd};
+                                  c10::DispatchKey::CompositeExplicitAutograd};
 
 Registrations register_fault_injection_ops() {
   Registrations handles;

@@ -57,7 +57,7 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
     record.reason = first_line(e.what());
     return record;
   } catch (...) {
-    std::string message = current_exception_message();
+    std::string message = logged_exception_message(manifest.name + " (performance)");
     record.status = status_for_failure(Phase::kEagerFirstRun, message);
     record.reason = "eager: " + first_line(message);
     return record;
@@ -67,7 +67,7 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
   try {
     record.eager_peak_bytes = peak_of(eager_iteration, device, before_models);
   } catch (...) {
-    std::string message = current_exception_message();
+    std::string message = logged_exception_message(manifest.name + " (performance)");
     record.status = status_for_failure(Phase::kEagerFirstRun, message);
     record.reason = "eager: " + first_line(message);
     return record;
@@ -82,7 +82,7 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
     record.reason = compiled_backend.name() + ": " + first_line(e.what());
     return record;
   } catch (...) {
-    std::string message = current_exception_message();
+    std::string message = logged_exception_message(manifest.name + " (performance)");
     record.status = status_for_failure(Phase::kCompiled, message);
     record.reason = compiled_backend.name() + ": " + first_line(message);
     return record;
@@ -101,7 +101,7 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
     record.eager_kernel_ms = measure_kernel_time_ms(eager_iteration, options.profiled_iterations, device);
     record.compiled_kernel_ms = measure_kernel_time_ms(compiled_iteration, options.profiled_iterations, device);
   } catch (...) {
-    std::string message = current_exception_message();
+    std::string message = logged_exception_message(manifest.name + " (performance)");
     record.status = status_for_failure(Phase::kCompiled, message);
     record.reason = first_line(message);
     return record;

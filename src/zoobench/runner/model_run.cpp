@@ -114,7 +114,7 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
   } catch (const ModelLoadError& e) {
     return fail_all(Status::kModelFailToLoad, first_line(e.what()));
   } catch (...) {
-    std::string message = current_exception_message();
+    std::string message = logged_exception_message(entry.name);
     return fail_all(status_for_failure(Phase::kLoad, message), first_line(message));
   }
 
@@ -170,7 +170,7 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
         if (!record.summary_text.empty()) std::fputs(record.summary_text.c_str(), stdout);
         add(accuracy_row(record, layout_context));
       } catch (...) {
-        std::string message = current_exception_message();
+        std::string message = logged_exception_message(entry.name);
         add(failure_row(ExperimentKind::kAccuracy, status_for_failure(Phase::kCompiled, message),
                         first_line(message), layout_context));
       }
@@ -185,7 +185,7 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
       PerformanceRecord record = run_performance_experiment(manifest, *eager, *compiled, request, inputs, performance);
       add(performance_row(record, context));
     } catch (...) {
-      std::string message = current_exception_message();
+      std::string message = logged_exception_message(entry.name);
       add(failure_row(ExperimentKind::kPerformance, status_for_failure(Phase::kCompiled, message),
                       first_line(message), context));
     }

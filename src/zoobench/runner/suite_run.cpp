@@ -121,26 +121,33 @@ std::vector<std::string> requested_layouts(const RunOptions& options) {
   return options.input_layouts.empty() ? std::vector<std::string>{"contiguous"} : options.input_layouts;
 }
 
-// True when every row this model would produce on one of `devices` is already in the sinks.
-bool already_done(const RunOptions& options, RunSinks& sinks, const ZooEntry& entry,
-                  const std::vector<std::string>& devices) {
+// Which experiments of this model still lack their rows for every device of the run: with
+// --resume, a model that has its accuracy rows but not its performance row runs performance only.
+struct MissingRows {
+  bool accuracy = false, performance = false;
+  bool any() const { return accuracy || performance; }
+};
+
+MissingRows missing_rows(const RunOptions& options, RunSinks& sinks, const ZooEntry& entry,
+                         const std::vector<std::string>& devices) {
+  MissingRows missing{options.accuracy, options.performance};
   for (const auto& device : devices) {
     RowContext c = context_for(options, entry, device, "");
-    bool all = true;
     if (options.accuracy) {
+      bool all = true;
       for (const auto& layout : requested_layouts(options)) {
         c.input_layout = layout;
         auto row = failure_row(ExperimentKind::kAccuracy, Status::kPass, "", c);
         all = all && sinks.accuracy->identities().count(row.identity()) > 0;
       }
+      if (all) missing.accuracy = false;
     }
     if (options.performance) {
       auto row = failure_row(ExperimentKind::kPerformance, Status::kPass, "", c);
-      all = all && sinks.performance->identities().count(row.identity()) > 0;
+      if (sinks.performance->identities().count(row.identity()) > 0) missing.performance = false;
     }
-    if (all) return true;
   }
-  return false;
+  return missing;
 }
 
 std::string last_error_line(const std::string& log_path) {
@@ -159,9 +166,9 @@ std::string last_error_line(const std::string& log_path) {
 }
 
 // Rows for whatever the child did not report, from how it ended.
-std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry, const std::string& device,
-                                     const std::string& log, std::vector<ResultRow> rows,
-                                     const ChildOutcome& outcome) {
+std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
+                                     const std::string& device, const std::string& log,
+                                     std::vector<ResultRow> rows, const ChildOutcome& outcome) {
   Status status = Status::kInfraError;
   std::string reason;
   switch (outcome.kind) {
@@ -175,7 +182,9 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
       if (outcome.signal == SIGKILL) reason += " (the kernel's OOM killer sends this when host memory runs out)";
       break;
     case ChildOutcome::Kind::kInterrupted:
-      return rows;  // an interrupted model gets no row: --resume runs it again
+      // An interrupted model gets no row, not even those its child finished (accuracy before
+      // an interrupted performance run): --resume runs the whole model again.
+      return {};
     case ChildOutcome::Kind::kFailedToStart:
       reason = outcome.error;
       break;
@@ -184,6 +193,8 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
       break;
   }
   RowContext c = context_for(options, entry, device, log);
+  // The patches the child was given (a crash may come from one of them).
+  if (options.patches) c.patches = config.patches_for(entry.name, options.mode);
   auto has = [&](ExperimentKind kind, const std::string& layout) {
     for (const auto& row : rows) {
       if (row.kind != kind) continue;
@@ -291,7 +302,11 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   }
 
   auto sinks = open_sinks(options, command_line);
-  std::deque<SelectedModel> queue;
+  struct QueuedModel {
+    SelectedModel model;
+    RunOptions options;  // the run's options, narrowed to the experiments this model still needs
+  };
+  std::deque<QueuedModel> queue;
   std::size_t skipped = 0;
   for (auto& model : selected) {
     if (model.skip_reason) {
@@ -304,18 +319,24 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
       log::info("skip {}: {}", model.entry.name, *model.skip_reason);
       continue;
     }
-    if (options.resume && already_done(options, *sinks, model.entry, options.devices)) {
-      log::info("resume: {} already has its rows", model.entry.name);
-      continue;
+    RunOptions model_options = options;
+    if (options.resume) {
+      MissingRows missing = missing_rows(options, *sinks, model.entry, options.devices);
+      if (!missing.any()) {
+        log::info("resume: {} already has its rows", model.entry.name);
+        continue;
+      }
+      model_options.accuracy = missing.accuracy;
+      model_options.performance = missing.performance;
     }
-    queue.push_back(model);
+    queue.push_back({model, model_options});
   }
 
   const bool single = queue.size() == 1 && options.only.size() == 1 && options.devices.size() == 1;
   if (single) {
     // `zoobench run --only NAME`: in this process, rows written as they come.
-    const auto& entry = queue.front().entry;
-    run_model(entry, options, configs.at(entry.suite), options.devices[0],
+    const auto& entry = queue.front().model.entry;
+    run_model(entry, queue.front().options, configs.at(entry.suite), options.devices[0],
               [&](const ResultRow& row) { sinks->write(row); });
   } else if (!queue.empty()) {
     install_interrupt_handlers();
@@ -326,13 +347,15 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     const std::string executable = current_executable();
     auto worker = [&](const std::string& device) {
       while (!g_interrupted.load()) {
-        SelectedModel model;
+        QueuedModel queued;
         {
           std::lock_guard<std::mutex> lock(queue_mutex);
           if (queue.empty()) return;
-          model = queue.front();
+          queued = queue.front();
           queue.pop_front();
         }
+        const SelectedModel& model = queued.model;
+        const RunOptions& model_options = queued.options;
         std::string device_part = device;
         for (char& ch : device_part) ch = ch == ':' ? '_' : ch;
         const std::string stem = fmt::format("{}/{}.{}.{}.{}", logs_dir, model.entry.name, mode_name(options.mode),
@@ -341,10 +364,11 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
         fs::remove(row_path);
         progress.started(model.entry.name, device);
         std::vector<std::string> argv = {executable};
-        auto args = child_arguments(options, model.entry.suite, model.entry.name, device, row_path, log_path);
+        auto args = child_arguments(model_options, model.entry.suite, model.entry.name, device, row_path, log_path);
         argv.insert(argv.end(), args.begin(), args.end());
         ChildOutcome outcome = run_child(argv, log_path, options.timeout_s, g_interrupted);
-        auto rows = complete_rows(options, model.entry, device, log_path, read_rows_file(row_path), outcome);
+        auto rows = complete_rows(model_options, model.entry, configs.at(model.entry.suite), device, log_path,
+                                  read_rows_file(row_path), outcome);
         for (auto& row : rows) {
           row.cells["log"] = log_path;
           sinks->write(row);

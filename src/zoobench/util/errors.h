@@ -12,10 +12,15 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The first line of an exception's message: what a result row carries as its reason.
+// The line of an exception's message that a result row carries as its reason: the first line,
+// or for TorchScript interpreter errors the error after the traceback.
 std::string first_line(const std::string& message);
 
 // The message of the exception currently being handled (call inside a catch block).
 std::string current_exception_message();
+
+// The same, after writing the whole message (TorchScript traceback included) to the log at
+// error level, prefixed by `context`: a row keeps one line, the model's log keeps everything.
+std::string logged_exception_message(const std::string& context);
 
 }  // namespace zoobench

@@ -47,8 +47,15 @@ std::vector<c10::IValue> load_inputs(const Manifest& manifest, const c10::Device
 }
 
 void cast_module(torch::jit::Module& module, c10::ScalarType dtype) {
-  // Module::to(dtype) casts floating parameters and buffers only, as nn.Module.to does.
-  module.to(dtype);
+  // Not Module::to(dtype): unlike nn.Module.to, it casts integer buffers too (batch norm's
+  // num_batches_tracked, HuggingFace's position_ids, which must stay int64 to index an embedding).
+  // So each floating parameter and buffer is cast in place, as Module::to does it (set_data).
+  c10::NoGradGuard no_grad;
+  auto cast = [dtype](at::Tensor t) {
+    if (t.is_floating_point() && t.scalar_type() != dtype) t.set_data(t.to(dtype));
+  };
+  for (const auto& parameter : module.parameters()) cast(parameter);
+  for (const auto& buffer : module.buffers()) cast(buffer);
 }
 
 std::vector<c10::IValue> cast_inputs(const std::vector<c10::IValue>& inputs, c10::ScalarType dtype) {

@@ -14,6 +14,7 @@ import argparse
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -50,6 +51,7 @@ def main():
     parser.add_argument("--require-upstream", action="store_true",
                         help="fail unless every case was judged by torch._dynamo.utils.same")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("-k", "--filter", help="only cases whose name matches this regex")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every case")
     args = parser.parse_args()
 
@@ -60,6 +62,8 @@ def main():
     if not os.access(args.zoobench, os.X_OK):
         sys.exit(f"no zoobench binary at {args.zoobench}: build it or pass --zoobench")
     cases = suite["cases"]
+    if args.filter:
+        cases = [c for c in cases if re.search(args.filter, c["name"])]
 
     agree, disagree, errors = 0, [], []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:

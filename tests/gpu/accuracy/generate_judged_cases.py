@@ -368,8 +368,10 @@ def training_cases(writer, name, source, device, shape, upstream, budget):
         out = model(x)
         loss = out.sum() / out.numel()  # upstream's reduce_to_scalar_loss for a tensor output
         loss.backward()
+        # Name parameters after the module itself (torch.compile's wrapper adds "_orig_mod.").
+        module = getattr(model, "_orig_mod", model)
         grads = {n: (p.grad if p.grad is not None else torch.zeros_like(p))
-                 for n, p in model.named_parameters()}
+                 for n, p in module.named_parameters()}
         return {"loss": loss.detach(), "grads": grads}
 
     model = make_model(name, source, device, shape).train()

@@ -5,13 +5,15 @@
 // machine whose torch has CUDA and AOTInductor, an aoti.float32.cuda package per model.
 //
 // ctest runs every test in its own process, so the zoo is built once per build tree and
-// content: it lives in <build>/test-fixtures/<key>/, where the key hashes the Python below and
-// the exporter's sources. A half-built zoo is never visible (built aside, then renamed).
+// content: it lives in <build>/test-fixtures/small-zoo-[resnet18-][aoti-]<key>/, where the key
+// hashes the Python below and the exporter's sources (older keys of a flavour are removed). A
+// half-built zoo is never visible (built aside, then renamed).
 //
 // Models (scripted, not traced, so train()/eval() switch batch norm as in Python):
 //   conv_bn_relu   conv -> batch norm (non-trivial running stats) -> relu -> 1x1 conv; a tensor
 //   mlp            linear -> gelu -> linear; a tuple (logits, hidden)
-//   encoder_layer  int64 ids -> embedding -> transformer encoder layer; a dict {hidden, pooled}
+//   encoder_layer  int64 ids -> embedding + position embedding (an int64 position_ids buffer)
+//                  -> transformer encoder layer; a dict {hidden, pooled}
 //   host_sync      linear, then a branch on a value read back to the host: cannot be captured
 //                  in a CUDA graph (the cudagraphs fallback case)
 #pragma once
@@ -76,11 +78,16 @@ class EncoderLayer(nn.Module):
     def __init__(self):
         super().__init__()
         self.embedding = nn.Embedding(50, 16)
+        # An int64 buffer used as indices, as HuggingFace's position_ids: a float64 or float16
+        # run must leave it int64.
+        self.register_buffer("position_ids", torch.arange(5))
+        self.position = nn.Embedding(5, 16)
         self.layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32,
                                                 dropout=0.0)
 
     def forward(self, ids):
-        hidden = self.layer(self.embedding(ids).transpose(0, 1))
+        embedded = self.embedding(ids) + self.position(self.position_ids)
+        hidden = self.layer(embedded.transpose(0, 1))
         return {"hidden": hidden, "pooled": hidden.mean(0)}
 
 
@@ -235,7 +242,10 @@ inline std::string small_zoo_dir(const SmallZooOptions& options = {}) {
     if (std::filesystem::exists(path)) key_material += read_text_file(path);
   }
   const std::string key = sha256_hex(key_material.data(), key_material.size()).substr(0, 16);
-  const std::string dir = binary_dir() + "/test-fixtures/small-zoo-" + key;
+  const std::string flavour = std::string("small-zoo-") + (options.resnet18 ? "resnet18-" : "") +
+                              (options.aoti_cuda ? "aoti-" : "");
+  const std::string fixtures = binary_dir() + "/test-fixtures";
+  const std::string dir = fixtures + "/" + flavour + key;
   if (std::filesystem::exists(dir + "/COMPLETE")) return dir;
 
   const std::string building = dir + ".building." + std::to_string(::getpid());
@@ -255,6 +265,17 @@ inline std::string small_zoo_dir(const SmallZooOptions& options = {}) {
   std::filesystem::rename(building, dir, error);
   // Another test process may have finished first; its zoo is as good as ours.
   if (error) std::filesystem::remove_all(building);
+  // Zoos of this flavour made by older versions of this file or of the exporter are stale.
+  for (const auto& entry : std::filesystem::directory_iterator(fixtures)) {
+    const std::string name = entry.path().filename().string();
+    const std::string rest = name.rfind(flavour, 0) == 0 ? name.substr(flavour.size()) : "";
+    const bool same_flavour = rest.size() == key.size() &&
+                              rest.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (same_flavour && entry.path().string() != dir &&
+        std::filesystem::exists(entry.path() / "COMPLETE")) {
+      std::filesystem::remove_all(entry.path(), error);
+    }
+  }
   return dir;
 }
 

@@ -140,6 +140,7 @@ TEST_F(DropoutRewrite, OutputsAndGradientsEqualTheMaskReference) {
     torch::jit::Module m = torch::jit::load(path(file));
     ASSERT_EQ(rewrite_dropout_to_packed(m), 4);
     m.train();
+    at::manual_seed(7);
     const at::Tensor x0 = at::randn({5, 16});
     for (int run = 0; run < 3; ++run) {  // profiling and optimised executor runs
       at::manual_seed(100 + run);
@@ -158,10 +159,16 @@ TEST_F(DropoutRewrite, OutputsAndGradientsEqualTheMaskReference) {
       const at::Tensor expected = reference_dropout(reference_dropout(h, 0.2), 0.2);
       expected.pow(2).sum().backward();
 
-      EXPECT_TRUE(at::allclose(out, expected, 1e-5, 1e-6)) << file << " run " << run;
-      EXPECT_TRUE(at::allclose(x.grad(), xr.grad(), 1e-5, 1e-6)) << file << " run " << run;
-      EXPECT_TRUE(at::allclose(param(m, "l1.weight").grad(), w1.grad(), 1e-5, 1e-6)) << file;
-      EXPECT_TRUE(at::allclose(param(m, "l2.bias").grad(), b2.grad(), 1e-5, 1e-6)) << file;
+      // Same masks, same float32 ops; the executor may fuse or reorder a sum (the weight
+      // gradient's batch reduction), which moves the last bits only: rtol 1e-4.
+      const auto close = [](const at::Tensor& a, const at::Tensor& b) {
+        return ::testing::AssertionResult(at::allclose(a, b, 1e-4, 1e-5))
+               << "max |diff| " << (a - b).abs().max().item<double>();
+      };
+      EXPECT_TRUE(close(out, expected)) << file << " run " << run;
+      EXPECT_TRUE(close(x.grad(), xr.grad())) << file << " run " << run;
+      EXPECT_TRUE(close(param(m, "l1.weight").grad(), w1.grad())) << file << " run " << run;
+      EXPECT_TRUE(close(param(m, "l2.bias").grad(), b2.grad())) << file << " run " << run;
       for (auto p : m.parameters()) p.mutable_grad() = at::Tensor();
     }
   }

@@ -151,7 +151,8 @@ TEST(BuiltinPatches, ListNamesDescriptionsAndOverrides) {
     EXPECT_EQ(p.description.find('\n'), std::string::npos) << p.name;
     EXPECT_TRUE(static_cast<bool>(p.apply)) << p.name;
   }
-  EXPECT_THAT(names, ::testing::ElementsAre("torchvision_ops", "packed_dropout"));
+  EXPECT_THAT(names,
+              ::testing::ElementsAre("torchvision_ops", "packed_dropout", "fault_injection"));
   const std::string tv = describe_overrides(patches[0]);
   EXPECT_THAT(tv, HasSubstr("torchvision::nms[CPU"));
   EXPECT_THAT(tv, HasSubstr("torchvision::roi_align[CPU"));

@@ -213,6 +213,8 @@ TEST_F(AccuracyExperiment, SmallModelsPassWithEagerAndJit) {
         auto compiled = make_backend(backend);
         AccuracyRecord r = run(model, *eager, *compiled, mode, options(model, mode));
         EXPECT_EQ(r.status, Status::kPass) << describe(r);
+        // The float64 golden ran (encoder_layer's int64 position_ids buffer stayed int64).
+        EXPECT_TRUE(r.fp64_available) << r.tolerance.source;
       }
     }
   }
@@ -343,10 +345,22 @@ TEST_F(AccuracyExperiment, MajorityVoteOverCheckRuns) {
     EXPECT_EQ(compiled->prepares, 3);
   }
   {
+    // Wrong on the last run only: the vote passes, and the row describes a passing run (not
+    // the last, failing one).
+    auto eager = make_backend("eager");
+    auto compiled = noisy_outputs("eager", {3}, 0.5);
+    AccuracyRecord r = run("mlp", *eager, *compiled, Mode::kInference, accuracy);
+    EXPECT_EQ(r.status, Status::kPass) << describe(r);
+    EXPECT_EQ(r.failed_tensors, 0) << describe(r);
+    ASSERT_TRUE(r.margin.has_value());
+    EXPECT_LT(*r.margin, 1.0);
+  }
+  {
     auto eager = make_backend("eager");
     auto compiled = noisy_outputs("eager", {1, 3}, 0.5);  // wrong twice in three
     AccuracyRecord r = run("mlp", *eager, *compiled, Mode::kInference, accuracy);
     EXPECT_EQ(r.status, Status::kFailAccuracy) << describe(r);
+    EXPECT_GT(r.failed_tensors, 0) << describe(r);
   }
 }
 

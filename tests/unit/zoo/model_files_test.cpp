@@ -1,0 +1,86 @@
+// Casting modules and inputs to another dtype and cloning inputs: floating tensors change,
+// integer ones (ids, masks, batch norm's num_batches_tracked, position_ids buffers) never do.
+#include "zoobench/zoo/model_files.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/script.h>
+
+namespace zoobench {
+namespace {
+
+// A module like a text encoder: a float weight, an int64 position_ids buffer used as indices,
+// a float buffer.
+torch::jit::Module embedding_module() {
+  torch::jit::Module module("Embedder");
+  module.register_parameter("weight", at::arange(12, at::kFloat).reshape({6, 2}), false);
+  module.register_buffer("position_ids", at::arange(4, at::kLong));
+  module.register_buffer("scale", at::full({1}, 0.5, at::kFloat));
+  module.define(R"(
+    def forward(self, x):
+        return torch.embedding(self.weight, self.position_ids) * self.scale + x
+  )");
+  return module;
+}
+
+TEST(CastModule, FloatingTensorsOnly) {
+  for (c10::ScalarType dtype : {at::kDouble, at::kHalf, at::kBFloat16}) {
+    torch::jit::Module module = embedding_module();
+    cast_module(module, dtype);
+    EXPECT_EQ(module.attr("weight").toTensor().scalar_type(), dtype);
+    EXPECT_EQ(module.attr("scale").toTensor().scalar_type(), dtype);
+    EXPECT_EQ(module.attr("position_ids").toTensor().scalar_type(), at::kLong)
+        << c10::toString(dtype);
+    EXPECT_TRUE(at::equal(module.attr("position_ids").toTensor(), at::arange(4, at::kLong)));
+  }
+}
+
+TEST(CastModule, TheCastModuleStillRuns) {
+  torch::jit::Module module = embedding_module();
+  cast_module(module, at::kDouble);
+  at::Tensor out = module.forward({at::zeros({4, 2}, at::kDouble)}).toTensor();
+  EXPECT_EQ(out.scalar_type(), at::kDouble);
+  EXPECT_TRUE(at::allclose(out, at::arange(8, at::kDouble).reshape({4, 2}) * 0.5));
+}
+
+TEST(CastModule, ParametersStayParametersOfTheModule) {
+  torch::jit::Module module = embedding_module();
+  module.train();
+  cast_module(module, at::kDouble);
+  int parameters = 0;
+  for (const auto& p : module.parameters()) {
+    EXPECT_EQ(p.scalar_type(), at::kDouble);
+    ++parameters;
+  }
+  EXPECT_EQ(parameters, 1);
+}
+
+TEST(CastInputs, FloatingInputsOnly) {
+  std::vector<c10::IValue> inputs = {at::ones({2}, at::kFloat), at::arange(3, at::kLong),
+                                     at::ones({1}, at::kBool), c10::IValue(int64_t{7})};
+  auto cast = cast_inputs(inputs, at::kDouble);
+  ASSERT_EQ(cast.size(), 4u);
+  EXPECT_EQ(cast[0].toTensor().scalar_type(), at::kDouble);
+  EXPECT_EQ(cast[1].toTensor().scalar_type(), at::kLong);
+  EXPECT_EQ(cast[2].toTensor().scalar_type(), at::kBool);
+  EXPECT_EQ(cast[3].toInt(), 7);
+  EXPECT_EQ(inputs[0].toTensor().scalar_type(), at::kFloat) << "the originals are untouched";
+}
+
+TEST(CloneInputs, IndependentCopiesWithTheSameStrides) {
+  at::Tensor channels_last = at::randn({2, 3, 4, 5}).contiguous(at::MemoryFormat::ChannelsLast);
+  at::Tensor transposed = at::randn({3, 4}).t();
+  std::vector<c10::IValue> inputs = {channels_last, transposed, c10::IValue(2.5)};
+  auto copies = clone_inputs(inputs);
+  ASSERT_EQ(copies.size(), 3u);
+  EXPECT_EQ(copies[0].toTensor().strides(), channels_last.strides());
+  EXPECT_EQ(copies[1].toTensor().strides(), transposed.strides());
+  EXPECT_TRUE(at::equal(copies[0].toTensor(), channels_last));
+  copies[0].toTensor().add_(1);
+  EXPECT_FALSE(at::equal(copies[0].toTensor(), channels_last))
+      << "the copy shares memory with the input";
+  EXPECT_DOUBLE_EQ(copies[2].toDouble(), 2.5);
+}
+
+}  // namespace
+}  // namespace zoobench
