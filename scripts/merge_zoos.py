@@ -40,6 +40,11 @@ def main(target, parts):
                     shutil.copytree(src, dst)
                     continue
                 ours, theirs = load(os.path.join(dst, "manifest.json")), load(os.path.join(src, "manifest.json"))
+                # A package is only valid beside the TorchScript it was exported with: same seed,
+                # same inputs. Different inputs mean a different export; keep them apart.
+                if ours["inputs"]["sha256"] != theirs["inputs"]["sha256"]:
+                    print(f"not merging {suite}/{model} from {root}: its inputs differ from the first export's")
+                    continue
                 for role, artifact in theirs["artifacts"].items():
                     if role.startswith("aoti.") and role not in ours["artifacts"]:
                         shutil.copy(os.path.join(src, artifact["path"]), os.path.join(dst, artifact["path"]))

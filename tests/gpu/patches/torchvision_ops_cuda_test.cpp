@@ -128,11 +128,18 @@ TEST_F(TorchvisionOpsCuda, RoiAlignForwardAndBackwardMatchTheCpuKernels) {
     EXPECT_TRUE(at::allclose(cuda_in.grad().cpu(), cpu_in.grad(), tol, tol)) << what << " backward";
 
     if (c.dtype == at::kFloat) {
-      const at::Tensor half_out = roi_align(input.cuda().to(at::kHalf), rois.cuda().to(at::kHalf),
-                                            c.scale, c.ph, c.pw, c.ratio, c.aligned);
+      // The reference sees the same half-rounded values (box corners near 200 px move by up to
+      // 0.06 px in half, which moves bilinear samples); what is left is the kernel's own
+      // rounding of its sums and of the result.
+      const at::Tensor input_h = input.to(at::kHalf), rois_h = rois.to(at::kHalf);
+      const at::Tensor reference = roi_align(input_h.to(at::kFloat), rois_h.to(at::kFloat),
+                                             c.scale, c.ph, c.pw, c.ratio, c.aligned);
+      const at::Tensor half_out =
+          roi_align(input_h.cuda(), rois_h.cuda(), c.scale, c.ph, c.pw, c.ratio, c.aligned);
       EXPECT_EQ(half_out.scalar_type(), at::kHalf);
-      EXPECT_TRUE(at::allclose(half_out.cpu().to(at::kFloat), cpu_out.detach(), 5e-2, 5e-2))
-          << what << " half";
+      EXPECT_TRUE(at::allclose(half_out.cpu().to(at::kFloat), reference, 1e-2, 1e-2))
+          << what << " half: max |diff| "
+          << (half_out.cpu().to(at::kFloat) - reference).abs().max().item<double>();
     }
   }
 }

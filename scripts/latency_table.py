@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Tabulates gpu-check's latency stage: zoobench's eager latency vs a Python CUDA-event loop.
+
+  latency_table.py RESULTS_DIR
+
+Reads RESULTS_DIR/latency-python-<zoo>-<model>-<mode>.json (bench/python_latency.py) and the
+zoobench runs RESULTS_DIR/latency-<zoo>-<model>-<mode>-run<N>/*_performance.json, and prints a
+markdown table per (zoo, model, mode): Python's median, zoobench's three medians (end-to-end,
+host clock + sync; and CUDA events, the same clock as Python's), their spread, the ratio to
+Python, and the kernel time.
+"""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def zoobench_runs(results, zoo, model, mode):
+    runs = []
+    for folder in sorted(glob.glob(os.path.join(results, f"latency-{zoo}-{model}-{mode}-run*"))):
+        for path in glob.glob(os.path.join(folder, "*_performance.json")):
+            for record in load(path).get("records", []):
+                cells, detail = record.get("cells", record), record.get("detail", {})
+                if cells.get("status") != "pass":
+                    runs.append({"status": cells.get("status"), "reason": cells.get("reason", "")})
+                    continue
+                runs.append({"status": "pass", "e2e": float(cells["eager_latency"]),
+                             "event": detail.get("eager_event_ms"),
+                             "op": float(cells["eager_op_ms"]) if cells.get("eager_op_ms") else None,
+                             "batch": cells.get("batch_size")})
+    return runs
+
+
+def spread(values):
+    return (max(values) - min(values)) / statistics.median(values) * 100 if values else float("nan")
+
+
+def main(results):
+    print("| zoo | model | mode | batch | Python events ms | zoobench events ms (3 runs) | spread | "
+          "zoobench / Python | zoobench E2E ms | kernel ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    pattern = re.compile(r"latency-python-(.+)-([^-]+)-(inference|training)\.json$")
+    for path in sorted(glob.glob(os.path.join(results, "latency-python-*.json"))):
+        match = pattern.search(os.path.basename(path))
+        if not match:
+            continue
+        zoo, model, mode = match.groups()
+        python = load(path)["median_ms"]
+        runs = zoobench_runs(results, zoo, model, mode)
+        passed = [r for r in runs if r["status"] == "pass"]
+        if not passed:
+            why = "; ".join(f"{r['status']}: {r['reason'][:80]}" for r in runs) or "no rows"
+            print(f"| {zoo} | {model} | {mode} | | {python:.3f} | {why} | | | | |")
+            continue
+        events = [r["event"] for r in passed if r["event"] is not None]
+        e2e = [r["e2e"] for r in passed]
+        ops = [r["op"] for r in passed if r["op"] is not None]
+        ours = statistics.median(events) if events else float("nan")
+        print(f"| {zoo} | {model} | {mode} | {passed[0]['batch']} | {python:.3f} | "
+              f"{', '.join(f'{v:.3f}' for v in events)} | {spread(events):.1f}% | {ours / python:.3f} | "
+              f"{statistics.median(e2e):.3f} | {statistics.median(ops) if ops else float('nan'):.3f} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
