@@ -41,22 +41,27 @@ void run_trivial(benchmark::State& state, const c10::Device& device, bool optimi
   auto iteration = [&] { executable.run(inputs); };
   timer->time(iteration, 100);  // warm-up (profiling runs for the optimizing executor)
   constexpr int64_t kPerSample = 200;
+  // One benchmark iteration is one timed sample of kPerSample model iterations; the time it
+  // reports is per model iteration, so the iteration count is fixed (kSamples below) rather
+  // than grown until the reported time adds up to --benchmark_min_time.
   for (auto _ : state) {
     zoobench::TimedSample sample = timer->time(iteration, kPerSample);
-    state.SetIterationTime(sample.end_to_end_ms / 1e3);  // seconds per iteration
+    state.SetIterationTime(sample.end_to_end_ms / 1e3);  // seconds per model iteration
   }
 }
 
+constexpr int64_t kSamples = 50;
+
 void BM_TrivialEagerCpu(benchmark::State& state) { run_trivial(state, c10::Device(c10::kCPU), false); }
 void BM_TrivialJitCpu(benchmark::State& state) { run_trivial(state, c10::Device(c10::kCPU), true); }
-BENCHMARK(BM_TrivialEagerCpu)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
-BENCHMARK(BM_TrivialJitCpu)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
+BENCHMARK(BM_TrivialEagerCpu)->UseManualTime()->Iterations(kSamples)->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
+BENCHMARK(BM_TrivialJitCpu)->UseManualTime()->Iterations(kSamples)->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
 
 #if ZOOBENCH_WITH_CUDA
 void BM_TrivialEagerCuda(benchmark::State& state) { run_trivial(state, c10::Device(c10::kCUDA, 0), false); }
 void BM_TrivialJitCuda(benchmark::State& state) { run_trivial(state, c10::Device(c10::kCUDA, 0), true); }
-BENCHMARK(BM_TrivialEagerCuda)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
-BENCHMARK(BM_TrivialJitCuda)->UseManualTime()->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
+BENCHMARK(BM_TrivialEagerCuda)->UseManualTime()->Iterations(kSamples)->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
+BENCHMARK(BM_TrivialJitCuda)->UseManualTime()->Iterations(kSamples)->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
 #endif
 
 }  // namespace

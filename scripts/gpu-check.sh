@@ -150,6 +150,7 @@ latency_case() {
 
 stage_latency() {
   log "eager latency: zoobench (3 runs) vs Python CUDA events, same TorchScript files"
+  mkdir -p "$RESULTS"
   local zoo
   for zoo in "$ZOO" "$ZOO-bs64"; do
     latency_case "$zoo" timm_models/mobilenetv3_large_100 inference
@@ -220,7 +221,7 @@ stage_bench() {
   log "micro-benchmarks on the H200: boundary, compare, packed dropout, harness overhead"
   local b
   for b in boundary compare dropout; do
-    "$BUILD/bench/bench_$b" --benchmark_format=json --benchmark_min_time=0.2s > "$LOGS/bench-$b.json" 2> "$LOGS/bench-$b.err"
+    "$BUILD/bench/bench_$b" --benchmark_format=json --benchmark_min_time=0.2 > "$LOGS/bench-$b.json" 2> "$LOGS/bench-$b.err"
     echo "-- bench_$b rc $?"
   done
   $PY bench/python_latency.py --trivial "$LOGS/trivial.pt" --device cuda | tee "$LOGS/python-trivial.json"
@@ -230,7 +231,9 @@ stage_bench() {
 
 stage_checking_lane() {
   timed stage_judged  # CPU only
-  while [[ ! -f $QUIET_DONE ]]; do sleep 2; done
+  local waited=0
+  while [[ ! -f $QUIET_DONE && $waited -lt ${QUIET_WAIT_S:-200} ]]; do sleep 2; waited=$((waited + 2)); done
+  [[ -f $QUIET_DONE ]] || log "timing lane's quiet part still running after ${waited}s: going on beside it"
   timed stage_train; timed stage_layouts; timed stage_workers
 }
 

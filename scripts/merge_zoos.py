@@ -3,8 +3,9 @@
 
   merge_zoos.py TARGET PART...
 
-A model that appears in several parts keeps its first export; AOTInductor packages another
-part made for it are added to its manifest. The parts' index.json files are merged
+A model that appears in several parts keeps its first export's files and gains the artifacts
+(train.pt, AOTInductor packages) that only other parts made for it, when all parts traced it
+with the same inputs. The parts' index.json files are merged
 (an exported entry wins over a failed one).
 """
 import json
@@ -45,8 +46,10 @@ def main(target, parts):
                 if ours["inputs"]["sha256"] != theirs["inputs"]["sha256"]:
                     print(f"not merging {suite}/{model} from {root}: its inputs differ from the first export's")
                     continue
+                # Union of the artifacts: one part may have traced train.pt, another built the
+                # AOTInductor packages of the same model.
                 for role, artifact in theirs["artifacts"].items():
-                    if role.startswith("aoti.") and role not in ours["artifacts"]:
+                    if role not in ours["artifacts"]:
                         shutil.copy(os.path.join(src, artifact["path"]), os.path.join(dst, artifact["path"]))
                         ours["artifacts"][role] = artifact
                 save(ours, os.path.join(dst, "manifest.json"))

@@ -116,8 +116,7 @@ struct Browser {
     profile = ::mkdtemp(path);
   }
   ~Browser() {
-    std::error_code ignored;
-    fs::remove_all(profile, ignored);
+    zoobench::remove_tree(profile);
   }
   // Chromium's own stderr (GPU and dbus chatter) goes to a file beside its profile.
   zoobench::testing::CommandResult run(const std::string& args) {

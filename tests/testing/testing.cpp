@@ -1,6 +1,8 @@
 // Scratch folders and subprocess helpers for the tests.
 #include "testing/testing.h"
 
+#include "zoobench/util/files.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -8,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,14 +23,14 @@ ScratchDir::ScratchDir() {
     if (c == '/') c = '_';
   }
   path_ = binary_dir() + "/test-scratch/" + name + "." + std::to_string(::getpid());
-  std::filesystem::remove_all(path_);
+  std::string error;
+  if (!remove_tree(path_, &error)) throw std::runtime_error(error);
   std::filesystem::create_directories(path_);
 }
 
 ScratchDir::~ScratchDir() {
   if (std::getenv("ZOOBENCH_KEEP_TEST_FILES") == nullptr) {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
+    remove_tree(path_);
   }
 }
 

@@ -6,6 +6,10 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <cerrno>
+#include <cstring>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace zoobench {
@@ -38,6 +42,26 @@ void write_file_atomically(const std::string& path, const std::string& contents)
     if (!ok) throw std::runtime_error("cannot write " + temporary + " (disk full?)");
   }
   std::filesystem::rename(temporary, target);
+}
+
+namespace {
+int remove_entry(const char* path, const struct stat*, int type, struct FTW*) {
+  // FTW_DEPTH visits a folder after its contents: rmdir then finds it empty.
+  return (type == FTW_DP ? ::rmdir(path) : ::unlink(path)) == 0 ? 0 : errno;
+}
+}  // namespace
+
+bool remove_tree(const std::string& path, std::string* error) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) return true;
+  } else {
+    const int code = ::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (code == 0) return true;
+    errno = code > 0 ? code : errno;
+  }
+  if (error != nullptr) *error = "cannot remove " + path + ": " + std::strerror(errno);
+  return false;
 }
 
 }  // namespace zoobench

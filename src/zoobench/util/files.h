@@ -14,4 +14,12 @@ std::vector<char> read_binary_file(const std::string& path);
 // mid-write) sees either the old file or the new one, never half of it.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
+// Removes `path` and everything under it (symlinks are removed, not followed); a missing path
+// is not an error. Returns false, with the reason in *error if given, when something stays.
+// Use this, never std::filesystem::remove_all: PyTorch's pip wheels export their own statically
+// linked copies of libstdc++'s std::filesystem directory iterators (pytorch/pytorch#133437),
+// which interpose on the system's and crash remove_all on a non-empty folder (seen with
+// PyTorch 2.11 on the GPU machine).
+bool remove_tree(const std::string& path, std::string* error = nullptr);
+
 }  // namespace zoobench

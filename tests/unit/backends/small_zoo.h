@@ -249,7 +249,7 @@ inline std::string small_zoo_dir(const SmallZooOptions& options = {}) {
   if (std::filesystem::exists(dir + "/COMPLETE")) return dir;
 
   const std::string building = dir + ".building." + std::to_string(::getpid());
-  std::filesystem::remove_all(building);
+  remove_tree(building);
   std::filesystem::create_directories(building);
   std::string code = "REPO = r'''" + root + "'''\nOUT = r'''" + building + "'''\n";
   code += std::string("RESNET18 = ") + (options.resnet18 ? "True" : "False") + "\n";
@@ -257,14 +257,14 @@ inline std::string small_zoo_dir(const SmallZooOptions& options = {}) {
   code += small_models_python();
   CommandResult result = run_python(code);
   if (result.exit_code != 0) {
-    std::filesystem::remove_all(building);
+    remove_tree(building);
     return "";
   }
   std::ofstream(building + "/COMPLETE") << "built by " << ::getpid() << "\n";
   std::error_code error;
   std::filesystem::rename(building, dir, error);
   // Another test process may have finished first; its zoo is as good as ours.
-  if (error) std::filesystem::remove_all(building);
+  if (error) remove_tree(building);
   // Zoos of this flavour made by older versions of this file or of the exporter are stale.
   for (const auto& entry : std::filesystem::directory_iterator(fixtures)) {
     const std::string name = entry.path().filename().string();
@@ -273,7 +273,7 @@ inline std::string small_zoo_dir(const SmallZooOptions& options = {}) {
                               rest.find_first_not_of("0123456789abcdef") == std::string::npos;
     if (same_flavour && entry.path().string() != dir &&
         std::filesystem::exists(entry.path() / "COMPLETE")) {
-      std::filesystem::remove_all(entry.path(), error);
+      remove_tree(entry.path().string());
     }
   }
   return dir;
