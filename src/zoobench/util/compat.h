@@ -1,6 +1,9 @@
 // Every difference between the LibTorch versions zoobench builds against lives here:
 // Debian's LibTorch 1.13 (CPU) and PyTorch 2.11 + CUDA 13 on the GPU machine.
 // ZOOBENCH_WITH_CUDA / ZOOBENCH_WITH_AOTI come from cmake/ZoobenchDependencies.cmake.
+// One difference is in the binaries, not the headers: PyTorch's pip wheels export statically
+// linked copies of libstdc++'s std::filesystem directory iterators (pytorch/pytorch#133437)
+// that break std::filesystem::remove_all; zoobench uses remove_tree (util/files.h) instead.
 #pragma once
 
 #include <ATen/Context.h>
