@@ -20,7 +20,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --label-exclude gpu
+	./scripts/run-tests.sh $(BUILD) -j $(JOBS) --label-exclude gpu
 
 demo: build
 	./scripts/demo.sh
