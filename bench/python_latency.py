@@ -43,6 +43,9 @@ def main():
     parser.add_argument("--iterations", type=int, default=0, help="per sample (0: >= 1 ms)")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--training", action="store_true", help="time a whole training step")
+    parser.add_argument("--numerics", choices=["zoobench", "python-defaults"], default="zoobench",
+                        help="zoobench: the settings of zoobench's performance runs (cuDNN "
+                             "autotuning on, TF32 on, deterministic off); python-defaults: as torch starts")
     args = parser.parse_args()
 
     device = torch.device(args.device)
@@ -55,6 +58,12 @@ def main():
         inputs = (torch.ones(8, device=device),)
     else:
         inputs = tuple(t.to(device) for t in torch.load(args.inputs))
+    if args.numerics == "zoobench":  # compat::set_deterministic_numerics(false), util/compat.h
+        torch.use_deterministic_algorithms(False)
+        torch.backends.cudnn.deterministic = False
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
     module = torch.jit.load(args.model, map_location=device)
     torch._C._set_graph_executor_optimize(args.optimize == "on")
     cuda = device.type == "cuda"
@@ -88,6 +97,7 @@ def main():
         times = [sample(per_sample) for _ in range(args.samples)]
     print(json.dumps({"model": args.model, "device": args.device, "optimize": args.optimize,
                       "mode": "training" if args.training else "inference",
+                      "numerics": args.numerics,
                       "median_ms": statistics.median(times), "p10_ms": percentile(times, 10),
                       "p90_ms": percentile(times, 90), "samples": len(times),
                       "iterations_per_sample": per_sample}))

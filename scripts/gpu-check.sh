@@ -75,7 +75,6 @@ stage_test() {
 }
 
 # Exports run in parallel into separate zoos (the exporter's index is per zoo), then are merged.
-# Exports run in parallel into separate zoos (the exporter's index is per zoo), then are merged.
 export_part() {
   local name=$1; shift
   $PY tools/export_zoo.py --zoo "$ZOO.parts/$name" --device cuda "$@" > "$LOGS/export-$name.log" 2>&1
@@ -147,7 +146,7 @@ latency_case() {
     > "$RESULTS/latency-python-$(basename "$zoo")-${model##*/}-$mode.json"
   for run in 1 2 3; do
     zb run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance --$mode --backend eager \
-      --devices cuda --repeat 30 --output-directory "$RESULTS/latency-$(basename "$zoo")-${model##*/}-$mode-run$run" \
+      --devices cuda --repeat 30 --warmup 10 --output-directory "$RESULTS/latency-$(basename "$zoo")-${model##*/}-$mode-run$run" \
       > /dev/null 2>&1
   done
 }
@@ -179,11 +178,12 @@ stage_train() {
       -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0)$' --repeat 10 --timeout 300 \
       --output-directory "$RESULTS/train-$backend" 2>&1 | grep -v "^zoobench info" | tail -6
   done
+  # Peak memory: eager_peak_mem with the patch vs without; accuracy: jit (patched) vs eager.
   log "packed dropout: BERT-style encoder training step with and without the patch"
   local patches
   for patches in "" --no-patches; do
     zb run --zoo "$ZOO" --suite torchbench --only text_encoder_bert_dropout --training --accuracy --performance \
-      --devices cuda --backend eager --repeat 10 $patches \
+      --devices cuda --backend jit --disable-cudagraphs --repeat 10 $patches \
       --output-directory "$RESULTS/dropout${patches:+-off}" 2>&1 | grep -v "^zoobench info" | tail -4
   done
 }
