@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: export the demo zoo (six torchvision models and a small BERT-style encoder),
 # run accuracy and performance of the `jit` backend against eager on the CPU, and write the
-# results and reports. About 10 minutes on a 2-core machine, setup and build included.
+# results and reports. About 12 minutes on a 2-core machine from a fresh clone (the CLI build is most of it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}

@@ -141,6 +141,8 @@ latency_case() {
   local zoo=$1 model=$2 mode=$3 file=eval.pt run
   [[ $mode == training ]] && file=train.pt
   [[ -f $zoo/$model/$file ]] || { echo "-- missing $zoo/$model/$file"; return; }
+  local last="$RESULTS/latency-$(basename "$zoo")-${model##*/}-$mode-run3"
+  ls "$last"/*_performance.json > /dev/null 2>&1 && { echo "-- done before: $last"; return; }
   $PY bench/python_latency.py --model "$zoo/$model/$file" --inputs "$zoo/$model/inputs.pt" --device cuda \
     --optimize off --samples 30 $([[ $mode == training ]] && echo --training) \
     > "$RESULTS/latency-python-$(basename "$zoo")-${model##*/}-$mode.json"
@@ -194,24 +196,29 @@ QUIET_DONE=$LOGS/.quiet-part-done
 stage_timing_lane() { timed stage_latency; timed stage_bench; touch "$QUIET_DONE"; timed stage_run; }
 
 stage_layouts() {
-  log "input-layout fuzzing of the compiled backends on timm models (two workers on the GPU)"
+  log "input-layout fuzzing of the compiled backends on timm models (two workers)"
   local backend
   for backend in jit aot_inductor; do
-    zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --devices cuda:0,cuda:0 --backend "$backend" \
+    zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --devices "$(two_workers)" --backend "$backend" \
       -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0|ghostnet_100)$' \
       --input-layouts contiguous,transposed,gapped,overlapping,expanded \
       --output-directory "$RESULTS/layouts-$backend" 2>&1 | grep -v "^zoobench info" | tail -8
   done
 }
 
+# Two workers: one per GPU when the machine has two, else both on the one GPU.
+two_workers() {
+  if [[ $(nvidia-smi -L 2>/dev/null | wc -l) -ge 2 ]]; then echo cuda:0,cuda:1; else echo cuda:0,cuda:0; fi
+}
+
 stage_workers() {
-  log "two workers sharing the GPU: timm accuracy with jit"
-  zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --devices cuda:0,cuda:0 --backend jit \
+  log "two workers ($(two_workers)): timm accuracy with jit"
+  zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --devices "$(two_workers)" --backend jit \
     --output-directory "$RESULTS/two-workers" 2>&1 | grep -v "^zoobench info" | tail -6
   log "HuggingFace and torchbench extras (vision_maskrcnn, resnet50, BERT dropout) with jit: accuracy"
-  zb run --resume --zoo "$ZOO" --suite huggingface --accuracy --devices cuda:0,cuda:0 --backend jit --timeout 300 \
+  zb run --resume --zoo "$ZOO" --suite huggingface --accuracy --devices "$(two_workers)" --backend jit --timeout 300 \
     --output-directory "$RESULTS/hf-jit" 2>&1 | grep -v "^zoobench info" | tail -8
-  zb run --resume --zoo "$ZOO" --suite torchbench --accuracy --devices cuda:0,cuda:0 --backend jit --timeout 300 \
+  zb run --resume --zoo "$ZOO" --suite torchbench --accuracy --devices "$(two_workers)" --backend jit --timeout 300 \
     --output-directory "$RESULTS/tb-jit" 2>&1 | grep -v "^zoobench info" | tail -8
 }
 
@@ -227,12 +234,14 @@ stage_bench() {
   # The CPU ATen path of bench_compare takes tens of seconds and is measured on the CPU machine.
   local -A filter=([boundary]=. [compare]=-aten_cpu [dropout]=.)
   for b in boundary compare dropout; do
-    "$BUILD/bench/bench_$b" --benchmark_format=json --benchmark_min_time=0.2 --benchmark_filter="${filter[$b]}" \
+    grep -q '"benchmarks"' "$LOGS/bench-$b.json" 2>/dev/null && grep -q real_time "$LOGS/bench-$b.json" &&
+      { echo "-- bench_$b done before"; continue; }
+    timeout 240 "$BUILD/bench/bench_$b" --benchmark_format=json --benchmark_min_time=0.2 --benchmark_filter="${filter[$b]}" \
       > "$LOGS/bench-$b.json" 2> "$LOGS/bench-$b.err"
     echo "-- bench_$b rc $?"
   done
   $PY bench/python_latency.py --trivial "$LOGS/trivial.pt" --device cuda | tee "$LOGS/python-trivial.json"
-  "$BUILD/bench/bench_harness_overhead" --model "$LOGS/trivial.pt" --benchmark_format=json > "$LOGS/bench-overhead.json" 2> "$LOGS/bench-overhead.err"
+  timeout 120 "$BUILD/bench/bench_harness_overhead" --model "$LOGS/trivial.pt" --benchmark_format=json > "$LOGS/bench-overhead.json" 2> "$LOGS/bench-overhead.err"
   echo "-- bench_harness_overhead rc $?"
 }
 
