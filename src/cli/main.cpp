@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
+#include "zoobench/util/host_memory.h"
 
 namespace zoobench::cli {
 std::vector<CommandRegistration>& command_registry() {
@@ -15,6 +16,8 @@ std::vector<CommandRegistration>& command_registry() {
 
 int main(int argc, char** argv) {
   using namespace zoobench::cli;
+  // Before any tensor exists: every measurement in this process sees the same malloc policy.
+  zoobench::keep_freed_host_memory();
   CLI::App app{"zoobench: run a model zoo through eager and compiled LibTorch backends"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "zoobench 0.1 (torch " + zoobench::compat::torch_version() + ")");
