@@ -14,22 +14,31 @@ class EagerBackend : public Backend {
     return "TorchScript interpreter, optimizations off (op-by-op): the reference and the baseline";
   }
   std::optional<std::string> unsupported_reason(const Manifest& manifest,
-                                                const BackendRequest& request) const override {
-    if (manifest.artifact("eval") == nullptr && manifest.artifact("train") == nullptr) {
-      return "the model has no TorchScript artifact";
-    }
-    return std::nullopt;
+                                                const BackendRequest&) const override {
+    return torchscript_unsupported_reason(manifest);
   }
   std::unique_ptr<Executable> prepare(const Manifest& manifest, const BackendRequest& request,
                                       const std::vector<c10::IValue>&) override {
-    auto module = load_torchscript(manifest, torchscript_role(manifest, request.mode), request.device);
-    if (request.after_load) request.after_load(module);
-    if (request.dtype() != c10::kFloat) cast_module(module, request.dtype());
-    return std::make_unique<TorchScriptExecutable>(std::move(module), manifest, request, /*optimize=*/false);
+    return std::make_unique<TorchScriptExecutable>(load_torchscript_for(manifest, request), manifest,
+                                                   request, /*optimize=*/false);
   }
 };
 
 }  // namespace
+
+std::optional<std::string> torchscript_unsupported_reason(const Manifest& manifest) {
+  if (manifest.artifact("eval") == nullptr && manifest.artifact("train") == nullptr) {
+    return "the model has no TorchScript artifact";
+  }
+  return std::nullopt;
+}
+
+torch::jit::Module load_torchscript_for(const Manifest& manifest, const BackendRequest& request) {
+  auto module = load_torchscript(manifest, torchscript_role(manifest, request.mode), request.device);
+  if (request.after_load) request.after_load(module);
+  if (request.dtype() != c10::kFloat) cast_module(module, request.dtype());
+  return module;
+}
 
 std::unique_ptr<Backend> make_eager_backend() { return std::make_unique<EagerBackend>(); }
 

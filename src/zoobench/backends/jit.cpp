@@ -9,6 +9,7 @@
 #include "zoobench/backends/cuda_graph_executable.h"
 #include "zoobench/backends/torchscript_executable.h"
 #include "zoobench/util/compat.h"
+#include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/zoo/model_files.h"
 #include "zoobench/zoo/training_loss.h"
@@ -27,19 +28,14 @@ class JitBackend : public Backend {
     return "TorchScript optimizing executor: freeze + optimize_for_inference, NNC fusion, autodiff";
   }
   std::optional<std::string> unsupported_reason(const Manifest& manifest,
-                                                const BackendRequest& request) const override {
-    if (manifest.artifact("eval") == nullptr && manifest.artifact("train") == nullptr) {
-      return "the model has no TorchScript artifact";
-    }
-    return std::nullopt;
+                                                const BackendRequest&) const override {
+    return torchscript_unsupported_reason(manifest);
   }
 
   std::unique_ptr<Executable> prepare(const Manifest& manifest, const BackendRequest& request,
                                       const std::vector<c10::IValue>& example_inputs) override {
     compat::enable_cpu_fusion(true);
-    auto module = load_torchscript(manifest, torchscript_role(manifest, request.mode), request.device);
-    if (request.after_load) request.after_load(module);
-    if (request.dtype() != c10::kFloat) cast_module(module, request.dtype());
+    auto module = load_torchscript_for(manifest, request);
     if (request.mode == Mode::kInference) {
       module.eval();
       try {
@@ -49,7 +45,7 @@ class JitBackend : public Backend {
         // Some scripted models (control flow over attributes) cannot be frozen; the executor
         // still optimizes them, so run unfrozen rather than not at all.
         log::warn("{}: freeze/optimize_for_inference failed, running unfrozen: {}", manifest.name,
-                  first_line_of(e.what()));
+                  first_line(e.what()));
       }
     }
     auto executable = std::make_unique<TorchScriptExecutable>(std::move(module), manifest, request,
@@ -59,8 +55,6 @@ class JitBackend : public Backend {
   }
 
  private:
-  static std::string first_line_of(const std::string& text) { return text.substr(0, text.find('\n')); }
-
   static void profile(TorchScriptExecutable& executable, const Manifest& manifest,
                       const BackendRequest& request, const std::vector<c10::IValue>& inputs) {
     if (request.mode == Mode::kInference) {

@@ -16,12 +16,6 @@ namespace {
 
 constexpr std::array<const char*, 4> kKeyColumns = {"dev", "mode", "backend", "dtype"};
 
-const std::string& cell(const ResultRow& row, const char* name) {
-  static const std::string kEmpty;
-  auto it = row.cells.find(name);
-  return it == row.cells.end() ? kEmpty : it->second;
-}
-
 // Which key columns take more than one value among `rows`.
 std::vector<const char*> varying_key_columns(const std::vector<ResultRow>& rows) {
   std::vector<const char*> out;

@@ -13,12 +13,6 @@
 namespace zoobench::report {
 namespace {
 
-const std::string& cell(const ResultRow& row, const char* name) {
-  static const std::string kEmpty;
-  auto it = row.cells.find(name);
-  return it == row.cells.end() ? kEmpty : it->second;
-}
-
 SeriesKey key_of(const ResultRow& row) {
   return {cell(row, "dev"), cell(row, "mode"), cell(row, "dtype"), cell(row, "backend")};
 }

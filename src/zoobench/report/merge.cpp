@@ -14,12 +14,6 @@
 namespace zoobench::report {
 namespace {
 
-const std::string& cell(const ResultRow& row, const char* name) {
-  static const std::string kEmpty;
-  auto it = row.cells.find(name);
-  return it == row.cells.end() ? kEmpty : it->second;
-}
-
 // Cells with empty values dropped: a CSV row has every column, a JSON record may not.
 std::map<std::string, std::string> nonempty_cells(const ResultRow& row) {
   std::map<std::string, std::string> out;

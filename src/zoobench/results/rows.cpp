@@ -39,6 +39,12 @@ std::string cell_or(const std::map<std::string, std::string>& cells, const char*
 }
 }  // namespace
 
+const std::string& cell(const ResultRow& row, const std::string& column) {
+  static const std::string kEmpty;
+  auto it = row.cells.find(column);
+  return it == row.cells.end() ? kEmpty : it->second;
+}
+
 Status ResultRow::status() const {
   auto it = cells.find(status_column(kind));
   if (it == cells.end()) return Status::kInfraError;

@@ -33,6 +33,10 @@ struct ResultRow {
   std::string identity() const;
 };
 
+// A row's cell, or "" when the row has no such column (upstream's files have fewer columns,
+// JSON records may leave empty ones out).
+const std::string& cell(const ResultRow& row, const std::string& column);
+
 // Cell formatting: numbers with enough digits to round-trip what matters, "" for absent.
 std::string format_cell(double value);
 std::string format_cell(std::optional<double> value);

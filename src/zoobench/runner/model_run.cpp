@@ -70,13 +70,7 @@ namespace {
 std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& options, const SuiteConfig& config,
                                       const std::string& device_string,
                                       const std::function<void(const ResultRow&)>& emit) {
-  RowContext context;
-  context.device = device_string;
-  context.name = entry.name;
-  context.backend = options.backend;
-  context.mode = mode_name(options.mode);
-  context.dtype = precision_name(options.precision);
-  context.log = options.log_file;
+  RowContext context = row_context(options, entry.name, device_string, options.log_file);
   std::vector<ResultRow> rows;
   auto add = [&](ResultRow row) {
     emit(row);

@@ -49,6 +49,18 @@ ResultRow accuracy_row(const AccuracyRecord& r, const RowContext& context) {
   return row;
 }
 
+RowContext row_context(const RunOptions& options, const std::string& model, const std::string& device,
+                       const std::string& log) {
+  RowContext c;
+  c.device = device;
+  c.name = model;
+  c.backend = options.backend;
+  c.mode = mode_name(options.mode);
+  c.dtype = precision_name(options.precision);
+  c.log = log;
+  return c;
+}
+
 ResultRow performance_row(const PerformanceRecord& r, const RowContext& context) {
   ResultRow row = base_row(ExperimentKind::kPerformance, context);
   row.set_status(r.status);

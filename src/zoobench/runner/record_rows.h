@@ -8,6 +8,7 @@
 #include "zoobench/accuracy/experiment.h"
 #include "zoobench/perf/experiment.h"
 #include "zoobench/results/rows.h"
+#include "zoobench/runner/run_options.h"
 
 namespace zoobench {
 
@@ -23,6 +24,11 @@ struct RowContext {
   std::string input_layout = "contiguous";
   std::string log;
 };
+
+// The cells a run's options decide for every row of one model on one device; batch size,
+// patches and input layout are filled in by whoever knows them.
+RowContext row_context(const RunOptions& options, const std::string& model, const std::string& device,
+                       const std::string& log);
 
 ResultRow accuracy_row(const AccuracyRecord& record, const RowContext& context);
 ResultRow performance_row(const PerformanceRecord& record, const RowContext& context);

@@ -102,13 +102,7 @@ std::unique_ptr<RunSinks> open_sinks(const RunOptions& options, const std::vecto
 
 RowContext context_for(const RunOptions& options, const ZooEntry& entry, const std::string& device,
                        const std::string& log) {
-  RowContext c;
-  c.device = device;
-  c.name = entry.name;
-  c.backend = options.backend;
-  c.mode = mode_name(options.mode);
-  c.dtype = precision_name(options.precision);
-  c.log = log;
+  RowContext c = row_context(options, entry.name, device, log);
   try {
     c.batch_size = read_manifest(entry.manifest_path).batch_size;
   } catch (const std::exception&) {
