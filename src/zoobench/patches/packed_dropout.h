@@ -54,6 +54,14 @@ at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& mask_bits, do
 void check_probability(double p);
 void check_mask(const at::Tensor& grad, const at::Tensor& mask_bits);
 int64_t mask_bytes(int64_t numel);
+// The forward's buffers, before a kernel fills them: x made contiguous, y (like it) and the
+// mask's bytes. In eval mode (train = false) the forward is complete: y is a copy of x and the
+// mask is empty; `filled` says so, as it does for an empty x.
+struct ForwardBuffers {
+  at::Tensor x, y, mask;
+  bool filled = false;
+};
+ForwardBuffers forward_buffers(const at::Tensor& x, bool train);
 // P(keep) = keep_threshold / 2^32 for a uniform 32-bit draw r kept when r < keep_threshold.
 uint64_t keep_threshold(double p);
 // 1 / (1 - p), or 0 for p = 1 (everything dropped).

@@ -20,6 +20,21 @@ void check_probability(double p) {
 
 int64_t mask_bytes(int64_t numel) { return (numel + 7) / 8; }
 
+ForwardBuffers forward_buffers(const at::Tensor& x, bool train) {
+  ForwardBuffers b;
+  if (!train) {
+    b.y = x.clone(at::MemoryFormat::Contiguous);
+    b.mask = at::empty({0}, x.options().dtype(at::kByte));
+    b.filled = true;
+    return b;
+  }
+  b.x = x.contiguous();
+  b.y = at::empty_like(b.x);
+  b.mask = at::empty({mask_bytes(b.x.numel())}, x.options().dtype(at::kByte));
+  b.filled = b.x.numel() == 0;
+  return b;
+}
+
 uint64_t keep_threshold(double p) {
   return static_cast<uint64_t>(std::llround((1.0 - p) * 4294967296.0));
 }
@@ -44,14 +59,12 @@ std::tuple<at::Tensor, at::Tensor> forward_cpu(const at::Tensor& x, double p, bo
   TORCH_CHECK(x.device().is_cpu(), "dropout_packed (CPU kernel): x must be a CPU tensor");
   TORCH_CHECK(at::isFloatingType(x.scalar_type()), "dropout_packed: x must be floating point, got ",
               x.scalar_type());
-  if (!train) {
-    return {x.clone(at::MemoryFormat::Contiguous), at::empty({0}, x.options().dtype(at::kByte))};
-  }
-  const at::Tensor xc = x.contiguous();
+  ForwardBuffers buffers = forward_buffers(x, train);
+  if (buffers.filled) return {buffers.y, buffers.mask};
+  const at::Tensor& xc = buffers.x;
   const int64_t numel = xc.numel();
-  at::Tensor y = at::empty_like(xc);
-  at::Tensor mask = at::empty({mask_bytes(numel)}, x.options().dtype(at::kByte));
-  if (numel == 0) return {y, mask};
+  at::Tensor& y = buffers.y;
+  at::Tensor& mask = buffers.mask;
 
   uint64_t key;
   {

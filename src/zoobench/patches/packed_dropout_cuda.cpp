@@ -11,47 +11,22 @@
 
 #include <mutex>
 
-#include "zoobench/patches/cuda_launchers.h"
+#include "zoobench/patches/cuda_glue.h"
 #include "zoobench/util/compat.h"
 
 namespace zoobench::patches::dropout_kernels {
-namespace {
-
-cuda::Dtype kernel_dtype(const at::Tensor& t) {
-  switch (t.scalar_type()) {
-    case at::kFloat:
-      return cuda::Dtype::kFloat32;
-    case at::kDouble:
-      return cuda::Dtype::kFloat64;
-    case at::kHalf:
-      return cuda::Dtype::kFloat16;
-    case at::kBFloat16:
-      return cuda::Dtype::kBFloat16;
-    default:
-      TORCH_CHECK(false, "dropout_packed: x must be floating point, got ", t.scalar_type());
-  }
-}
-
-void check_launch(cudaError_t error, const char* op) {
-  TORCH_CHECK(error == cudaSuccess, op,
-              " (zoobench CUDA kernel) failed to launch: ", cudaGetErrorString(error));
-}
-
-}  // namespace
 
 std::tuple<at::Tensor, at::Tensor> forward_cuda(const at::Tensor& x, double p, bool train) {
   check_probability(p);
   TORCH_CHECK(x.is_cuda(), "dropout_packed (CUDA kernel): x must be a CUDA tensor");
-  const cuda::Dtype dtype = kernel_dtype(x);
+  const cuda::Dtype dtype = cuda::kernel_dtype(x, "dropout_packed", /*bfloat16_supported=*/true);
   c10::cuda::CUDAGuard guard(x.device());
-  if (!train) {
-    return {x.clone(at::MemoryFormat::Contiguous), at::empty({0}, x.options().dtype(at::kByte))};
-  }
-  const at::Tensor xc = x.contiguous();
+  ForwardBuffers buffers = forward_buffers(x, train);
+  if (buffers.filled) return {buffers.y, buffers.mask};
+  const at::Tensor& xc = buffers.x;
   const int64_t numel = xc.numel();
-  at::Tensor y = at::empty_like(xc);
-  at::Tensor mask = at::empty({mask_bytes(numel)}, x.options().dtype(at::kByte));
-  if (numel == 0) return {y, mask};
+  at::Tensor& y = buffers.y;
+  at::Tensor& mask = buffers.mask;
 
   at::PhiloxCudaState state;
   {
@@ -67,10 +42,11 @@ std::tuple<at::Tensor, at::Tensor> forward_cuda(const at::Tensor& x, double p, b
   philox.seed_ptr = inputs.seed_ptr;
   philox.offset_ptr = inputs.offset_ptr;
   philox.offset_intragraph = inputs.offset_intragraph;
-  check_launch(cuda::launch_dropout_packed_forward(
-                   dtype, xc.data_ptr(), y.data_ptr(), mask.data_ptr<uint8_t>(), numel,
-                   keep_threshold(p), keep_scale(p), philox, at::cuda::getCurrentCUDAStream()),
-               "dropout_packed");
+  cuda::check_launch(
+      cuda::launch_dropout_packed_forward(dtype, xc.data_ptr(), y.data_ptr(),
+                                          mask.data_ptr<uint8_t>(), numel, keep_threshold(p),
+                                          keep_scale(p), philox, at::cuda::getCurrentCUDAStream()),
+      "dropout_packed");
   return {y, mask};
 }
 
@@ -78,7 +54,8 @@ at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& mask_bits, do
   check_probability(p);
   check_mask(grad, mask_bits);
   TORCH_CHECK(grad.is_cuda(), "dropout_packed_backward (CUDA kernel): grad must be a CUDA tensor");
-  const cuda::Dtype dtype = kernel_dtype(grad);
+  const cuda::Dtype dtype =
+      cuda::kernel_dtype(grad, "dropout_packed_backward", /*bfloat16_supported=*/true);
   c10::cuda::CUDAGuard guard(grad.device());
   if (mask_bits.numel() == 0) return grad.clone(at::MemoryFormat::Contiguous);
   // The kernel reads any layout through its strides; only very high-rank views are copied.
@@ -99,10 +76,10 @@ at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& mask_bits, do
     }
   }
   const at::Tensor mask = mask_bits.contiguous();
-  check_launch(cuda::launch_dropout_packed_backward(
-                   dtype, g.data_ptr(), layout, mask.data_ptr<uint8_t>(), numel, keep_scale(p),
-                   out.data_ptr(), at::cuda::getCurrentCUDAStream()),
-               "dropout_packed_backward");
+  cuda::check_launch(cuda::launch_dropout_packed_backward(
+                         dtype, g.data_ptr(), layout, mask.data_ptr<uint8_t>(), numel,
+                         keep_scale(p), out.data_ptr(), at::cuda::getCurrentCUDAStream()),
+                     "dropout_packed_backward");
   return out;
 }
 

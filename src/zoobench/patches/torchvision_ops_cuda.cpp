@@ -10,28 +10,10 @@
 #include <cstring>
 #include <vector>
 
-#include "zoobench/patches/cuda_launchers.h"
+#include "zoobench/patches/cuda_glue.h"
 
 namespace zoobench::patches::torchvision_kernels {
 namespace {
-
-cuda::Dtype kernel_dtype(const at::Tensor& t, const char* op) {
-  switch (t.scalar_type()) {
-    case at::kFloat:
-      return cuda::Dtype::kFloat32;
-    case at::kDouble:
-      return cuda::Dtype::kFloat64;
-    case at::kHalf:
-      return cuda::Dtype::kFloat16;
-    default:
-      TORCH_CHECK(false, op, " (zoobench CUDA kernel): unsupported dtype ", t.scalar_type());
-  }
-}
-
-void check_launch(cudaError_t error, const char* op) {
-  TORCH_CHECK(error == cudaSuccess, op,
-              " (zoobench CUDA kernel) failed to launch: ", cudaGetErrorString(error));
-}
 
 void check_same_cuda_device(const at::Tensor& a, const at::Tensor& b, const char* op) {
   TORCH_CHECK(a.is_cuda() && b.is_cuda() && a.device() == b.device(), op,
@@ -76,10 +58,12 @@ at::Tensor nms_cuda(const at::Tensor& dets, const at::Tensor& scores, double iou
   const at::Tensor sorted = dets.index_select(0, order).contiguous();
   const int64_t words = (n + cuda::kNmsBlock - 1) / cuda::kNmsBlock;
   at::Tensor mask = at::zeros({n, words}, dets.options().dtype(at::kLong));
-  check_launch(cuda::launch_nms_mask(kernel_dtype(dets, "nms"), sorted.data_ptr(), n, iou_threshold,
-                                     reinterpret_cast<uint64_t*>(mask.data_ptr<int64_t>()),
-                                     at::cuda::getCurrentCUDAStream()),
-               "nms");
+  cuda::check_launch(
+      cuda::launch_nms_mask(cuda::kernel_dtype(dets, "nms", /*bfloat16_supported=*/false),
+                            sorted.data_ptr(), n, iou_threshold,
+                            reinterpret_cast<uint64_t*>(mask.data_ptr<int64_t>()),
+                            at::cuda::getCurrentCUDAStream()),
+      "nms");
   // The greedy pass is sequential: a few microseconds per box on the host.
   const at::Tensor host_mask = mask.cpu();
   const auto* rows = reinterpret_cast<const uint64_t*>(host_mask.data_ptr<int64_t>());
@@ -119,10 +103,11 @@ at::Tensor roi_align_forward_cuda(const at::Tensor& input, const at::Tensor& roi
   const auto shape =
       shape_of(input.size(0), input.size(1), input.size(2), input.size(3), rois.size(0),
                spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned);
-  check_launch(cuda::launch_roi_align_forward(kernel_dtype(input, "roi_align"), in.data_ptr(),
-                                              boxes.data_ptr(), shape, output.data_ptr(),
-                                              at::cuda::getCurrentCUDAStream()),
-               "roi_align");
+  cuda::check_launch(
+      cuda::launch_roi_align_forward(
+          cuda::kernel_dtype(input, "roi_align", /*bfloat16_supported=*/false), in.data_ptr(),
+          boxes.data_ptr(), shape, output.data_ptr(), at::cuda::getCurrentCUDAStream()),
+      "roi_align");
   return output;
 }
 
@@ -155,10 +140,11 @@ at::Tensor roi_align_backward_cuda(const at::Tensor& grad, const at::Tensor& roi
   const at::Tensor boxes = rois.contiguous();
   const auto shape = shape_of(batch_size, channels, height, width, rois.size(0), spatial_scale,
                               pooled_height, pooled_width, sampling_ratio, aligned);
-  check_launch(
-      cuda::launch_roi_align_backward(kernel_dtype(grad, "roi_align backward"), grad.data_ptr(),
-                                      strides, boxes.data_ptr(), shape, grad_input.data_ptr(),
-                                      at::cuda::getCurrentCUDAStream()),
+  cuda::check_launch(
+      cuda::launch_roi_align_backward(
+          cuda::kernel_dtype(grad, "roi_align backward", /*bfloat16_supported=*/false),
+          grad.data_ptr(), strides, boxes.data_ptr(), shape, grad_input.data_ptr(),
+          at::cuda::getCurrentCUDAStream()),
       "roi_align backward");
   return grad_input;
 }

@@ -74,6 +74,28 @@ struct Strides4 {
   int64_t s[4];
 };
 
+// One output element of roi_align ([K, C, PH, PW], row-major `index`): its roi, channel and
+// bin, and the roi's sampling geometry. Forward and backward visit the same samples.
+template <typename A>
+struct RoiBin {
+  int64_t n, c, ph, pw;
+  RoiGeometry<A> g;
+};
+
+template <typename T, typename A = typename Arith<T>::type>
+__device__ RoiBin<A> roi_bin(int64_t index, const T* rois, const RoiAlignShape& shape) {
+  RoiBin<A> b;
+  b.pw = index % shape.pooled_width;
+  b.ph = (index / shape.pooled_width) % shape.pooled_height;
+  b.c = (index / shape.pooled_width / shape.pooled_height) % shape.channels;
+  b.n = index / shape.pooled_width / shape.pooled_height / shape.channels;
+  A roi[5];
+  for (int k = 0; k < 5; ++k) roi[k] = to_arith(rois[5 * b.n + k]);
+  b.g = roi_geometry<A>(roi, static_cast<A>(shape.spatial_scale), shape.pooled_height,
+                        shape.pooled_width, shape.sampling_ratio, shape.aligned);
+  return b;
+}
+
 template <typename T>
 __global__ void roi_align_forward_kernel(const T* input, const T* rois, RoiAlignShape shape,
                                          T* output, int64_t total) {
@@ -81,26 +103,19 @@ __global__ void roi_align_forward_kernel(const T* input, const T* rois, RoiAlign
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
        index += stride) {
-    const int64_t pw = index % shape.pooled_width;
-    const int64_t ph = (index / shape.pooled_width) % shape.pooled_height;
-    const int64_t c = (index / shape.pooled_width / shape.pooled_height) % shape.channels;
-    const int64_t n = index / shape.pooled_width / shape.pooled_height / shape.channels;
-    A roi[5];
-    for (int k = 0; k < 5; ++k) roi[k] = to_arith(rois[5 * n + k]);
-    const RoiGeometry<A> g =
-        roi_geometry<A>(roi, static_cast<A>(shape.spatial_scale), shape.pooled_height,
-                        shape.pooled_width, shape.sampling_ratio, shape.aligned);
+    const RoiBin<A> bin = roi_bin(index, rois, shape);
+    const RoiGeometry<A>& g = bin.g;
     if (g.batch < 0 || g.batch >= shape.batch) {  // malformed roi: no out-of-bounds read
       output[index] = from_arith<T>(A(0));
       continue;
     }
-    const T* plane = input + (g.batch * shape.channels + c) * shape.height * shape.width;
+    const T* plane = input + (g.batch * shape.channels + bin.c) * shape.height * shape.width;
     A sum = 0;
     for (int64_t iy = 0; iy < g.grid_h; ++iy) {
-      const A y = sample_y(g, ph, iy);
+      const A y = sample_y(g, bin.ph, iy);
       for (int64_t ix = 0; ix < g.grid_w; ++ix) {
         const BilinearTap<A> tap =
-            bilinear_tap<A>(shape.height, shape.width, y, sample_x(g, pw, ix));
+            bilinear_tap<A>(shape.height, shape.width, y, sample_x(g, bin.pw, ix));
         if (!tap.valid) continue;
         sum += tap.w1 * to_arith(plane[tap.y_low * shape.width + tap.x_low]) +
                tap.w2 * to_arith(plane[tap.y_low * shape.width + tap.x_high]) +
@@ -119,23 +134,17 @@ __global__ void roi_align_backward_kernel(const T* grad, Strides4 gs, const T* r
   const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < total;
        index += stride) {
-    const int64_t pw = index % shape.pooled_width;
-    const int64_t ph = (index / shape.pooled_width) % shape.pooled_height;
-    const int64_t c = (index / shape.pooled_width / shape.pooled_height) % shape.channels;
-    const int64_t n = index / shape.pooled_width / shape.pooled_height / shape.channels;
-    A roi[5];
-    for (int k = 0; k < 5; ++k) roi[k] = to_arith(rois[5 * n + k]);
-    const RoiGeometry<A> g =
-        roi_geometry<A>(roi, static_cast<A>(shape.spatial_scale), shape.pooled_height,
-                        shape.pooled_width, shape.sampling_ratio, shape.aligned);
+    const RoiBin<A> bin = roi_bin(index, rois, shape);
+    const RoiGeometry<A>& g = bin.g;
     if (g.batch < 0 || g.batch >= shape.batch) continue;
-    const A top = to_arith(grad[n * gs.s[0] + c * gs.s[1] + ph * gs.s[2] + pw * gs.s[3]]);
-    T* plane = grad_input + (g.batch * shape.channels + c) * shape.height * shape.width;
+    const A top =
+        to_arith(grad[bin.n * gs.s[0] + bin.c * gs.s[1] + bin.ph * gs.s[2] + bin.pw * gs.s[3]]);
+    T* plane = grad_input + (g.batch * shape.channels + bin.c) * shape.height * shape.width;
     for (int64_t iy = 0; iy < g.grid_h; ++iy) {
-      const A y = sample_y(g, ph, iy);
+      const A y = sample_y(g, bin.ph, iy);
       for (int64_t ix = 0; ix < g.grid_w; ++ix) {
         const BilinearTap<A> tap =
-            bilinear_tap<A>(shape.height, shape.width, y, sample_x(g, pw, ix));
+            bilinear_tap<A>(shape.height, shape.width, y, sample_x(g, bin.pw, ix));
         if (!tap.valid) continue;
         atomicAdd(plane + tap.y_low * shape.width + tap.x_low,
                   from_arith<T>(top * tap.w1 / g.count));
