@@ -2,6 +2,8 @@
 // the exporter made for this device and dtype (`--aoti`). Inference only. Inputs are staged to
 // the package's input contract (e.g. int32 ids) through the 64-bit boundary, memoized so
 // repeated timed calls do not pay for the cast. Built only with Torch >= 2.6.
+#include <algorithm>
+
 #include "zoobench/backends/builtin_backends.h"
 #include "zoobench/backends/cuda_graph_executable.h"
 #include "zoobench/util/compat.h"
@@ -9,6 +11,7 @@
 
 #if ZOOBENCH_WITH_AOTI
 #include <c10/core/InferenceMode.h>
+#include <c10/util/strides.h>
 #include <torch/csrc/inductor/aoti_package/model_package_loader.h>
 
 #include "zoobench/boundary/boundary.h"
@@ -18,48 +21,80 @@ namespace zoobench {
 namespace {
 
 std::string package_role(const BackendRequest& request) {
-  return "aoti." + precision_name(request.precision) + "." + (request.device.is_cuda() ? "cuda" : "cpu");
+  return "aoti." + precision_name(request.precision) + "." +
+         (request.device.is_cuda() ? "cuda" : "cpu");
 }
 
 #if ZOOBENCH_WITH_AOTI
 c10::ScalarType scalar_type_named(const std::string& name) {
   static const std::vector<std::pair<std::string, c10::ScalarType>> kTypes = {
-      {"float32", c10::kFloat}, {"float16", c10::kHalf},  {"bfloat16", c10::kBFloat16},
-      {"float64", c10::kDouble}, {"int32", c10::kInt},   {"int64", c10::kLong},
-      {"bool", c10::kBool},     {"int8", c10::kChar},    {"uint8", c10::kByte}};
+      {"float32", c10::kFloat},  {"float16", c10::kHalf}, {"bfloat16", c10::kBFloat16},
+      {"float64", c10::kDouble}, {"int32", c10::kInt},    {"int64", c10::kLong},
+      {"bool", c10::kBool},      {"int8", c10::kChar},    {"uint8", c10::kByte}};
   for (const auto& [n, t] : kTypes) {
     if (n == name) return t;
   }
   throw ModelLoadError("input contract names an unknown dtype '" + name + "'");
 }
 
+// What the package was compiled for, per input: the contract's dtype and strides where the
+// exporter recorded them (matched by input name), else the input's own dtype, contiguous.
+// AOTInductor bakes the strides into its kernels and does not check them by default, so every
+// input is staged to them (--input-layouts finds a backend that forgets this).
+std::vector<boundary::InputContract> compiled_contracts(const Manifest& manifest,
+                                                        const Artifact& package) {
+  std::vector<boundary::InputContract> contracts(manifest.input_specs.size());
+  for (const TensorContract& declared : package.input_contract) {
+    auto spec = std::find_if(manifest.input_specs.begin(), manifest.input_specs.end(),
+                             [&](const InputSpec& s) { return s.name == declared.name; });
+    if (spec == manifest.input_specs.end()) {
+      throw ModelLoadError("the input contract of " + package.path + " names input '" +
+                           declared.name + "', which the manifest's inputs do not have");
+    }
+    boundary::InputContract& contract = contracts[spec - manifest.input_specs.begin()];
+    if (!declared.dtype.empty()) contract.dtype = scalar_type_named(declared.dtype);
+    if (!declared.strides.empty()) contract.strides = declared.strides;
+  }
+  for (int64_t index : manifest.mutated_inputs) {
+    if (index >= 0 && index < static_cast<int64_t>(contracts.size()))
+      contracts[index].mutated = true;
+  }
+  return contracts;
+}
+
 class AotInductorExecutable : public Executable {
  public:
-  AotInductorExecutable(const Artifact& package, const BackendRequest& request)
+  AotInductorExecutable(const Manifest& manifest, const Artifact& package,
+                        const BackendRequest& request)
       : loader_(std::make_unique<torch::inductor::AOTIModelPackageLoader>(
-            package.path, "model", /*run_single_threaded=*/false, /*num_runners=*/1,
+            package.path, "model",
+            // The container's default run() waits on its own events to pick a free model
+            // instance, which a capturing stream does not permit; the single-threaded run
+            // (chosen at load) is PyTorch's mode for CUDA graphs.
+            /*run_single_threaded=*/request.device.is_cuda() && request.cudagraphs,
+            /*num_runners=*/1,
             request.device.is_cuda() ? request.device.index() : c10::DeviceIndex(-1))),
+        contracts_(compiled_contracts(manifest, package)),
         // Inside a CUDA graph the cast must be recorded and replayed with the inputs; a memo
         // hit at capture time would leave replays reading a stale narrowed copy.
-        memo_(/*enabled=*/!(request.device.is_cuda() && request.cudagraphs)) {
-    for (const auto& contract : package.input_contract) {
-      contract_dtypes_.push_back(contract.dtype.empty() ? std::optional<c10::ScalarType>()
-                                                        : scalar_type_named(contract.dtype));
-    }
-  }
+        memo_(/*enabled=*/!(request.device.is_cuda() && request.cudagraphs)) {}
 
   c10::IValue run(const std::vector<c10::IValue>& inputs) override {
     c10::InferenceMode no_autograd;
     std::vector<at::Tensor> tensors;
     tensors.reserve(inputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      at::Tensor t = inputs[i].toTensor();
-      if (i < contract_dtypes_.size() && contract_dtypes_[i] && t.scalar_type() != *contract_dtypes_[i]) {
-        t = memo_.narrow(t, *contract_dtypes_[i]);
+    for (const auto& input : inputs) tensors.push_back(input.toTensor());
+    std::vector<boundary::InputContract> contracts = contracts_;
+    contracts.resize(tensors.size());
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      if (!contracts[i].strides) {
+        const c10::DimVector contiguous = c10::contiguous_strides(tensors[i].sizes());
+        contracts[i].strides = std::vector<int64_t>(contiguous.begin(), contiguous.end());
       }
-      tensors.push_back(std::move(t));
     }
-    std::vector<at::Tensor> outputs = loader_->run(tensors);
+    std::vector<at::Tensor> outputs = boundary::call_with_narrowed_inputs(
+        tensors, contracts,
+        [&](const std::vector<at::Tensor>& staged) { return loader_->run(staged); }, &memo_);
     c10::List<at::Tensor> list;
     for (auto& t : outputs) list.push_back(std::move(t));
     return c10::IValue(list);
@@ -72,8 +107,8 @@ class AotInductorExecutable : public Executable {
 
  private:
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader_;
+  std::vector<boundary::InputContract> contracts_;
   boundary::NarrowingMemo memo_;
-  std::vector<std::optional<c10::ScalarType>> contract_dtypes_;
 };
 #endif
 
@@ -83,13 +118,15 @@ class AotInductorBackend : public Backend {
   std::string description() const override {
     return "AOTInductor package (torch.compile's C++ runtime), inference; export with --aoti";
   }
-  std::optional<std::string> unsupported_reason(const Manifest&, const BackendRequest& request) const override {
+  std::optional<std::string> unsupported_reason(const Manifest&,
+                                                const BackendRequest& request) const override {
     if (!compat::kHasAotInductor) {
       return "this zoobench was built against torch " + compat::torch_version() +
              ", which has no AOTInductor runtime (needs >= 2.6)";
     }
     if (request.mode == Mode::kTraining) return "aot_inductor packages are inference-only";
-    if (request.precision == Precision::kAmp) return "aot_inductor packages have no autocast; use --float16/--bfloat16";
+    if (request.precision == Precision::kAmp)
+      return "aot_inductor packages have no autocast; use --float16/--bfloat16";
     if (request.dtype_override && *request.dtype_override != parameter_dtype(request.precision)) {
       return "aot_inductor packages are compiled for one dtype";
     }
@@ -102,15 +139,17 @@ class AotInductorBackend : public Backend {
     if (package == nullptr) {
       throw ModelLoadError(manifest.name + " has no AOTInductor package '" + role +
                            "'; export it with tools/export_zoo.py --aoti --device " +
-                           (request.device.is_cuda() ? "cuda" : "cpu") + " --only " + manifest.name);
+                           (request.device.is_cuda() ? "cuda" : "cpu") + " --only " +
+                           manifest.name);
     }
     verify_artifact(package->path, package->sha256, "AOTInductor package");
 #if ZOOBENCH_WITH_AOTI
     std::unique_ptr<Executable> executable;
     try {
-      executable = std::make_unique<AotInductorExecutable>(*package, request);
+      executable = std::make_unique<AotInductorExecutable>(manifest, *package, request);
     } catch (...) {
-      throw ModelLoadError("cannot load " + package->path + ": " + first_line(current_exception_message()));
+      throw ModelLoadError("cannot load " + package->path + ": " +
+                           first_line(current_exception_message()));
     }
     return wrap_in_cuda_graph_if_requested(std::move(executable), request, example_inputs);
 #else
@@ -122,6 +161,8 @@ class AotInductorBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_aot_inductor_backend() { return std::make_unique<AotInductorBackend>(); }
+std::unique_ptr<Backend> make_aot_inductor_backend() {
+  return std::make_unique<AotInductorBackend>();
+}
 
 }  // namespace zoobench

@@ -112,13 +112,25 @@ class NarrowingMemo {
 struct InputContract {
   std::optional<at::ScalarType> dtype;  // nullopt: passed through as is
   bool mutated = false;                 // the callee writes into it (in/out argument)
+  // The strides the callee was compiled for, where it does not read a tensor's own strides
+  // (AOTInductor bakes them into its kernels and, by default, does not check them: a
+  // transposed image would be read as the image transposed). An input laid out otherwise is
+  // copied into this layout. nullopt: the callee reads each tensor's own strides, so they
+  // are kept (the narrowing above never changes them).
+  std::optional<std::vector<int64_t>> strides;
 };
+
+// Whether t addresses its elements as `strides` would: equal strides in every dimension of
+// size > 1 (a dimension of size 1 is never stepped through); zero-element tensors always do.
+bool has_layout(const at::Tensor& t, at::IntArrayRef strides);
 
 // Stages `inputs` to `contracts` (one per input), runs `callee` on the staged tensors and writes
 // mutated ones back into the originals. Narrowed inputs keep their layout and their contents
-// (a cast, never a fresh tensor), so in/out arguments start from the caller's values. Read-only
-// inputs go through `memo` when one is given; mutated ones never do. Returns callee's result.
-// An input whose dtype already matches is passed through as the same tensor and mutated in place.
+// (a cast, never a fresh tensor), so in/out arguments start from the caller's values; an input
+// whose contract fixes its strides is then copied into them if it is laid out otherwise.
+// Read-only inputs go through `memo` for the cast when one is given; mutated ones never do.
+// Returns callee's result. An input that already matches its contract is passed through as the
+// same tensor and mutated in place.
 using NarrowedCallee = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
 std::vector<at::Tensor> call_with_narrowed_inputs(const std::vector<at::Tensor>& inputs,
                                                   const std::vector<InputContract>& contracts,

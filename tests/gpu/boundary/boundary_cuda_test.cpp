@@ -36,7 +36,7 @@ TEST(BoundaryCuda, NoHostSynchronization) {
       write_back(laid.view, narrowed);
       memo.narrow(laid.view, at::kInt);
       memo.narrow(laid.view, at::kInt);
-      call_with_narrowed_inputs({laid.view}, {{at::kInt, true}},
+      call_with_narrowed_inputs({laid.view}, {{at::kInt, true, std::nullopt}},
                                 [](const std::vector<at::Tensor>& staged) { return staged; });
       for (InputLayout layout : all_input_layouts()) make_input_layout(laid.view, layout);
     }

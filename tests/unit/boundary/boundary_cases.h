@@ -16,6 +16,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/util/accumulate.h>
+#include <c10/util/strides.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,6 +103,12 @@ double cast_value(double value, at::ScalarType dtype) {
     default:
       return value;
   }
+}
+
+// Row-major strides of `sizes`: what a callee compiled for contiguous inputs has baked in.
+std::vector<int64_t> compiled_strides(at::IntArrayRef sizes) {
+  const c10::DimVector strides = c10::contiguous_strides(sizes);
+  return {strides.begin(), strides.end()};
 }
 
 struct NamedLayout {
@@ -556,7 +563,8 @@ TEST_P(BoundaryTest, CallBoundaryStagesRunsAndWritesBack) {
   LaidOut read_only = lay_out({6, 1024}, {512, 1}, 0, at::kLong, device());
   LaidOut in_out = lay_out({6, 10}, {1, 12}, 2, at::kLong, device());
   at::Tensor passed = at::ones({2, 2}, options(at::kFloat));
-  const std::vector<InputContract> contracts = {{at::kInt, false}, {at::kInt, true}, {}};
+  const std::vector<InputContract> contracts = {
+      {at::kInt, false, std::nullopt}, {at::kInt, true, std::nullopt}, {}};
   const StrideBakedKernel summer(read_only.view);
   const StrideBakedKernel scaler(in_out.view);
   NarrowingMemo memo;
@@ -588,6 +596,89 @@ TEST_P(BoundaryTest, CallBoundaryStagesRunsAndWritesBack) {
   // The read-only input was cast once; the mutated one never went through the memo.
   EXPECT_EQ(memo.stats().misses, 1);
   EXPECT_EQ(memo.stats().hits, 1);
+}
+
+// AOTInductor's case: a callee compiled for contiguous inputs that sees only data pointers.
+// Given the compiled strides in the contract, every layout reaches it as the values the caller
+// meant; without them (the layout kept, as for callees that read strides) it reads wrong cells.
+TEST_P(BoundaryTest, CallBoundaryRestagesInputsToTheCompiledStrides) {
+  for (const NamedLayout& layout : named_layouts()) {
+    SCOPED_TRACE(layout.name);
+    LaidOut laid = lay_out(layout, at::kLong, device());
+    if (laid.view.numel() == 0) continue;
+    const std::vector<int64_t> compiled = compiled_strides(laid.view.sizes());
+    const StrideBakedKernel kernel(laid.view.sizes(), compiled, device());
+    std::vector<double> expected;
+    for (double v : values_by_index(laid.view)) expected.push_back(cast_value(v, at::kInt) * 2 + 1);
+    auto run = [&](const InputContract& contract) {
+      auto outputs = call_with_narrowed_inputs(
+          {laid.view}, {contract}, [&](const std::vector<at::Tensor>& staged) {
+            at::Tensor y = at::empty_strided(staged[0].sizes(), compiled, staged[0].options());
+            kernel.affine(staged[0], y);
+            return std::vector<at::Tensor>{y};
+          });
+      return values_by_index(outputs.at(0));
+    };
+    EXPECT_EQ(count_mismatches(expected, run(InputContract{at::kInt, false, compiled})), 0);
+    if (!has_layout(laid.view, compiled)) {
+      EXPECT_GT(count_mismatches(expected, run(InputContract{at::kInt, false, std::nullopt})), 0)
+          << "a stride-baked callee must read the wrong cells of a layout it was not built for";
+    }
+  }
+  // Same dtype, other strides: restaged all the same (float32 inputs of a float32 package).
+  at::Tensor transposed = at::arange(12, options(at::kInt)).reshape({3, 4}).t();
+  const StrideBakedKernel kernel(transposed.sizes(), compiled_strides(transposed.sizes()),
+                                 device());
+  const auto sums = call_with_narrowed_inputs(
+      {transposed}, {InputContract{std::nullopt, false, compiled_strides({4, 3})}},
+      [&](const std::vector<at::Tensor>& staged) {
+        EXPECT_TRUE(staged[0].is_contiguous());
+        at::Tensor y = at::empty({4, 3}, staged[0].options());
+        kernel.affine(staged[0], y);
+        return std::vector<at::Tensor>{y};
+      });
+  EXPECT_EQ(values_by_index(sums.at(0)), values_by_index(transposed * 2 + 1));
+}
+
+TEST_P(BoundaryTest, CallBoundaryWritesBackWhatTheCompiledStridesChanged) {
+  for (const NamedLayout& layout : named_layouts()) {
+    LaidOut laid = lay_out(layout, at::kLong, device());
+    // A callee that writes its input assumes distinct elements: aliased layouts are left out.
+    if (laid.view.numel() == 0 || has_repeated_offsets(laid.view)) continue;
+    SCOPED_TRACE(layout.name);
+    const std::vector<int64_t> compiled = compiled_strides(laid.view.sizes());
+    const StrideBakedKernel kernel(laid.view.sizes(), compiled, device());
+    const std::vector<double> old_values = values_by_index(laid.view);
+    const std::vector<double> untouched = cells_from_data_pointer(laid.storage);
+    call_with_narrowed_inputs({laid.view}, {InputContract{at::kInt, true, compiled}},
+                              [&](const std::vector<at::Tensor>& staged) {
+                                kernel.scale_in_place(staged[0]);
+                                return std::vector<at::Tensor>{};
+                              });
+    std::vector<double> expected;
+    const std::vector<int64_t> offsets = element_offsets(laid.view.sizes(), compiled);
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      expected.push_back(StrideBakedKernel::scaled(old_values[i], offsets[i]));
+    }
+    EXPECT_EQ(values_by_index(laid.view), expected);
+    // Cells outside the view keep their values.
+    const std::vector<double> after = cells_from_data_pointer(laid.storage);
+    std::set<int64_t> reachable;
+    for (int64_t o : element_offsets(laid.view)) reachable.insert(o + laid.view.storage_offset());
+    for (size_t c = 0; c < after.size(); ++c) {
+      if (reachable.count(static_cast<int64_t>(c)) == 0) {
+        EXPECT_EQ(after[c], untouched[c]) << c;
+      }
+    }
+  }
+}
+
+TEST_P(BoundaryTest, CallBoundaryRefusesStridesOfAnotherRank) {
+  at::Tensor input = at::zeros({2, 3}, options(at::kLong));
+  EXPECT_THROW(call_with_narrowed_inputs(
+                   {input}, {InputContract{at::kInt, false, {{1}}}},
+                   [](const std::vector<at::Tensor>&) { return std::vector<at::Tensor>{}; }),
+               std::invalid_argument);
 }
 
 TEST_P(BoundaryTest, InputLayoutsKeepValuesAndHaveTheirShape) {
@@ -745,7 +836,7 @@ TEST_P(BoundaryTest, StrideBakedKernelMutatedInt64WriteBackRoundTrip) {
   naive.view.copy_(naive_narrowed);
   EXPECT_GT(count_mismatches(expected_storage, host_values(naive.storage)), 0);
 
-  call_with_narrowed_inputs({laid.view}, {{at::kInt, true}},
+  call_with_narrowed_inputs({laid.view}, {{at::kInt, true, std::nullopt}},
                             [&](const std::vector<at::Tensor>& staged) {
                               kernel.scale_in_place(staged[0]);
                               return std::vector<at::Tensor>{};
@@ -771,7 +862,7 @@ TEST_P(BoundaryTest, StrideBakedKernelTrulyOverlappingMutatedView) {
   naive.view.copy_(naive_narrowed);
   EXPECT_GT(count_mismatches(expected_storage, host_values(naive.storage)), 1000);
 
-  call_with_narrowed_inputs({laid.view}, {{at::kInt, true}},
+  call_with_narrowed_inputs({laid.view}, {{at::kInt, true, std::nullopt}},
                             [&](const std::vector<at::Tensor>& staged) {
                               kernel.stamp_offsets(staged[0]);
                               return std::vector<at::Tensor>{};
@@ -794,7 +885,7 @@ TEST_P(BoundaryTest, StrideBakedKernelMutatedExpandedView) {
   kernel.stamp_offsets(naive_narrowed);
   EXPECT_THROW(laid.view.copy_(naive_narrowed), c10::Error);
 
-  call_with_narrowed_inputs({laid.view}, {{at::kInt, true}},
+  call_with_narrowed_inputs({laid.view}, {{at::kInt, true, std::nullopt}},
                             [&](const std::vector<at::Tensor>& staged) {
                               kernel.stamp_offsets(staged[0]);
                               return std::vector<at::Tensor>{};
