@@ -3,9 +3,11 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -16,6 +18,7 @@
 #include "zoobench/perf/statistics.h"
 #include "zoobench/report/markdown.h"
 #include "zoobench/results/sink.h"
+#include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_process.h"
 #include "zoobench/runner/model_run.h"
 #include "zoobench/runner/progress.h"
@@ -286,7 +289,11 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   ZooCatalog catalog = ZooCatalog::scan(options.zoo_dir);
   std::vector<std::string> suites = options.suite == "all" ? catalog.suites() : std::vector<std::string>{options.suite};
   auto configs = load_suite_configs(suites_dir, suites);
-  for (const auto& device : options.devices) parse_device(device);  // UsageError early
+  const char* cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
+  for (const auto& device : options.devices) {
+    parse_device(device);  // UsageError early
+    child_device_for(device, cuda_visible_devices);
+  }
   const std::string device_type = options.devices[0].substr(0, options.devices[0].find(':'));
   auto selected = select_models(catalog, options, configs, device_type);
 
@@ -326,7 +333,9 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     queue.push_back({model, model_options});
   }
 
-  const bool single = queue.size() == 1 && options.only.size() == 1 && options.devices.size() == 1;
+  // One model on one device runs in this process, unless that device must be pinned in a child.
+  const bool single = queue.size() == 1 && options.only.size() == 1 && options.devices.size() == 1 &&
+                      child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0];
   if (single) {
     // `zoobench run --only NAME`: in this process, rows written as they come.
     const auto& entry = queue.front().model.entry;
@@ -357,13 +366,20 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
         const std::string log_path = stem + ".log", row_path = stem + ".rows.json";
         fs::remove(row_path);
         progress.started(model.entry.name, device);
+        const ChildDevice child = child_device_for(device, cuda_visible_devices);
+        if (child.pinned()) {
+          std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device << " runs this model with "
+                                                 << join(child.environment, " ") << ", as " << child.device << "\n";
+        }
         std::vector<std::string> argv = {executable};
-        auto args = child_arguments(model_options, model.entry.suite, model.entry.name, device, row_path, log_path);
+        auto args =
+            child_arguments(model_options, model.entry.suite, model.entry.name, child.device, row_path, log_path);
         argv.insert(argv.end(), args.begin(), args.end());
-        ChildOutcome outcome = run_child(argv, log_path, options.timeout_s, g_interrupted);
+        ChildOutcome outcome = run_child(argv, log_path, options.timeout_s, g_interrupted, child.environment);
         auto rows = complete_rows(model_options, model.entry, configs.at(model.entry.suite), device, log_path,
                                   read_rows_file(row_path), outcome);
         for (auto& row : rows) {
+          row.cells["dev"] = device;  // a pinned child knew its GPU only as cuda:0
           row.cells["log"] = log_path;
           sinks->write(row);
         }
