@@ -4,6 +4,7 @@
 
 #include "cli/command.h"
 #include "zoobench/util/compat.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/host_memory.h"
 
@@ -18,6 +19,8 @@ int main(int argc, char** argv) {
   using namespace zoobench::cli;
   // Before any tensor exists: every measurement in this process sees the same malloc policy.
   zoobench::keep_freed_host_memory();
+  // A fatal signal leaves its phase and native frames in the log (a suite row points there).
+  zoobench::crash_report::install();
   CLI::App app{"zoobench: run a model zoo through eager and compiled LibTorch backends"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "zoobench 0.1 (torch " + zoobench::compat::torch_version() + ")");

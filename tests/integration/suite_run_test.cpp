@@ -249,8 +249,11 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
       {"good_conv", "pass", {}},
       {"raiser", "eager_1st_run_fail", {"boom: this model raises on purpose"}},
       {"hang", "timeout", {"20s", "--timeout"}},
-      {"aborter", "crash", {"SIGABRT"}},
-      {"segfaulter", "crash", {"SIGSEGV"}},
+      // The first run is the float64 golden one; the child's crash report names it.
+      {"aborter", "crash", {"SIGABRT during accuracy: float64 golden run", "backtrace in the log"}},
+      {"segfaulter",
+       "crash",
+       {"SIGSEGV during accuracy: float64 golden run", "backtrace in the log"}},
       {"huge_alloc", "eager_1st_run_OOM", {"can't allocate memory"}},
       {"truncated", "model_fail_to_load", {"cannot load", "truncated/eval.pt"}},
       {"sha_mismatch", "model_fail_to_load", {"sha_mismatch/inputs.pt", "sha256"}},
@@ -266,6 +269,13 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
     EXPECT_EQ(row.at("dev"), "cpu");
     EXPECT_FALSE(row.at("log").empty());
     EXPECT_TRUE(fs::is_regular_file(row.at("log"))) << row.at("log");
+  }
+  // The crash report in the log: the model's identity and native frames.
+  for (const char* crashed : {"aborter", "segfaulter"}) {
+    const std::string log = read_text(by_name[crashed]["log"]);
+    EXPECT_THAT(log,
+                HasSubstr(std::string("  model: ") + crashed + " (jit, inference, float32, cpu)"));
+    EXPECT_THAT(log, HasSubstr("native backtrace"));
   }
   // A crash row names the patches its model ran with (here the one that crashed it).
   EXPECT_EQ(by_name["aborter"]["patches"], "fault_injection");

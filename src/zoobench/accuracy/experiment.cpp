@@ -12,6 +12,7 @@
 
 #include "zoobench/accuracy/compare.h"
 #include "zoobench/results/failure.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/zoo/model_files.h"
@@ -234,6 +235,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
     BackendRequest fp64_request = eager_request;
     fp64_request.precision = Precision::kFloat32;
     fp64_request.dtype_override = c10::kDouble;
+    crash_report::PhaseScope phase("accuracy: float64 golden run");
     golden = run_once(eager, manifest, fp64_request, cast_inputs(inputs, c10::kDouble), options);
   } catch (const ModelLoadError& e) {
     return fail(Status::kModelFailToLoad, first_line(e.what()));
@@ -248,6 +250,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
 
   RunResult eager1, eager2;
   try {
+    crash_report::PhaseScope phase("accuracy: eager run 1");
     eager1 = run_once(eager, manifest, eager_request, inputs, options);
   } catch (const ModelLoadError& e) {
     return fail(Status::kModelFailToLoad, first_line(e.what()));
@@ -256,6 +259,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
     return fail(status_for_failure(Phase::kEagerFirstRun, message), "eager: " + first_line(message));
   }
   try {
+    crash_report::PhaseScope phase("accuracy: eager run 2");
     eager2 = run_once(eager, manifest, eager_request, inputs, options);
   } catch (...) {
     std::string message = logged_exception_message(manifest.name + " (accuracy)");
@@ -281,6 +285,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
   for (int run = 0; run < std::max(1, options.check_runs); ++run) {
     RunResult result;
     try {
+      crash_report::PhaseScope phase("accuracy: " + compiled.name() + " run");
       result = run_once(compiled, manifest, request, compiled_inputs, options);
     } catch (const ModelLoadError& e) {
       return fail(Status::kModelFailToLoad, compiled.name() + ": " + first_line(e.what()));

@@ -7,6 +7,7 @@
 #include "zoobench/perf/memory.h"
 #include "zoobench/perf/timer.h"
 #include "zoobench/results/failure.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
@@ -25,9 +26,15 @@ std::function<void()> iteration_of(Executable& executable, const BackendRequest&
   return [&executable, &inputs, clone_each] { executable.run(clone_each ? clone_inputs(inputs) : inputs); };
 }
 
-// Peak memory of a couple of iterations, over what was allocated before `baseline`.
+// Peak memory of a couple of iterations, over what was allocated before `baseline`. The side's
+// first iteration runs before the peak is reset: it holds one-time allocations that only the
+// side running first would pay. On the H200, eager against eager (mobilenetv3 training) peaked
+// at 3.22 GB on the first side and 0.43 GB on the second; most likely cuDNN's algorithm search
+// in benchmark mode, whose candidates get their own workspaces and whose choices the second
+// side finds cached.
 std::optional<int64_t> peak_of(const std::function<void()>& iteration, const c10::Device& device,
                                int64_t baseline) {
+  iteration();
   PeakMemoryScope scope(device);
   for (int i = 0; i < 2; ++i) iteration();
   auto peak = scope.peak_bytes();
@@ -51,6 +58,7 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
   eager_request.cudagraphs = false;
   std::unique_ptr<Executable> eager;
   try {
+    crash_report::PhaseScope phase("performance: eager load");
     eager = eager_backend.prepare(manifest, eager_request, inputs);
   } catch (const ModelLoadError& e) {
     record.status = status_for_failure(Phase::kLoad, e.what());
@@ -65,6 +73,7 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
   auto eager_iteration = iteration_of(*eager, eager_request, inputs, clone_each);
   const int64_t eager_static = device.is_cuda() ? compat::cuda_allocated_bytes(device.index()) - before_models : 0;
   try {
+    crash_report::PhaseScope phase("performance: eager warm-up");
     record.eager_peak_bytes = peak_of(eager_iteration, device, before_models);
   } catch (...) {
     std::string message = logged_exception_message(manifest.name + " (performance)");
@@ -76,6 +85,7 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
   std::unique_ptr<Executable> compiled;
   auto prepare_start = std::chrono::steady_clock::now();
   try {
+    crash_report::PhaseScope phase("performance: " + compiled_backend.name() + " prepare");
     compiled = compiled_backend.prepare(manifest, request, inputs);
   } catch (const ModelLoadError& e) {
     record.status = status_for_failure(Phase::kLoad, e.what());
@@ -95,9 +105,12 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
 
   try {
     // Subtract the eager model's own resident memory: it is still loaded beside the compiled one.
+    crash_report::PhaseScope phase("performance: " + compiled_backend.name() + " warm-up");
     record.compiled_peak_bytes = peak_of(compiled_iteration, device, before_models + eager_static);
     auto timer = make_timer(device);
+    crash_report::set_phase("performance: interleaved timing");
     record.measurement = measure_interleaved(eager_iteration, compiled_iteration, *timer, options.measurement);
+    crash_report::set_phase("performance: kernel-time profile");
     record.eager_kernel_ms = measure_kernel_time_ms(eager_iteration, options.profiled_iterations, device);
     record.compiled_kernel_ms = measure_kernel_time_ms(compiled_iteration, options.profiled_iterations, device);
   } catch (...) {

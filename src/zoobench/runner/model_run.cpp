@@ -3,11 +3,14 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "zoobench/backends/backend.h"
 #include "zoobench/boundary/boundary.h"
 #include "zoobench/patches/registry.h"
 #include "zoobench/results/failure.h"
 #include "zoobench/runner/record_rows.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
@@ -71,6 +74,9 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
                                       const std::string& device_string,
                                       const std::function<void(const ResultRow&)>& emit) {
   RowContext context = row_context(options, entry.name, device_string, options.log_file);
+  crash_report::set_subject(fmt::format("{} ({}, {}, {}, {})", entry.name, options.backend, mode_name(options.mode),
+                                        precision_name(options.precision), device_string));
+  crash_report::set_phase("loading");
   std::vector<ResultRow> rows;
   auto add = [&](ResultRow row) {
     emit(row);

@@ -24,6 +24,7 @@
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/runner/selection.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
 #include "zoobench/util/log.h"
@@ -176,6 +177,10 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
     case ChildOutcome::Kind::kSignaled:
       status = Status::kCrash;
       reason = "killed by " + signal_name(outcome.signal);
+      // The child's own report says in which phase (its native frames stay in the log).
+      if (const std::string line = crash_report::crash_line_from_log(log); !line.empty()) {
+        reason = "killed by " + line + " (backtrace in the log)";
+      }
       if (outcome.signal == SIGKILL) reason += " (the kernel's OOM killer sends this when host memory runs out)";
       break;
     case ChildOutcome::Kind::kInterrupted:

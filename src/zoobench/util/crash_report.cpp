@@ -1,0 +1,117 @@
+#include "zoobench/util/crash_report.h"
+
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+
+namespace zoobench::crash_report {
+namespace {
+
+constexpr std::size_t kTextSize = 256;
+char g_subject[kTextSize] = "";
+char g_phase[kTextSize] = "";
+std::mutex g_phase_mutex;  // writers only; the handler reads without it (a torn read is harmless)
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+
+void copy_text(char* destination, const std::string& text) {
+  const std::size_t n = std::min(text.size(), kTextSize - 1);
+  std::memcpy(destination, text.data(), n);
+  destination[n] = '\0';
+}
+
+// Only async-signal-safe calls from here on (write, backtrace after its warm-up, signal, raise).
+void write_text(const char* text) {
+  std::size_t left = std::strlen(text);
+  while (left > 0) {
+    const ssize_t written = ::write(STDERR_FILENO, text, left);
+    if (written <= 0) return;
+    text += written;
+    left -= static_cast<std::size_t>(written);
+  }
+}
+
+const char* signal_text(int signal) {
+  switch (signal) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    default: return "a fatal signal";
+  }
+}
+
+void on_fatal_signal(int signal) {
+  write_text("\n");
+  write_text(kLinePrefix);
+  write_text(signal_text(signal));
+  if (g_phase[0] != '\0') {
+    write_text(" during ");
+    write_text(g_phase);
+  }
+  if (g_subject[0] != '\0') {
+    write_text("\n  model: ");
+    write_text(g_subject);
+  }
+  write_text("\n  native backtrace (most recent call first):\n");
+  void* frames[64];
+  const int count = ::backtrace(frames, 64);
+  ::backtrace_symbols_fd(frames, count, STDERR_FILENO);
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+}  // namespace
+
+void install() {
+  // backtrace() loads libgcc on its first call, which may allocate: not inside a handler.
+  void* warm_up[1];
+  ::backtrace(warm_up, 1);
+  static char alternate_stack[1 << 16];
+  stack_t stack{};
+  stack.ss_sp = alternate_stack;
+  stack.ss_size = sizeof(alternate_stack);
+  ::sigaltstack(&stack, nullptr);
+  struct sigaction action {};
+  action.sa_handler = on_fatal_signal;
+  action.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  for (int signal : kSignals) ::sigaction(signal, &action, nullptr);
+}
+
+void set_subject(const std::string& subject) {
+  std::lock_guard<std::mutex> lock(g_phase_mutex);
+  copy_text(g_subject, subject);
+}
+
+void set_phase(const std::string& phase) {
+  std::lock_guard<std::mutex> lock(g_phase_mutex);
+  copy_text(g_phase, phase);
+}
+
+PhaseScope::PhaseScope(const std::string& phase) {
+  {
+    std::lock_guard<std::mutex> lock(g_phase_mutex);
+    previous_ = g_phase;
+  }
+  set_phase(phase);
+}
+
+PhaseScope::~PhaseScope() { set_phase(previous_); }
+
+std::string crash_line_from_log(const std::string& log_path) {
+  std::ifstream log(log_path);
+  std::string line, found;
+  const std::string prefix = kLinePrefix;
+  while (std::getline(log, line)) {
+    if (line.rfind(prefix, 0) == 0) found = line.substr(prefix.size());
+  }
+  return found;
+}
+
+}  // namespace zoobench::crash_report

@@ -1,0 +1,39 @@
+// What a zoobench process was doing when a fatal signal killed it. A suite worker's parent sees
+// only "killed by SIGSEGV"; with the report in the model's log (one line naming the model and the
+// phase, then the native frames), the row can say where, and a person can start from the frames.
+#pragma once
+
+#include <string>
+
+namespace zoobench::crash_report {
+
+// Handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT, on their own stack (a stack overflow
+// is reported too). The handler writes "zoobench crash: <SIGNAL> during <phase>", the model and
+// the native backtrace to stderr, then restores the default action and raises the signal again, so the
+// process still dies of it (exit statuses and parents see the same as without the report).
+void install();
+
+// What the process works on (the model, backend, device, mode) and what it is doing (the phase),
+// for the report. Copied into fixed buffers (255 bytes each) that the handler reads.
+void set_subject(const std::string& subject);
+void set_phase(const std::string& phase);
+
+// Sets a phase for a scope and restores the previous one.
+class PhaseScope {
+ public:
+  explicit PhaseScope(const std::string& phase);
+  ~PhaseScope();
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  std::string previous_;
+};
+
+// The report's first line without its prefix ("SIGSEGV during accuracy: jit run"), from the last
+// report in a log file; empty when the log has none.
+std::string crash_line_from_log(const std::string& log_path);
+
+inline constexpr const char* kLinePrefix = "zoobench crash: ";
+
+}  // namespace zoobench::crash_report
