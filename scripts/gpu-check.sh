@@ -71,8 +71,14 @@ stage_build() {
 
 stage_test() {
   log "ctest (labels but ${CTEST_EXCLUDE:-browser}) ${CTEST_ARGS:-}"
-  # One --label-exclude: ctest leaves out only the tests that match every one given.
-  (cd "$BUILD" && ctest -j 8 --timeout 600 --label-exclude "${CTEST_EXCLUDE:-browser}" --output-on-failure ${CTEST_ARGS:-} > "$LOGS/ctest.log" 2>&1)
+  # Each test process gets its share of the cores. With Torch's default (every core per
+  # process) eight parallel tests ran 10-30x slower than alone on the 32-core machine
+  # (2026-11-30: the judged-case test 279 s, on 2 cores here 20 s), most likely 8 x 32 threads
+  # spinning on 32 cores. One --label-exclude: ctest leaves out only the tests that match every
+  # one given.
+  local jobs=8 threads=$(( JOBS / 8 > 0 ? JOBS / 8 : 1 ))
+  (cd "$BUILD" && export OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads &&
+    ctest -j "$jobs" --timeout 600 --label-exclude "${CTEST_EXCLUDE:-browser}" --output-on-failure ${CTEST_ARGS:-} > "$LOGS/ctest.log" 2>&1)
   grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|\(Failed\)|Timeout" "$LOGS/ctest.log" | head -60
 }
 
