@@ -88,37 +88,62 @@ at::Tensor backward_autograd(const at::Tensor& grad, const at::Tensor& mask_bits
   return DropoutPackedBackwardFunction::apply(grad, mask_bits, p)[0];
 }
 
-constexpr const char* kAtenDropoutSchema =
-    "aten::dropout(Tensor input, float p, bool train) -> Tensor";
+// Composite: the channel mask is dropout_packed of N * C ones, whose output (keep / (1 - p) per
+// channel) scales x. Autograd goes through the multiplication, which keeps that N * C scale for
+// the backward, not a mask of x's size.
+std::tuple<at::Tensor, at::Tensor> feature_forward(const at::Tensor& x, double p, bool train) {
+  TORCH_CHECK(x.dim() >= 2,
+              "feature_dropout_packed: x must have at least 2 dimensions [N, C, ...], got ",
+              x.sizes());
+  if (!train) return call_forward(x, p, false);
+  std::vector<int64_t> channel_shape(x.dim(), 1);
+  channel_shape[0] = x.size(0);
+  channel_shape[1] = x.size(1);
+  auto [scale, mask] = call_forward(at::ones({x.size(0) * x.size(1)}, x.options()), p, true);
+  return {x * scale.view(channel_shape), mask};
+}
 
-// Dropout flavours this rewrite leaves to ATen: feature dropout zeroes whole channels (one mask
-// bit per element would change its semantics), the in-place forms write into their input.
+// What the rewrite replaces, by what (output 0 of the packed op stands for the ATen result).
+struct Replacement {
+  const char* aten_kind;
+  const char* aten_schema;
+  const char* packed_kind;
+};
+constexpr Replacement kReplacements[] = {
+    {"aten::dropout", "aten::dropout(Tensor input, float p, bool train) -> Tensor",
+     "zoobench::dropout_packed"},
+    {"aten::feature_dropout", "aten::feature_dropout(Tensor input, float p, bool train) -> Tensor",
+     "zoobench::feature_dropout_packed"},
+};
+
+// Dropout flavours this rewrite leaves to ATen: the in-place forms write into their input, the
+// alpha forms keep the activations' mean and variance with another formula.
 bool left_alone(const std::string& kind) {
-  static const char* const kinds[] = {"aten::dropout_",
-                                      "aten::feature_dropout",
-                                      "aten::feature_dropout_",
-                                      "aten::alpha_dropout",
-                                      "aten::alpha_dropout_",
-                                      "aten::feature_alpha_dropout",
-                                      "aten::feature_alpha_dropout_"};
+  static const char* const kinds[] = {
+      "aten::dropout_",       "aten::feature_dropout_",      "aten::alpha_dropout",
+      "aten::alpha_dropout_", "aten::feature_alpha_dropout", "aten::feature_alpha_dropout_"};
   return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
 }
 
 int rewrite_block(torch::jit::Block* block, std::map<std::string, int>& left) {
-  static const auto dropout = c10::Symbol::fromQualString("aten::dropout");
-  static const auto packed = c10::Symbol::fromQualString("zoobench::dropout_packed");
   int rewritten = 0;
   for (auto it = block->nodes().begin(); it != block->nodes().end();) {
     torch::jit::Node* node = *it++;
     for (torch::jit::Block* sub : node->blocks()) rewritten += rewrite_block(sub, left);
-    if (node->kind() != dropout) {
-      if (left_alone(node->kind().toQualString())) ++left[node->kind().toQualString()];
+    const std::string kind = node->kind().toQualString();
+    const Replacement* match = nullptr;
+    for (const Replacement& r : kReplacements) {
+      if (kind == r.aten_kind) match = &r;
+    }
+    if (match == nullptr) {
+      if (left_alone(kind)) ++left[kind];
       continue;
     }
-    if (!node->matches(kAtenDropoutSchema)) {
-      ++left["aten::dropout (unexpected signature)"];
+    if (!node->matches(match->aten_schema)) {
+      ++left[kind + " (unexpected signature)"];
       continue;
     }
+    const auto packed = c10::Symbol::fromQualString(match->packed_kind);
     torch::jit::Node* replacement = node->owningGraph()->create(packed, node->inputs(), 2);
     replacement->setSourceRange(node->sourceRange());
     replacement->setScope(node->scope());
@@ -127,8 +152,8 @@ int rewrite_block(torch::jit::Block* block, std::map<std::string, int>& left) {
     replacement->output(1)->setType(c10::TensorType::get());
     node->output()->replaceAllUsesWith(replacement->output(0));
     node->destroy();
-    TORCH_CHECK(replacement->maybeOperator() != nullptr,
-                "zoobench::dropout_packed does not match its inputs in the rewritten graph");
+    TORCH_CHECK(replacement->maybeOperator() != nullptr, match->packed_kind,
+                " does not match its inputs in the rewritten graph");
     ++rewritten;
   }
   return rewritten;
@@ -166,7 +191,14 @@ Registrations register_packed_dropout_ops() {
   // drop one or move one across another; FROM_SCHEMA would allow all three.
   def->def(torch::schema(kDropoutPackedSchema, c10::AliasAnalysisKind::CONSERVATIVE));
   def->def(torch::schema(kDropoutPackedBackwardSchema, c10::AliasAnalysisKind::FROM_SCHEMA));
+  def->def(torch::schema(kFeatureDropoutPackedSchema, c10::AliasAnalysisKind::CONSERVATIVE));
   handles.push_back(std::move(def));
+
+  auto composite = std::make_unique<torch::Library>(torch::Library::IMPL, "zoobench",
+                                                    c10::DispatchKey::CompositeImplicitAutograd,
+                                                    __FILE__, __LINE__);
+  composite->impl("feature_dropout_packed", &feature_forward);
+  handles.push_back(std::move(composite));
 
   auto cpu = std::make_unique<torch::Library>(torch::Library::IMPL, "zoobench",
                                               c10::DispatchKey::CPU, __FILE__, __LINE__);
@@ -194,6 +226,11 @@ std::tuple<at::Tensor, at::Tensor> dropout_packed(const at::Tensor& x, double p,
 
 at::Tensor dropout_packed_backward(const at::Tensor& grad, const at::Tensor& mask_bits, double p) {
   return call_backward(grad, mask_bits, p);
+}
+
+std::tuple<at::Tensor, at::Tensor> feature_dropout_packed(const at::Tensor& x, double p,
+                                                          bool train) {
+  return find_op("zoobench::feature_dropout_packed").typed<ForwardFn>().call(x, p, train);
 }
 
 at::Tensor unpack_dropout_mask(const at::Tensor& mask_bits, at::IntArrayRef sizes) {
@@ -229,8 +266,8 @@ int rewrite_dropout_to_packed(torch::jit::Module& module) {
   }
   for (const auto& [kind, count] : left) {
     log::info(
-        "packed_dropout: left {} {} site(s) unchanged (only aten::dropout is rewritten: "
-        "feature dropout drops whole channels, in-place and alpha forms differ)",
+        "packed_dropout: left {} {} site(s) unchanged (aten::dropout and aten::feature_dropout "
+        "are rewritten; the in-place and alpha forms are not)",
         count, kind);
   }
   return rewritten;

@@ -23,6 +23,13 @@ inline constexpr const char* kDropoutPackedSchema =
     "zoobench::dropout_packed(Tensor x, float p, bool train) -> (Tensor y, Tensor mask_bits)";
 inline constexpr const char* kDropoutPackedBackwardSchema =
     "zoobench::dropout_packed_backward(Tensor grad, Tensor mask_bits, float p) -> Tensor";
+// Feature dropout (aten::feature_dropout, nn.Dropout2d/3d): whole channels are kept or zeroed.
+// x is [N, C, ...] (at least 2 dimensions); the mask holds one bit per (n, c), N * C bits in
+// row-major order, drawn as dropout_packed draws them for N * C elements. Composed of
+// dropout_packed (so CPU, CUDA and autograd come with it): y = x * keep[n, c] / (1 - p).
+inline constexpr const char* kFeatureDropoutPackedSchema =
+    "zoobench::feature_dropout_packed(Tensor x, float p, bool train) -> (Tensor y, Tensor "
+    "mask_bits)";
 
 // Declares both operators with CPU, CUDA (in CUDA builds) and Autograd kernels.
 Registrations register_packed_dropout_ops();
@@ -30,16 +37,19 @@ Registrations register_packed_dropout_ops();
 // Calls through the dispatcher (autograd included); the packed_dropout patch must be active.
 std::tuple<at::Tensor, at::Tensor> dropout_packed(const at::Tensor& x, double p, bool train);
 at::Tensor dropout_packed_backward(const at::Tensor& grad, const at::Tensor& mask_bits, double p);
+std::tuple<at::Tensor, at::Tensor> feature_dropout_packed(const at::Tensor& x, double p,
+                                                          bool train);
 
 // The mask as a bool tensor of `sizes` (for references and diagnostics).
 at::Tensor unpack_dropout_mask(const at::Tensor& mask_bits, at::IntArrayRef sizes);
 
 // Replaces every aten::dropout(input, p, train) in the module's methods by output 0 of
-// zoobench::dropout_packed(input, p, train). Each method graph of the module is inlined first
-// (and its constant conditions folded, as the graph executor would do), so dropout inside
-// submodules and functional calls is found; the count is the number of sites in the inlined
-// graphs. aten::feature_dropout (whole channels), aten::dropout_ (in place) and the alpha
-// variants are left alone and logged. Call before the module first runs; the
+// zoobench::dropout_packed(input, p, train), and every aten::feature_dropout by output 0 of
+// zoobench::feature_dropout_packed. Each method graph of the module is inlined first (and its
+// constant conditions folded, as the graph executor would do), so dropout inside submodules
+// and functional calls is found; the count is the number of sites in the inlined graphs. The
+// in-place forms (aten::dropout_, aten::feature_dropout_) and the alpha variants are left
+// alone and logged. Call before the module first runs; the
 // packed_dropout patch must be active while the module lives.
 int rewrite_dropout_to_packed(torch::jit::Module& module);
 

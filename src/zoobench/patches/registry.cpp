@@ -58,12 +58,19 @@ std::vector<Patch> builtin_table() {
     Patch p;
     p.name = "packed_dropout";
     p.description =
-        "dropout with a 1-bit-per-element mask: rewrites aten::dropout in training graphs to "
-        "zoobench::dropout_packed (numel/8 bytes saved for backward instead of numel)";
-    p.defines = {"zoobench::dropout_packed", "zoobench::dropout_packed_backward"};
+        "dropout with a 1-bit-per-element mask: rewrites aten::dropout and aten::feature_dropout "
+        "in training graphs to zoobench::dropout_packed / feature_dropout_packed (numel/8 bytes "
+        "saved for backward instead of numel)";
+    p.defines = {"zoobench::dropout_packed", "zoobench::dropout_packed_backward",
+                 "zoobench::feature_dropout_packed"};
     p.overrides =
         for_keys({"zoobench::dropout_packed", "zoobench::dropout_packed_backward"}, kernel_keys());
-    p.rewrites = {"aten::dropout(input, p, train) -> zoobench::dropout_packed(input, p, train)[0]"};
+    auto composite = for_keys({"zoobench::feature_dropout_packed"},
+                              {c10::DispatchKey::CompositeImplicitAutograd});
+    p.overrides.insert(p.overrides.end(), composite.begin(), composite.end());
+    p.rewrites = {"aten::dropout(input, p, train) -> zoobench::dropout_packed(input, p, train)[0]",
+                  "aten::feature_dropout(input, p, train) -> "
+                  "zoobench::feature_dropout_packed(input, p, train)[0]"};
     p.applies = "at load, training models";
     p.training_only = true;
     p.apply = register_packed_dropout_ops;

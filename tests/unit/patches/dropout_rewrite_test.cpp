@@ -1,8 +1,8 @@
 // The packed_dropout patch's graph rewrite on modules written by the reference Python: how
 // many sites it rewrites (nn.Dropout submodules, functional dropout, a submodule used twice,
-// traced graphs; feature/in-place/alpha dropout left alone), and that outputs and gradients of
-// the rewritten model under a seed equal an independent reference x * mask / (1 - p) built
-// from the masks drawn in the same order.
+// traced graphs, nn.Dropout2d; in-place/alpha dropout left alone), and that outputs and gradients
+// of the rewritten model under a seed equal an independent reference x * mask / (1 - p) built from
+// the masks drawn in the same order.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
@@ -47,6 +47,17 @@ class Mixed(nn.Module):
 torch.jit.script(Mlp().train()).save(DIR + '/mlp_scripted.pt')
 torch.jit.script(Mixed().train()).save(DIR + '/mixed_scripted.pt')
 torch.jit.trace(Mlp().train(), torch.randn(4, 16), check_trace=False).save(DIR + '/mlp_traced.pt')
+
+class Channels(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.drop = nn.Dropout2d(0.5)
+
+    def forward(self, x):
+        return self.drop(self.conv(x))
+
+torch.jit.script(Channels().train()).save(DIR + '/channels_scripted.pt')
 )PY";
 
 class DropoutRewrite : public ::testing::Test {
@@ -101,10 +112,11 @@ TEST_F(DropoutRewrite, CountIsTheSameWithTheGraphOptimizerOff) {
   EXPECT_EQ(count_in_forward(m, "prim::CallFunction"), 0);
 }
 
-TEST_F(DropoutRewrite, LeavesFeatureInPlaceAndAlphaDropoutAlone) {
+TEST_F(DropoutRewrite, RewritesFeatureDropoutAndLeavesInPlaceAndAlphaDropoutAlone) {
   torch::jit::Module m = torch::jit::load(path("mixed_scripted.pt"));
-  EXPECT_EQ(rewrite_dropout_to_packed(m), 1);
-  EXPECT_EQ(count_in_forward(m, "aten::feature_dropout"), 1);
+  EXPECT_EQ(rewrite_dropout_to_packed(m), 2);
+  EXPECT_EQ(count_in_forward(m, "aten::feature_dropout"), 0);
+  EXPECT_EQ(count_in_forward(m, "zoobench::feature_dropout_packed"), 1);
   EXPECT_EQ(count_in_forward(m, "aten::dropout_"), 1);
   EXPECT_EQ(count_in_forward(m, "aten::alpha_dropout"), 1);
   // Still runs.
@@ -171,6 +183,40 @@ TEST_F(DropoutRewrite, OutputsAndGradientsEqualTheMaskReference) {
       EXPECT_TRUE(close(param(m, "l2.bias").grad(), b2.grad())) << file << " run " << run;
       for (auto p : m.parameters()) p.mutable_grad() = at::Tensor();
     }
+  }
+}
+
+// nn.Dropout2d after the rewrite: whole channels kept (scaled by 1 / (1 - p)) or zeroed, in
+// the output and in the input's gradient, with the channel mask the eager operator draws.
+TEST_F(DropoutRewrite, FeatureDropoutKeepsOrDropsWholeChannelsInOutputAndGradient) {
+  torch::jit::Module m = torch::jit::load(path("channels_scripted.pt"));
+  ASSERT_EQ(rewrite_dropout_to_packed(m), 1);
+  m.train();
+  const at::Tensor x0 = at::randn({4, 3, 6, 6});
+  for (int run = 0; run < 3; ++run) {
+    at::manual_seed(200 + run);
+    const at::Tensor x = x0.clone().requires_grad_(true);
+    const at::Tensor out = m.forward({x}).toTensor();
+    out.sum().backward();
+
+    at::manual_seed(200 + run);
+    auto [unused, bits] = dropout_packed(at::ones({4 * 8}), 0.5, true);
+    const at::Tensor keep = unpack_dropout_mask(bits, {4, 8, 1, 1}).to(at::kFloat);
+    const at::Tensor conv =
+        at::conv2d(x0, param(m, "conv.weight"), param(m, "conv.bias"), {1, 1}, {1, 1});
+    EXPECT_TRUE(at::allclose(out, conv * keep * 2.0, 1e-5, 1e-6)) << "run " << run;
+    const int64_t kept = keep.sum().item<int64_t>();
+    EXPECT_GT(kept, 0) << "run " << run;
+    EXPECT_LT(kept, 32) << "run " << run;
+    // d(sum(conv(x) * keep * 2))/dx: the conv's input gradient for an output gradient of
+    // keep * 2, broadcast over each channel's 6 x 6 positions.
+    const at::Tensor xr = x0.clone().requires_grad_(true);
+    at::conv2d(xr, param(m, "conv.weight").detach(), {}, {1, 1}, {1, 1})
+        .mul(keep * 2.0)
+        .sum()
+        .backward();
+    EXPECT_TRUE(at::allclose(x.grad(), xr.grad(), 1e-5, 1e-6)) << "run " << run;
+    for (auto p : m.parameters()) p.mutable_grad() = at::Tensor();
   }
 }
 
