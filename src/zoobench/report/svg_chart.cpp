@@ -16,6 +16,10 @@ constexpr double kWidth = 960;
 constexpr double kTop = 34;     // legend
 constexpr double kBottom = 26;  // tick labels
 constexpr double kValueRoom = 78;
+// Model names longer than this are cut (the full name is the label's tooltip); the label column
+// is sized for it at about 7 px a character of the 12 px font.
+constexpr std::size_t kLabelChars = 34;
+constexpr double kLabelCharWidth = 7.0;
 constexpr const char* kE2EColor = "#4e79a7";
 constexpr const char* kOpColor = "#f28e2b";
 
@@ -52,7 +56,7 @@ std::string speedup_chart_svg(const std::vector<SpeedupChartRow>& rows,
   std::size_t longest = 8;
   double max_value = 1.0;
   for (const auto& row : rows) {
-    longest = std::max(longest, std::min<std::size_t>(row.model.size(), 32));
+    longest = std::max(longest, std::min(row.model.size(), kLabelChars));
     for (const auto* bar : {&row.e2e, &row.op}) {
       if (!*bar) continue;
       max_value = std::max(max_value, (*bar)->value);
@@ -61,7 +65,7 @@ std::string speedup_chart_svg(const std::vector<SpeedupChartRow>& rows,
   }
   double step = nice_tick_step(max_value);
   double axis_max = std::ceil(max_value * 1.02 / step) * step;
-  double left = std::min(260.0, 16.0 + 6.6 * static_cast<double>(longest));
+  double left = 16.0 + kLabelCharWidth * static_cast<double>(longest);
   double right = kWidth - kValueRoom;
   auto x = [&](double value) {
     return left + (right - left) * std::clamp(value, 0.0, axis_max) / axis_max;
@@ -114,7 +118,7 @@ std::string speedup_chart_svg(const std::vector<SpeedupChartRow>& rows,
     out += fmt::format("<g class=\"model-row\" data-model=\"{}\">", model);
     out +=
         fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}<title>{}</title></text>",
-                    left - 8, top + row_height / 2 + 4, escape_html(shorten(row.model, 34)), model);
+                    left - 8, top + row_height / 2 + 4, escape_html(shorten(row.model, kLabelChars)), model);
     if (!row.failure.empty()) {
       out += fmt::format("<text class=\"failed\" x=\"{}\" y=\"{:.1f}\" fill=\"#cf222e\">{}</text>",
                          left + 6, top + row_height / 2 + 4, escape_html(row.failure));
