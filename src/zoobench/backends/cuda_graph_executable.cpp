@@ -93,7 +93,13 @@ class CudaGraphExecutable : public Executable {
       c10::cuda::device_synchronize();
       if (training) restore();
     } catch (...) {
-      std::string why = first_line(current_exception_message());
+      const std::string message = current_exception_message();
+      // The row keeps one line; the log keeps the TorchScript traceback, which names the
+      // operation that could not be captured.
+      if (message.find('\n') != std::string::npos) {
+        log::warn("CUDA graph capture failed in:\n{}", message);
+      }
+      std::string why = first_line(message);
       try {
         if (training) restore();
       } catch (...) {
