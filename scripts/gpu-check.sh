@@ -175,6 +175,7 @@ stage_latency() {
 
 stage_run() {
   zb list --zoo "$ZOO" --suite all --devices cuda | tail -30
+  run_timm eager  # the reference against itself: accuracy against float64, speedup ~1.0
   run_timm jit
   run_timm cudagraphs
   run_timm aot_inductor -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0|ghostnet_100)$'
