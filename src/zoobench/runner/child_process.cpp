@@ -1,15 +1,17 @@
 // fork/exec with a process group, a deadline and log redirection.
 #include "zoobench/runner/child_process.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 namespace zoobench {
 namespace {
@@ -19,7 +21,8 @@ constexpr double kGraceSeconds = 5.0;
 void stop_group(pid_t pid, int& status, bool& reaped) {
   ::kill(-pid, SIGTERM);
   auto start = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kGraceSeconds) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         kGraceSeconds) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
       reaped = true;
       break;
@@ -38,17 +41,28 @@ void stop_group(pid_t pid, int& status, bool& reaped) {
 
 std::string signal_name(int signal) {
   switch (signal) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGPIPE: return "SIGPIPE";
-    default: return "signal " + std::to_string(signal);
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGTRAP:
+      return "SIGTRAP";
+    case SIGPIPE:
+      return "SIGPIPE";
+    default:
+      return "signal " + std::to_string(signal);
   }
 }
 
@@ -58,8 +72,9 @@ std::string current_executable() {
   return error ? std::string("zoobench") : path.string();
 }
 
-ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
-                       const std::atomic<bool>& interrupt, const std::vector<std::string>& extra_environment) {
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path,
+                       double timeout_s, const std::atomic<bool>& interrupt,
+                       const std::vector<std::string>& extra_environment) {
   ChildOutcome outcome;
   auto start = std::chrono::steady_clock::now();
   if (std::filesystem::path(log_path).has_parent_path()) {
@@ -71,6 +86,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
     outcome.error = "cannot open log " + log_path + ": " + std::strerror(errno);
     return outcome;
   }
+  struct stat log_stat {};
+  if (::fstat(log_fd, &log_stat) == 0) outcome.log_offset = static_cast<int64_t>(log_stat.st_size);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -90,7 +107,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
-    for (const auto& assignment : extra_environment) ::putenv(const_cast<char*>(assignment.c_str()));
+    for (const auto& assignment : extra_environment)
+      ::putenv(const_cast<char*>(assignment.c_str()));
     ::execv(args[0], args.data());
     std::fprintf(stderr, "zoobench: cannot execute %s: %s\n", args[0], std::strerror(errno));
     ::_exit(127);
@@ -105,7 +123,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
       reaped = true;
       break;
     }
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (interrupt.load()) {
       stop_group(pid, status, reaped);
       outcome.kind = ChildOutcome::Kind::kInterrupted;

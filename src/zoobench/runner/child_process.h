@@ -17,6 +17,7 @@ struct ChildOutcome {
   int signal = 0;     // kSignaled
   double seconds = 0;
   std::string error;  // kFailedToStart
+  int64_t log_offset = 0;  // the log's size before the child started: what follows is its own
 };
 
 // "SIGSEGV", "SIGABRT", ... (or "signal N").

@@ -177,8 +177,10 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
     case ChildOutcome::Kind::kSignaled:
       status = Status::kCrash;
       reason = "killed by " + signal_name(outcome.signal);
-      // The child's own report says in which phase (its native frames stay in the log).
-      if (const std::string line = crash_report::crash_line_from_log(log); !line.empty()) {
+      // The child's own report says in which phase (its native frames stay in the log); only a
+      // report of this run, and of this signal (SIGKILL leaves none).
+      if (const std::string line = crash_report::crash_line_from_log(log, outcome.log_offset);
+          line.rfind(signal_name(outcome.signal) + " ", 0) == 0) {
         reason = "killed by " + line + " (backtrace in the log)";
       }
       if (outcome.signal == SIGKILL) reason += " (the kernel's OOM killer sends this when host memory runs out)";

@@ -37,12 +37,18 @@ void write_text(const char* text) {
 
 const char* signal_text(int signal) {
   switch (signal) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGABRT: return "SIGABRT";
-    default: return "a fatal signal";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
+    default:
+      return "a fatal signal";
   }
 }
 
@@ -104,8 +110,9 @@ PhaseScope::PhaseScope(const std::string& phase) {
 
 PhaseScope::~PhaseScope() { set_phase(previous_); }
 
-std::string crash_line_from_log(const std::string& log_path) {
+std::string crash_line_from_log(const std::string& log_path, int64_t offset) {
   std::ifstream log(log_path);
+  log.seekg(offset);
   std::string line, found;
   const std::string prefix = kLinePrefix;
   while (std::getline(log, line)) {

@@ -31,8 +31,8 @@ class PhaseScope {
 };
 
 // The report's first line without its prefix ("SIGSEGV during accuracy: jit run"), from the last
-// report in a log file; empty when the log has none.
-std::string crash_line_from_log(const std::string& log_path);
+// report in a log file after byte `offset` (a log may hold earlier runs); empty when none.
+std::string crash_line_from_log(const std::string& log_path, int64_t offset = 0);
 
 inline constexpr const char* kLinePrefix = "zoobench crash: ";
 

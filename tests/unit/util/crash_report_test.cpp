@@ -1,0 +1,32 @@
+// Reading a crash report back from a model's log (util/crash_report.h); the report itself is
+// written by a real crash in the integration test of the faulty zoo.
+#include "zoobench/util/crash_report.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/testing.h"
+
+namespace zoobench::crash_report {
+namespace {
+
+TEST(CrashReport, LastReportAfterTheOffsetIsFound) {
+  testing::ScratchDir dir;
+  const std::string log = dir.file("model.log");
+  std::ofstream(log) << "zoobench info: loading\n"
+                     << kLinePrefix << "SIGSEGV during accuracy: jit run\n"
+                     << "  model: m (jit, inference, float32, cuda:0)\n";
+  EXPECT_EQ(crash_line_from_log(log), "SIGSEGV during accuracy: jit run");
+  const auto first_run_end = static_cast<int64_t>(std::ifstream(log, std::ios::ate).tellg());
+  // A later run of the same model in the same log, that left no report (SIGKILL) ...
+  std::ofstream(log, std::ios::app) << "zoobench info: loading again\n";
+  EXPECT_EQ(crash_line_from_log(log, first_run_end), "");
+  // ... and one that did.
+  std::ofstream(log, std::ios::app) << kLinePrefix << "SIGABRT during performance: jit prepare\n";
+  EXPECT_EQ(crash_line_from_log(log, first_run_end), "SIGABRT during performance: jit prepare");
+  EXPECT_EQ(crash_line_from_log(dir.file("missing.log")), "");
+}
+
+}  // namespace
+}  // namespace zoobench::crash_report
