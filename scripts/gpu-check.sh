@@ -203,10 +203,24 @@ stage_train() {
   done
 }
 
-# The checking lane waits for this before it puts work on the GPU: the latency comparison and
-# the micro-benchmarks want the GPU to themselves.
+# The lanes keep out of each other's way. With two GPUs the timing lane has GPU 0 to itself, the
+# checking lane's one-GPU work runs on GPU 1, and its two-GPU work waits for the timing lane to
+# end (TIMING_DONE). With one GPU the checking lane waits for the timing lane's quiet part (the
+# latency comparison and the micro-benchmarks want the GPU to themselves: QUIET_DONE).
 QUIET_DONE=$LOGS/.quiet-part-done
-stage_timing_lane() { timed stage_latency; timed stage_bench; touch "$QUIET_DONE"; timed stage_run; }
+TIMING_DONE=$LOGS/.timing-lane-done
+physical_gpus() { nvidia-smi -L 2>/dev/null | wc -l; }
+stage_timing_lane() {
+  [[ $(physical_gpus) -ge 2 ]] && export CUDA_VISIBLE_DEVICES=0
+  timed stage_latency; timed stage_bench; touch "$QUIET_DONE"; timed stage_run; touch "$TIMING_DONE"
+}
+
+# Waits until a marker file exists or `limit` seconds pass.
+wait_for() {
+  local marker=$1 what=$2 limit=$3 waited=0
+  while [[ ! -f $marker && $waited -lt $limit ]]; do sleep 2; waited=$((waited + 2)); done
+  [[ -f $marker ]] || log "$what still running after ${waited}s: going on beside it"
+}
 
 stage_layouts() {
   log "input-layout fuzzing of the compiled backends on timm models (two workers)"
@@ -219,9 +233,15 @@ stage_layouts() {
   done
 }
 
-# Two workers: one per GPU when the machine has two, else both on the one GPU.
+# Two workers: one per GPU when two are visible, else both on the one GPU.
 two_workers() {
-  if [[ $(nvidia-smi -L 2>/dev/null | wc -l) -ge 2 ]]; then echo cuda:0,cuda:1; else echo cuda:0,cuda:0; fi
+  local visible
+  if [[ -n ${CUDA_VISIBLE_DEVICES:-} ]]; then
+    visible=$(tr ',' '\n' <<< "$CUDA_VISIBLE_DEVICES" | wc -l)
+  else
+    visible=$(physical_gpus)
+  fi
+  if [[ $visible -ge 2 ]]; then echo cuda:0,cuda:1; else echo cuda:0,cuda:0; fi
 }
 
 stage_workers() {
@@ -259,16 +279,22 @@ stage_bench() {
 }
 
 stage_checking_lane() {
+  # Leave most host cores to the timing lane, whose launch-bound eager runs need a free core.
+  export OMP_NUM_THREADS=${CHECKING_THREADS:-4}
   timed stage_judged  # CPU only
-  local waited=0
-  while [[ ! -f $QUIET_DONE && $waited -lt ${QUIET_WAIT_S:-200} ]]; do sleep 2; waited=$((waited + 2)); done
-  [[ -f $QUIET_DONE ]] || log "timing lane's quiet part still running after ${waited}s: going on beside it"
-  timed stage_train; timed stage_layouts; timed stage_workers
+  if [[ $(physical_gpus) -ge 2 ]]; then
+    (export CUDA_VISIBLE_DEVICES=1; timed stage_train; timed stage_layouts)
+    wait_for "$TIMING_DONE" "the timing lane" "${TIMING_WAIT_S:-240}"
+  else
+    wait_for "$QUIET_DONE" "the timing lane's quiet part" "${QUIET_WAIT_S:-200}"
+    timed stage_train; timed stage_layouts
+  fi
+  timed stage_workers
 }
 
 stage_measure() {
   log "measure: timing lane and checking lane in parallel (logs: gpu-logs/lane-*.log)"
-  rm -f "$QUIET_DONE"
+  rm -f "$QUIET_DONE" "$TIMING_DONE"
   # SIGINT lets zoobench finish its rows; the limit keeps the call inside the device's 10 minutes.
   timeout -k 30 -s INT "${LANE_LIMIT_S:-480}" bash "$0" timing_lane > "$LOGS/lane-timing.log" 2>&1 &
   timeout -k 30 -s INT "${LANE_LIMIT_S:-480}" bash "$0" checking_lane > "$LOGS/lane-checking.log" 2>&1 &
