@@ -21,16 +21,15 @@ namespace zoobench {
 namespace {
 
 std::string package_role(const BackendRequest& request) {
-  return "aoti." + precision_name(request.precision) + "." +
-         (request.device.is_cuda() ? "cuda" : "cpu");
+  return "aoti." + precision_name(request.precision) + "." + (request.device.is_cuda() ? "cuda" : "cpu");
 }
 
 #if ZOOBENCH_WITH_AOTI
 c10::ScalarType scalar_type_named(const std::string& name) {
   static const std::vector<std::pair<std::string, c10::ScalarType>> kTypes = {
-      {"float32", c10::kFloat},  {"float16", c10::kHalf}, {"bfloat16", c10::kBFloat16},
-      {"float64", c10::kDouble}, {"int32", c10::kInt},    {"int64", c10::kLong},
-      {"bool", c10::kBool},      {"int8", c10::kChar},    {"uint8", c10::kByte}};
+      {"float32", c10::kFloat}, {"float16", c10::kHalf},  {"bfloat16", c10::kBFloat16},
+      {"float64", c10::kDouble}, {"int32", c10::kInt},   {"int64", c10::kLong},
+      {"bool", c10::kBool},     {"int8", c10::kChar},    {"uint8", c10::kByte}};
   for (const auto& [n, t] : kTypes) {
     if (n == name) return t;
   }
@@ -38,7 +37,8 @@ c10::ScalarType scalar_type_named(const std::string& name) {
 }
 
 // What the package was compiled for, per input: the contract's dtype and strides where the
-// exporter recorded them (matched by input name), else the input's own dtype, contiguous.
+// exporter recorded them (matched by input name), else the input's own dtype, contiguous for
+// the input's shape in the manifest (a package is compiled for that one shape).
 // AOTInductor bakes the strides into its kernels and does not check them by default, so every
 // input is staged to them (--input-layouts finds a backend that forgets this).
 std::vector<boundary::InputContract> compiled_contracts(const Manifest& manifest,
@@ -54,6 +54,11 @@ std::vector<boundary::InputContract> compiled_contracts(const Manifest& manifest
     boundary::InputContract& contract = contracts[spec - manifest.input_specs.begin()];
     if (!declared.dtype.empty()) contract.dtype = scalar_type_named(declared.dtype);
     if (!declared.strides.empty()) contract.strides = declared.strides;
+  }
+  for (std::size_t i = 0; i < contracts.size(); ++i) {
+    if (contracts[i].strides) continue;
+    const c10::DimVector contiguous = c10::contiguous_strides(manifest.input_specs[i].shape);
+    contracts[i].strides = std::vector<int64_t>(contiguous.begin(), contiguous.end());
   }
   for (int64_t index : manifest.mutated_inputs) {
     if (index >= 0 && index < static_cast<int64_t>(contracts.size()))
@@ -84,16 +89,8 @@ class AotInductorExecutable : public Executable {
     std::vector<at::Tensor> tensors;
     tensors.reserve(inputs.size());
     for (const auto& input : inputs) tensors.push_back(input.toTensor());
-    std::vector<boundary::InputContract> contracts = contracts_;
-    contracts.resize(tensors.size());
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      if (!contracts[i].strides) {
-        const c10::DimVector contiguous = c10::contiguous_strides(tensors[i].sizes());
-        contracts[i].strides = std::vector<int64_t>(contiguous.begin(), contiguous.end());
-      }
-    }
     std::vector<at::Tensor> outputs = boundary::call_with_narrowed_inputs(
-        tensors, contracts,
+        tensors, contracts_,
         [&](const std::vector<at::Tensor>& staged) { return loader_->run(staged); }, &memo_);
     c10::List<at::Tensor> list;
     for (auto& t : outputs) list.push_back(std::move(t));
@@ -118,15 +115,13 @@ class AotInductorBackend : public Backend {
   std::string description() const override {
     return "AOTInductor package (torch.compile's C++ runtime), inference; export with --aoti";
   }
-  std::optional<std::string> unsupported_reason(const Manifest&,
-                                                const BackendRequest& request) const override {
+  std::optional<std::string> unsupported_reason(const Manifest&, const BackendRequest& request) const override {
     if (!compat::kHasAotInductor) {
       return "this zoobench was built against torch " + compat::torch_version() +
              ", which has no AOTInductor runtime (needs >= 2.6)";
     }
     if (request.mode == Mode::kTraining) return "aot_inductor packages are inference-only";
-    if (request.precision == Precision::kAmp)
-      return "aot_inductor packages have no autocast; use --float16/--bfloat16";
+    if (request.precision == Precision::kAmp) return "aot_inductor packages have no autocast; use --float16/--bfloat16";
     if (request.dtype_override && *request.dtype_override != parameter_dtype(request.precision)) {
       return "aot_inductor packages are compiled for one dtype";
     }
@@ -139,8 +134,7 @@ class AotInductorBackend : public Backend {
     if (package == nullptr) {
       throw ModelLoadError(manifest.name + " has no AOTInductor package '" + role +
                            "'; export it with tools/export_zoo.py --aoti --device " +
-                           (request.device.is_cuda() ? "cuda" : "cpu") + " --only " +
-                           manifest.name);
+                           (request.device.is_cuda() ? "cuda" : "cpu") + " --only " + manifest.name);
     }
     verify_artifact(package->path, package->sha256, "AOTInductor package");
 #if ZOOBENCH_WITH_AOTI
@@ -148,8 +142,7 @@ class AotInductorBackend : public Backend {
     try {
       executable = std::make_unique<AotInductorExecutable>(manifest, *package, request);
     } catch (...) {
-      throw ModelLoadError("cannot load " + package->path + ": " +
-                           first_line(current_exception_message()));
+      throw ModelLoadError("cannot load " + package->path + ": " + first_line(current_exception_message()));
     }
     return wrap_in_cuda_graph_if_requested(std::move(executable), request, example_inputs);
 #else
@@ -161,8 +154,6 @@ class AotInductorBackend : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_aot_inductor_backend() {
-  return std::make_unique<AotInductorBackend>();
-}
+std::unique_ptr<Backend> make_aot_inductor_backend() { return std::make_unique<AotInductorBackend>(); }
 
 }  // namespace zoobench

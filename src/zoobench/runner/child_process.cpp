@@ -1,17 +1,18 @@
 // fork/exec with a process group, a deadline and log redirection.
 #include "zoobench/runner/child_process.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
+
+#include "zoobench/util/crash_report.h"
 
 namespace zoobench {
 namespace {
@@ -21,8 +22,7 @@ constexpr double kGraceSeconds = 5.0;
 void stop_group(pid_t pid, int& status, bool& reaped) {
   ::kill(-pid, SIGTERM);
   auto start = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
-         kGraceSeconds) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kGraceSeconds) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
       reaped = true;
       break;
@@ -40,30 +40,8 @@ void stop_group(pid_t pid, int& status, bool& reaped) {
 }  // namespace
 
 std::string signal_name(int signal) {
-  switch (signal) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGABRT:
-      return "SIGABRT";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGILL:
-      return "SIGILL";
-    case SIGKILL:
-      return "SIGKILL";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGINT:
-      return "SIGINT";
-    case SIGTRAP:
-      return "SIGTRAP";
-    case SIGPIPE:
-      return "SIGPIPE";
-    default:
-      return "signal " + std::to_string(signal);
-  }
+  if (const char* name = crash_report::known_signal_name(signal)) return name;
+  return "signal " + std::to_string(signal);
 }
 
 std::string current_executable() {
@@ -72,9 +50,8 @@ std::string current_executable() {
   return error ? std::string("zoobench") : path.string();
 }
 
-ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path,
-                       double timeout_s, const std::atomic<bool>& interrupt,
-                       const std::vector<std::string>& extra_environment) {
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
+                       const std::atomic<bool>& interrupt, const std::vector<std::string>& extra_environment) {
   ChildOutcome outcome;
   auto start = std::chrono::steady_clock::now();
   if (std::filesystem::path(log_path).has_parent_path()) {
@@ -107,8 +84,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
-    for (const auto& assignment : extra_environment)
-      ::putenv(const_cast<char*>(assignment.c_str()));
+    for (const auto& assignment : extra_environment) ::putenv(const_cast<char*>(assignment.c_str()));
     ::execv(args[0], args.data());
     std::fprintf(stderr, "zoobench: cannot execute %s: %s\n", args[0], std::strerror(errno));
     ::_exit(127);
@@ -123,8 +99,7 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
       reaped = true;
       break;
     }
-    double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (interrupt.load()) {
       stop_group(pid, status, reaped);
       outcome.kind = ChildOutcome::Kind::kInterrupted;

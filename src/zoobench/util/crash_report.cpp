@@ -35,27 +35,11 @@ void write_text(const char* text) {
   }
 }
 
-const char* signal_text(int signal) {
-  switch (signal) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGILL:
-      return "SIGILL";
-    case SIGABRT:
-      return "SIGABRT";
-    default:
-      return "a fatal signal";
-  }
-}
-
 void on_fatal_signal(int signal) {
   write_text("\n");
   write_text(kLinePrefix);
-  write_text(signal_text(signal));
+  const char* name = known_signal_name(signal);
+  write_text(name != nullptr ? name : "a fatal signal");
   if (g_phase[0] != '\0') {
     write_text(" during ");
     write_text(g_phase);
@@ -109,6 +93,24 @@ PhaseScope::PhaseScope(const std::string& phase) {
 }
 
 PhaseScope::~PhaseScope() { set_phase(previous_); }
+
+// clang-format off
+const char* known_signal_name(int signal) {
+  switch (signal) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGPIPE: return "SIGPIPE";
+    default: return nullptr;
+  }
+}
+// clang-format on
 
 std::string crash_line_from_log(const std::string& log_path, int64_t offset) {
   std::ifstream log(log_path);

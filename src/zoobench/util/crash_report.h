@@ -36,4 +36,8 @@ std::string crash_line_from_log(const std::string& log_path, int64_t offset = 0)
 
 inline constexpr const char* kLinePrefix = "zoobench crash: ";
 
+// "SIGSEGV", "SIGABRT", ... for the signals a crash row or report names; nullptr for others.
+// A string literal, so the signal handler can use it.
+const char* known_signal_name(int signal);
+
 }  // namespace zoobench::crash_report
