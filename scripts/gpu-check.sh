@@ -4,7 +4,7 @@
 #   scripts/gpu-check.sh                 the check (well under 10 minutes): env build test smoke
 #   scripts/gpu-check.sh STAGE...        stages: env build test smoke zoo judged-cases measure pack;
 #                                        measure's parts by name: latency bench run train layouts
-#                                        workers judged
+#                                        extras workers judged
 #   scripts/gpu-check.sh full            everything, in order (longer than one 10-minute device call)
 #   CTEST_ARGS narrows the test stage (e.g. CTEST_ARGS="-L gpu"); CTEST_EXCLUDE is the label
 #   regex it leaves out (default browser; CTEST_EXCLUDE="gpu|browser" for the CPU tests only).
@@ -76,10 +76,17 @@ stage_test() {
   # (2026-11-30: the judged-case test 279 s, on 2 cores here 20 s), most likely 8 x 32 threads
   # spinning on 32 cores. One --label-exclude: ctest leaves out only the tests that match every
   # one given.
-  local jobs=8 threads=$(( JOBS / 8 > 0 ? JOBS / 8 : 1 ))
+  # Half the cores as parallel tests: most of a test's time there is process start (loading
+  # libtorch_cuda, CUDA init, importing torch in Python), not compute, so more tests at once
+  # with two threads each finish sooner than eight with four.
+  local jobs=$(( JOBS / 2 > 4 ? JOBS / 2 : 4 ))
+  local threads=$(( JOBS / jobs > 1 ? JOBS / jobs : 1 ))
   (cd "$BUILD" && export OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads &&
     ctest -j "$jobs" --timeout 600 --label-exclude "${CTEST_EXCLUDE:-browser}" --output-on-failure ${CTEST_ARGS:-} > "$LOGS/ctest.log" 2>&1)
-  grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|\(Failed\)|Timeout" "$LOGS/ctest.log" | head -60
+  grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|\(Failed\)|Timeout|Total Test time" "$LOGS/ctest.log" | head -60
+  echo "-- slowest tests (ctest -j$jobs, $threads threads each):"
+  grep -E "Test +#[0-9]+: " "$LOGS/ctest.log" | awk '{print $(NF-1), $0}' | sort -rn | head -12 | cut -d' ' -f2-
+  cp "$BUILD/Testing/Temporary/CTestCostData.txt" "$LOGS/" 2>/dev/null
 }
 
 # Exports run in parallel into separate zoos (the exporter's index is per zoo), then are merged.
@@ -89,25 +96,30 @@ export_part() {
   echo "-- export $name: $(tail -1 "$LOGS/export-$name.log")"
 }
 
+# train.pt only where a stage trains: 3 timm models, the BERT dropout model, mobilenetv3 at bs 64.
+TRAINED_TIMM='^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0)$'
 stage_zoo() {
+  [[ -f $ZOO/index.json && -f $ZOO-bs64/index.json ]] && { echo "-- zoo exported before ($ZOO, $ZOO-bs64)"; return 0; }
   log "export on cuda: the 14 timm models, 4 HuggingFace models, torchbench extras (bs 8), AOTInductor packages, bs 64"
   rm -rf "$ZOO.parts" && mkdir -p "$ZOO.parts"
-  export OMP_NUM_THREADS=2  # seven exporters share 16 cores
-  export_part timm --suite timm_models --batch-size 8 --training &
-  export_part hf --suite huggingface --batch-size 8 --training \
+  export OMP_NUM_THREADS=2  # ten exporters share the cores (and the test stage may run beside)
+  export_part timm --suite timm_models --batch-size 8 -x "$TRAINED_TIMM" &
+  export_part timm-train --suite timm_models --batch-size 8 --training -k "$TRAINED_TIMM" &
+  export_part hf --suite huggingface --batch-size 8 \
     -k '^(BertForMaskedLM|GPT2ForSequenceClassification|T5ForConditionalGeneration|AllenaiLongformerBase)$' &
-  export_part tb --suite torchbench --batch-size 8 --training -k '^(resnet50|text_encoder_bert_dropout)$' &
-  export_part mrcnn --suite torchbench --only vision_maskrcnn --training &
+  export_part tb --suite torchbench --batch-size 8 --only resnet50 &
+  export_part tb-train --suite torchbench --batch-size 8 --training --only text_encoder_bert_dropout &
+  export_part mrcnn --suite torchbench --only vision_maskrcnn &
   # AOTInductor compiles take the longest: two processes.
   export_part aoti1 --suite timm_models --batch-size 8 --aoti --no-check -k '^(mobilenetv3_large_100|repvgg_a2)$' &
   export_part aoti2 --suite timm_models --batch-size 8 --aoti --no-check -k '^(tf_efficientnet_b0|ghostnet_100)$' &
-  export_part bs64 --suite timm_models --batch-size 64 --no-check --training -k '^mobilenetv3_large_100$' &
-  wait
   # Batch 64 lives in its own zoo (same names as the batch 8 models).
-  rm -rf "$ZOO-bs64" && mkdir -p "$ZOO-bs64" && cp -r "$ZOO.parts/bs64/." "$ZOO-bs64/"
-  $PY tools/export_zoo.py --zoo "$ZOO-bs64" --device cuda --suite torchbench --batch-size 64 --no-check \
-    --only resnet50 > "$LOGS/export-bs64-resnet50.log" 2>&1
-  rm -rf "$ZOO.parts/bs64" "$ZOO"
+  export_part bs64 --suite timm_models --batch-size 64 --no-check --training -k '^mobilenetv3_large_100$' &
+  export_part bs64-tb --suite torchbench --batch-size 64 --no-check --only resnet50 &
+  wait
+  rm -rf "$ZOO-bs64" "$ZOO"
+  $PY scripts/merge_zoos.py "$ZOO-bs64" "$ZOO.parts"/bs64* | tee "$LOGS/zoo-merge-bs64.log"
+  rm -rf "$ZOO.parts"/bs64*
   $PY scripts/merge_zoos.py "$ZOO" "$ZOO.parts"/* | tee "$LOGS/zoo-merge.log"
   unset OMP_NUM_THREADS
 }
@@ -169,7 +181,7 @@ stage_latency() {
   log "eager latency: zoobench (3 runs) vs Python CUDA events, same TorchScript files"
   mkdir -p "$RESULTS"
   local zoo
-  for zoo in "$ZOO" "$ZOO-bs64"; do
+  for zoo in "$ZOO" "$ZOO-bs64"; do  # batch 8 first: launch-bound, the most sensitive to load
     latency_case "$zoo" timm_models/mobilenetv3_large_100 inference
     latency_case "$zoo" torchbench/resnet50 inference
     latency_case "$zoo" timm_models/mobilenetv3_large_100 training
@@ -180,26 +192,26 @@ stage_latency() {
 stage_run() {
   zb list --zoo "$ZOO" --suite all --devices cuda | tail -30
   run_timm eager  # the reference against itself: accuracy against float64, speedup ~1.0
+  run_timm aot_inductor -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0|ghostnet_100)$'
   run_timm jit
   run_timm cudagraphs
-  run_timm aot_inductor -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0|ghostnet_100)$'
 }
 
 stage_train() {
-  local backend
-  for backend in eager jit cudagraphs; do
-    log "training: 3 timm models with $backend"
-    zb run --resume --zoo "$ZOO" --suite timm_models --training --accuracy --performance --devices cuda --backend "$backend" \
-      -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0)$' --repeat 10 --timeout 300 \
-      --output-directory "$RESULTS/train-$backend" 2>&1 | grep -v "^zoobench info" | tail -6
-  done
   # Peak memory: eager_peak_mem with the patch vs without; accuracy: jit (patched) vs eager.
   log "packed dropout: BERT-style encoder training step with and without the patch"
-  local patches
+  local patches backend
   for patches in "" --no-patches; do
+    ls "$RESULTS/dropout${patches:+-off}"/*_performance.json > /dev/null 2>&1 && { echo "-- done before: dropout$patches"; continue; }
     zb run --zoo "$ZOO" --suite torchbench --only text_encoder_bert_dropout --training --accuracy --performance \
       --devices cuda --backend jit --disable-cudagraphs --repeat 10 $patches \
       --output-directory "$RESULTS/dropout${patches:+-off}" 2>&1 | grep -v "^zoobench info" | tail -4
+  done
+  for backend in eager jit cudagraphs; do
+    log "training: 3 timm models with $backend"
+    zb run --resume --zoo "$ZOO" --suite timm_models --training --accuracy --performance --devices cuda --backend "$backend" \
+      -k "$TRAINED_TIMM" --repeat 10 --timeout 300 \
+      --output-directory "$RESULTS/train-$backend" 2>&1 | grep -v "^zoobench info" | tail -6
   done
 }
 
@@ -215,6 +227,14 @@ stage_timing_lane() {
   timed stage_latency; timed stage_bench; touch "$QUIET_DONE"; timed stage_run; touch "$TIMING_DONE"
 }
 
+# The lanes also keep to their own half of the host's cores (taskset), so the launch-bound
+# timing runs never wait for a core.
+lane_cpus() {
+  local n=$JOBS half=$(( JOBS / 2 ))
+  command -v taskset > /dev/null && [[ $half -ge 2 ]] || return 0
+  if [[ $1 == timing ]]; then echo taskset -c "0-$((half - 1))"; else echo taskset -c "$half-$((n - 1))"; fi
+}
+
 # Waits until a marker file exists or `limit` seconds pass.
 wait_for() {
   local marker=$1 what=$2 limit=$3 waited=0
@@ -225,8 +245,8 @@ wait_for() {
 stage_layouts() {
   log "input-layout fuzzing of the compiled backends on timm models (two workers)"
   local backend
-  for backend in jit aot_inductor; do
-    zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --devices "$(two_workers)" --backend "$backend" \
+  for backend in ${LAYOUT_BACKENDS:-aot_inductor jit}; do
+    zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --devices "${WORKER_DEVICES:-$(two_workers)}" --backend "$backend" \
       -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0|ghostnet_100)$' \
       --input-layouts contiguous,transposed,gapped,overlapping,expanded \
       --output-directory "$RESULTS/layouts-$backend" 2>&1 | grep -v "^zoobench info" | tail -8
@@ -244,15 +264,20 @@ two_workers() {
   if [[ $visible -ge 2 ]]; then echo cuda:0,cuda:1; else echo cuda:0,cuda:0; fi
 }
 
+# WORKER_DEVICES overrides the devices (cuda:1 alone: one worker, in a child pinned to GPU 1).
+stage_extras() {
+  local devices=${WORKER_DEVICES:-$(two_workers)}
+  log "HuggingFace and torchbench extras (vision_maskrcnn, resnet50, BERT dropout) with jit on $devices: accuracy"
+  zb run --resume --zoo "$ZOO" --suite huggingface --accuracy --devices "$devices" --backend jit --timeout 300 \
+    --output-directory "$RESULTS/hf-jit" 2>&1 | grep -v "^zoobench info" | tail -8
+  zb run --resume --zoo "$ZOO" --suite torchbench --accuracy --devices "$devices" --backend jit --timeout 300 \
+    --output-directory "$RESULTS/tb-jit" 2>&1 | grep -v "^zoobench info" | tail -8
+}
+
 stage_workers() {
   log "two workers ($(two_workers)): timm accuracy with jit"
   zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --devices "$(two_workers)" --backend jit \
     --output-directory "$RESULTS/two-workers" 2>&1 | grep -v "^zoobench info" | tail -6
-  log "HuggingFace and torchbench extras (vision_maskrcnn, resnet50, BERT dropout) with jit: accuracy"
-  zb run --resume --zoo "$ZOO" --suite huggingface --accuracy --devices "$(two_workers)" --backend jit --timeout 300 \
-    --output-directory "$RESULTS/hf-jit" 2>&1 | grep -v "^zoobench info" | tail -8
-  zb run --resume --zoo "$ZOO" --suite torchbench --accuracy --devices "$(two_workers)" --backend jit --timeout 300 \
-    --output-directory "$RESULTS/tb-jit" 2>&1 | grep -v "^zoobench info" | tail -8
 }
 
 stage_judged() {
@@ -279,15 +304,15 @@ stage_bench() {
 }
 
 stage_checking_lane() {
-  # Leave most host cores to the timing lane, whose launch-bound eager runs need a free core.
   export OMP_NUM_THREADS=${CHECKING_THREADS:-4}
-  timed stage_judged  # CPU only
   if [[ $(physical_gpus) -ge 2 ]]; then
     (export CUDA_VISIBLE_DEVICES=1; timed stage_train; timed stage_layouts)
+    # One worker on cuda:1, in a child pinned to GPU 1: models traced on cuda:0 must run there.
+    WORKER_DEVICES=cuda:1 timed stage_extras
     wait_for "$TIMING_DONE" "the timing lane" "${TIMING_WAIT_S:-240}"
   else
     wait_for "$QUIET_DONE" "the timing lane's quiet part" "${QUIET_WAIT_S:-200}"
-    timed stage_train; timed stage_layouts
+    timed stage_train; timed stage_layouts; timed stage_extras
   fi
   timed stage_workers
 }
@@ -296,8 +321,8 @@ stage_measure() {
   log "measure: timing lane and checking lane in parallel (logs: gpu-logs/lane-*.log)"
   rm -f "$QUIET_DONE" "$TIMING_DONE"
   # SIGINT lets zoobench finish its rows; the limit keeps the call inside the device's 10 minutes.
-  timeout -k 30 -s INT "${LANE_LIMIT_S:-480}" bash "$0" timing_lane > "$LOGS/lane-timing.log" 2>&1 &
-  timeout -k 30 -s INT "${LANE_LIMIT_S:-480}" bash "$0" checking_lane > "$LOGS/lane-checking.log" 2>&1 &
+  $(lane_cpus timing) timeout -k 30 -s INT "${LANE_LIMIT_S:-480}" bash "$0" timing_lane > "$LOGS/lane-timing.log" 2>&1 &
+  $(lane_cpus checking) timeout -k 30 -s INT "${LANE_LIMIT_S:-480}" bash "$0" checking_lane > "$LOGS/lane-checking.log" 2>&1 &
   wait
   grep -vE "^\[|^zoobench (info|progress)" "$LOGS/lane-timing.log" | tail -90
   grep -vE "^\[|^zoobench (info|progress)" "$LOGS/lane-checking.log" | tail -50
@@ -315,7 +340,7 @@ want smoke && timed stage_smoke
 want zoo && timed stage_zoo
 want judged-cases && timed stage_judged-cases
 # measure's parts, each also runnable on its own by name (not part of `full`: measure is).
-for part in latency bench run train layouts workers judged; do
+for part in latency bench run train layouts extras workers judged; do
   named "$part" && timed "stage_$part"
 done
 named timing_lane && stage_timing_lane
