@@ -6,6 +6,7 @@
 #                                        measure's parts by name: latency bench run train layouts
 #                                        extras workers judged
 #   scripts/gpu-check.sh full            everything, in order (longer than one 10-minute device call)
+#   BUILD_TARGETS narrows the build stage (e.g. BUILD_TARGETS=zoobench).
 #   CTEST_ARGS narrows the test stage (e.g. CTEST_ARGS="-L gpu"); CTEST_EXCLUDE is the label
 #   regex it leaves out (default browser; CTEST_EXCLUDE="gpu|browser" for the CPU tests only).
 #
@@ -62,9 +63,10 @@ stage_build() {
       -DZOOBENCH_PYTHON="$(command -v $PY)" -DCMAKE_CUDA_ARCHITECTURES=90 \
       -DZOOBENCH_GTEST_SOURCE_DIR="$ROOT/.gpu-deps/root/usr/src/googletest" 2>&1 | tail -25
   fi
-  log "build (-j$JOBS)"
-  # -k 0: one call shows every compile error, not just the first.
-  cmake --build "$BUILD" -j "$JOBS" -- -k 0 > "$LOGS/build.log" 2>&1
+  log "build (-j$JOBS) ${BUILD_TARGETS:-}"
+  # -k 0: one call shows every compile error, not just the first. BUILD_TARGETS narrows it
+  # (e.g. "zoobench" when a short call needs only the CLI).
+  cmake --build "$BUILD" -j "$JOBS" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k 0 > "$LOGS/build.log" 2>&1
   grep -E "error|FAILED" "$LOGS/build.log" | head -60
   test -x "$BUILD/zoobench"
 }

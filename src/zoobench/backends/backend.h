@@ -57,7 +57,7 @@ struct TrainingState {
 
 // What actually ran, for the result row.
 struct ExecutionInfo {
-  std::string cudagraphs = "off";  // "on" | "off" | "fallback" (capture failed, ran uncaptured)
+  std::string cudagraphs = "off";  // "on" | "off" | "fallback" (not captured: failed or skipped)
   std::string note;                // e.g. the capture failure's first line
 };
 
@@ -76,6 +76,9 @@ class Executable {
   virtual TrainingState training_state() const = 0;
 
   virtual ExecutionInfo info() const { return {}; }
+
+  // Why a CUDA graph cannot hold this executable's work, found without trying (empty: try).
+  virtual std::string uncapturable_reason() const { return {}; }
 };
 
 class Backend {

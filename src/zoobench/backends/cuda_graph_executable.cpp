@@ -43,6 +43,10 @@ class CudaGraphExecutable : public Executable {
       fall_back("the " + request_.optimizer.kind + " optimizer's host-side step count cannot be captured");
       return;
     }
+    if (std::string why = inner_->uncapturable_reason(); !why.empty()) {
+      skip(why);
+      return;
+    }
     c10::cuda::CUDAGuard device_guard(request_.device);
     static_inputs_ = clone_inputs(example_inputs);
     // A training warm-up changes weights and statistics: snapshot and restore them so the
@@ -133,6 +137,12 @@ class CudaGraphExecutable : public Executable {
     graph_.reset();
     info_.cudagraphs = "fallback";
     info_.note = "CUDA graph capture failed, ran uncaptured: " + why;
+    log::warn("{}", info_.note);
+  }
+
+  void skip(const std::string& why) {
+    info_.cudagraphs = "fallback";
+    info_.note = "CUDA graph capture skipped, ran uncaptured: " + why;
     log::warn("{}", info_.note);
   }
 

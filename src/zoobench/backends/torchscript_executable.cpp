@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include "zoobench/backends/host_sync_ops.h"
 #include "zoobench/backends/training_optimizer.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/zoo/model_files.h"
@@ -61,6 +62,15 @@ StepResult TorchScriptExecutable::step(const std::vector<c10::IValue>& inputs) {
   result.loss.backward();
   optimizer_->step();
   return result;
+}
+
+std::string TorchScriptExecutable::uncapturable_reason() const {
+  std::vector<std::string> ops = host_synchronizing_ops(module_);
+  if (ops.empty()) return {};
+  std::string names;
+  for (std::size_t i = 0; i < ops.size() && i < 4; ++i) names += (i ? ", " : "") + ops[i];
+  if (ops.size() > 4) names += ", ...";
+  return "the graph reads values back to the host (" + names + "), which a CUDA graph cannot hold";
 }
 
 TrainingState TorchScriptExecutable::training_state() const {

@@ -23,6 +23,7 @@ class TorchScriptExecutable : public Executable {
   c10::IValue run(const std::vector<c10::IValue>& inputs) override;
   StepResult step(const std::vector<c10::IValue>& inputs) override;
   TrainingState training_state() const override;
+  std::string uncapturable_reason() const override;
 
   torch::jit::Module& module() { return module_; }
 

@@ -15,7 +15,9 @@
 //   encoder_layer  int64 ids -> embedding + position embedding (an int64 position_ids buffer)
 //                  -> transformer encoder layer; a dict {hidden, pooled}
 //   host_sync      linear, then a branch on a value read back to the host: cannot be captured
-//                  in a CUDA graph (the cudagraphs fallback case)
+//                  in a CUDA graph, and the backends see that before trying (capture skipped)
+//   host_copy      linear, a copy to the host and back: reads no value, so only the capture
+//                  itself finds out (capture failed); not in the backend table (kModels)
 #pragma once
 
 #include <gtest/gtest.h>
@@ -104,6 +106,15 @@ class HostSync(nn.Module):
         return y
 
 
+class HostCopy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc(x).cpu().to(x.device) * 2.0
+
+
 def make(name):
     torch.manual_seed(0)
     if name == "conv_bn_relu":
@@ -112,6 +123,8 @@ def make(name):
         return Mlp(), (torch.randn(4, 16),)
     if name == "encoder_layer":
         return EncoderLayer(), (torch.randint(0, 50, (2, 5)),)
+    if name == "host_copy":
+        return HostCopy(), (torch.randn(4, 8),)
     return HostSync(), (torch.randn(4, 8),)
 
 
@@ -123,7 +136,7 @@ def export(argv):
 
 work = os.path.join(OUT, "work")
 os.makedirs(work, exist_ok=True)
-names = ["conv_bn_relu", "mlp", "encoder_layer", "host_sync"]
+names = ["conv_bn_relu", "mlp", "encoder_layer", "host_sync", "host_copy"]
 for name in names:
     module, inputs = make(name)
     torch.jit.script(module).save(os.path.join(work, name + ".pt"))

@@ -1,0 +1,121 @@
+#include "zoobench/backends/host_sync_ops.h"
+
+#include <torch/csrc/jit/api/function_impl.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace zoobench {
+namespace {
+
+using torch::jit::Block;
+using torch::jit::Graph;
+using torch::jit::Node;
+using torch::jit::Value;
+
+// Their output's size depends on the data, or they return host values: always a sync.
+const std::unordered_set<std::string>& data_dependent_ops() {
+  static const std::unordered_set<std::string> ops = {
+      "aten::nonzero",     "aten::nonzero_numpy", "aten::argwhere",     "aten::masked_select",
+      "aten::unique",      "aten::_unique",       "aten::_unique2",     "aten::unique_consecutive",
+      "aten::unique_dim",  "aten::_local_scalar_dense", "prim::tolist", "aten::tolist",
+      "torchvision::nms",  "aten::bincount"};
+  return ops;
+}
+
+// Tensor-to-number conversions: a sync when the tensor is on the device.
+const std::unordered_set<std::string>& to_number_ops() {
+  static const std::unordered_set<std::string> ops = {
+      "aten::item", "aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit",
+      "aten::IntImplicit", "aten::FloatImplicit"};
+  return ops;
+}
+
+class Screen {
+ public:
+  std::vector<std::string> found;
+
+  void graph(const std::shared_ptr<Graph>& g) {
+    if (!g || !seen_graphs_.insert(g.get()).second) return;
+    block(g->block());
+  }
+
+ private:
+  void block(Block* b) {
+    for (Node* node : b->nodes()) {
+      for (Block* sub : node->blocks()) block(sub);
+      const std::string kind = node->kind().toQualString();
+      // torch.where(condition) with one argument is nonzero in disguise.
+      const bool where_nonzero = kind == "aten::where" && node->inputs().size() == 1;
+      if (data_dependent_ops().count(kind) || where_nonzero ||
+          (to_number_ops().count(kind) && node->inputs().size() == 1 && !is_host_value(node->input(0)))) {
+        note(kind);
+      } else if (node->kind() == c10::prim::CallMethod) {
+        auto cls = node->input(0)->type()->cast<c10::ClassType>();
+        if (cls) {
+          if (auto* method = cls->findMethod(node->s(c10::attr::name))) callee(*method);
+        }
+      } else if (node->kind() == c10::prim::CallFunction) {
+        if (auto fn = node->input(0)->type()->cast<c10::FunctionType>()) callee(*fn->function());
+      }
+    }
+  }
+
+  void callee(torch::jit::Function& fn) {
+    if (fn.isGraphFunction()) graph(torch::jit::toGraphFunction(fn).graph());
+  }
+
+  void note(const std::string& kind) {
+    if (std::find(found.begin(), found.end(), kind) == found.end()) found.push_back(kind);
+  }
+
+  // Numbers and tensors made on the host: prim::NumToTensor (tracing turns sizes into
+  // tensors that way), host-side constants, and arithmetic on nothing but those.
+  bool is_host_value(Value* value) {
+    if (!value->type()->cast<c10::TensorType>()) return true;
+    auto cached = host_values_.find(value);
+    if (cached != host_values_.end()) return cached->second;
+    host_values_[value] = false;  // no cycles in SSA, but be safe
+    bool host = false;
+    Node* producer = value->node();
+    if (producer->kind() == c10::prim::NumToTensor) {
+      host = true;
+    } else if (producer->kind() == c10::prim::Constant) {
+      auto constant = torch::jit::toIValue(value);
+      host = constant && constant->isTensor() && constant->toTensor().device().is_cpu();
+    } else if (producer->kind() != c10::prim::Param) {
+      bool any_tensor = false;
+      host = true;
+      for (Value* input : producer->inputs()) {
+        if (!input->type()->cast<c10::TensorType>()) continue;
+        any_tensor = true;
+        if (!is_host_value(input)) {
+          host = false;
+          break;
+        }
+      }
+      host = host && any_tensor;
+    }
+    host_values_[value] = host;
+    return host;
+  }
+
+  std::unordered_set<const Graph*> seen_graphs_;
+  std::unordered_map<const Value*, bool> host_values_;
+};
+
+}  // namespace
+
+std::vector<std::string> host_synchronizing_ops(const std::shared_ptr<Graph>& graph) {
+  Screen screen;
+  screen.graph(graph);
+  return screen.found;
+}
+
+std::vector<std::string> host_synchronizing_ops(const torch::jit::Module& module) {
+  auto forward = module.find_method("forward");
+  return forward ? host_synchronizing_ops(forward->graph()) : std::vector<std::string>{};
+}
+
+}  // namespace zoobench
