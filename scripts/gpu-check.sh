@@ -47,6 +47,8 @@ stage_env() {
   log "environment"
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv || true
   uname -a; nproc; free -g | head -2
+  lscpu | grep -E "^(Model name|Socket|Core|Thread|NUMA)"; nvidia-smi topo -m 2>/dev/null | head -8
+  echo "measure lanes' CPUs (timing | checking): $($PY scripts/lane_cpus.py 0 2>&1)"
   g++ --version | head -1; cmake --version | head -1; ninja --version; nvcc --version | tail -1
   $PY -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0)); print(torch.utils.cmake_prefix_path)'
   $PY -c 'import timm, transformers, torchvision; print("timm", timm.__version__, "transformers", transformers.__version__, "torchvision", torchvision.__version__)'
@@ -229,12 +231,15 @@ stage_timing_lane() {
   timed stage_latency; timed stage_bench; touch "$QUIET_DONE"; timed stage_run; touch "$TIMING_DONE"
 }
 
-# The lanes also keep to their own half of the host's cores (taskset), so the launch-bound
-# timing runs never wait for a core.
+# The lanes also keep to their own CPUs (taskset): the timing lane whole physical cores near
+# GPU 0, the checking lane the rest (scripts/lane_cpus.py), so the launch-bound timing runs
+# never share a core.
 lane_cpus() {
-  local n=$JOBS half=$(( JOBS / 2 ))
-  command -v taskset > /dev/null && [[ $half -ge 2 ]] || return 0
-  if [[ $1 == timing ]]; then echo taskset -c "0-$((half - 1))"; else echo taskset -c "$half-$((n - 1))"; fi
+  command -v taskset > /dev/null || return 0
+  local split
+  split=($($PY scripts/lane_cpus.py 0 2> /dev/null))
+  [[ ${#split[@]} -eq 2 ]] || return 0
+  if [[ $1 == timing ]]; then echo taskset -c "${split[0]}"; else echo taskset -c "${split[1]}"; fi
 }
 
 # Waits until a marker file exists or `limit` seconds pass.
@@ -320,7 +325,7 @@ stage_checking_lane() {
 }
 
 stage_measure() {
-  log "measure: timing lane and checking lane in parallel (logs: gpu-logs/lane-*.log)"
+  log "measure: timing lane ($(lane_cpus timing)) and checking lane ($(lane_cpus checking)) in parallel (logs: gpu-logs/lane-*.log)"
   rm -f "$QUIET_DONE" "$TIMING_DONE"
   # SIGINT lets zoobench finish its rows; the limit keeps the call inside the device's 10 minutes.
   $(lane_cpus timing) timeout -k 30 -s INT "${LANE_LIMIT_S:-480}" bash "$0" timing_lane > "$LOGS/lane-timing.log" 2>&1 &

@@ -34,7 +34,12 @@ const std::unordered_set<std::string>& to_number_ops() {
 
 class Screen {
  public:
-  std::vector<std::string> found;
+  // The data-dependent operators first: they say more about the model than the conversions.
+  std::vector<std::string> found() const {
+    std::vector<std::string> all = data_dependent_;
+    all.insert(all.end(), to_number_.begin(), to_number_.end());
+    return all;
+  }
 
   void graph(const std::shared_ptr<Graph>& g) {
     if (!g || !seen_graphs_.insert(g.get()).second) return;
@@ -48,9 +53,10 @@ class Screen {
       const std::string kind = node->kind().toQualString();
       // torch.where(condition) with one argument is nonzero in disguise.
       const bool where_nonzero = kind == "aten::where" && node->inputs().size() == 1;
-      if (data_dependent_ops().count(kind) || where_nonzero ||
-          (to_number_ops().count(kind) && node->inputs().size() == 1 && !is_host_value(node->input(0)))) {
-        note(kind);
+      if (data_dependent_ops().count(kind) || where_nonzero) {
+        note(data_dependent_, kind);
+      } else if (to_number_ops().count(kind) && node->inputs().size() == 1 && !is_host_value(node->input(0))) {
+        note(to_number_, kind);
       } else if (node->kind() == c10::prim::CallMethod) {
         auto cls = node->input(0)->type()->cast<c10::ClassType>();
         if (cls) {
@@ -66,8 +72,8 @@ class Screen {
     if (fn.isGraphFunction()) graph(torch::jit::toGraphFunction(fn).graph());
   }
 
-  void note(const std::string& kind) {
-    if (std::find(found.begin(), found.end(), kind) == found.end()) found.push_back(kind);
+  static void note(std::vector<std::string>& list, const std::string& kind) {
+    if (std::find(list.begin(), list.end(), kind) == list.end()) list.push_back(kind);
   }
 
   // Numbers and tensors made on the host: prim::NumToTensor (tracing turns sizes into
@@ -101,6 +107,8 @@ class Screen {
     return host;
   }
 
+  std::vector<std::string> data_dependent_;
+  std::vector<std::string> to_number_;
   std::unordered_set<const Graph*> seen_graphs_;
   std::unordered_map<const Value*, bool> host_values_;
 };
@@ -110,7 +118,7 @@ class Screen {
 std::vector<std::string> host_synchronizing_ops(const std::shared_ptr<Graph>& graph) {
   Screen screen;
   screen.graph(graph);
-  return screen.found;
+  return screen.found();
 }
 
 std::vector<std::string> host_synchronizing_ops(const torch::jit::Module& module) {
