@@ -175,10 +175,10 @@ latency_case() {
       --devices cuda --repeat 30 --warmup 10 --output-directory "$RESULTS/latency-$(basename "$zoo")-${model##*/}-$mode-run$run" \
       > /dev/null 2>&1
   done
-  # Samples of 5 iterations: does alternating with the compiled side's copy cost the eager side?
+  # Without settling iterations: what alternating with the compiled side's copy costs.
   zb run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance --$mode --backend eager \
-    --devices cuda --repeat 30 --warmup 10 --iterations-per-run 5 \
-    --output-directory "$RESULTS/latency-$(basename "$zoo")-${model##*/}-$mode-ipr5" > /dev/null 2>&1
+    --devices cuda --repeat 30 --warmup 10 --settle-iterations 0 \
+    --output-directory "$RESULTS/latency-$(basename "$zoo")-${model##*/}-$mode-settle0" > /dev/null 2>&1
 }
 
 stage_latency() {

@@ -7,10 +7,10 @@ Reads RESULTS_DIR/latency-python-<zoo>-<model>-<mode>.json (bench/python_latency
 zoobench runs RESULTS_DIR/latency-<zoo>-<model>-<mode>-run<N>/*_performance.json, and prints a
 markdown table per (zoo, model, mode): Python's median, zoobench's three medians (end-to-end,
 host clock + sync; and CUDA events, the same clock as Python's), their spread, the ratio to
-Python, and the kernel time. A run in ...-<mode>-ipr5/ (samples of 5 iterations instead of the
-automatic count) adds a column: zoobench alternates the eager model with a second copy (the
-compiled side), while Python's loop repeats one model; with 5 iterations a sample, 4 of them run
-with the model's own data in the caches.
+Python, and the kernel time. Variant runs go in the last column, where present:
+...-<mode>-settle0/ (`--settle-iterations 0`: every sample starts right after the other side's
+model ran, the protocol before 2026-11-30's second session) and ...-<mode>-ipr5/ (samples of 5
+iterations, that session's test of the same question).
 """
 import glob
 import json
@@ -47,7 +47,7 @@ def spread(values):
 
 def main(results):
     print("| zoo | model | mode | batch | Python events ms | zoobench events ms (3 runs) | spread | "
-          "zoobench / Python | zoobench E2E ms | kernel ms | 5-iteration samples: events ms, / Python |")
+          "zoobench / Python | zoobench E2E ms | kernel ms | variants: events ms (/ Python) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     pattern = re.compile(r"latency-python-(.+)-([^-]+)-(inference|training)\.json$")
     for path in sorted(glob.glob(os.path.join(results, "latency-python-*.json"))):
@@ -66,9 +66,13 @@ def main(results):
         e2e = [r["e2e"] for r in passed]
         ops = [r["op"] for r in passed if r["op"] is not None]
         ours = statistics.median(events) if events else float("nan")
-        five = [r["event"] for r in zoobench_runs(results, zoo, model, mode, "ipr5")
-                if r["status"] == "pass" and r["event"] is not None]
-        five_text = f"{five[0]:.3f}, {five[0] / python:.3f}" if five else "-"
+        variants = []
+        for variant in ("settle0", "ipr5"):
+            found = [r["event"] for r in zoobench_runs(results, zoo, model, mode, variant)
+                     if r["status"] == "pass" and r["event"] is not None]
+            if found:
+                variants.append(f"{variant} {found[0]:.3f} ({found[0] / python:.3f})")
+        five_text = "; ".join(variants) or "-"
         print(f"| {zoo} | {model} | {mode} | {passed[0]['batch']} | {python:.3f} | "
               f"{', '.join(f'{v:.3f}' for v in events)} | {spread(events):.1f}% | {ours / python:.3f} | "
               f"{statistics.median(e2e):.3f} | {statistics.median(ops) if ops else float('nan'):.3f} | "

@@ -78,6 +78,10 @@ void setup_run(CLI::App& app, int& exit_status) {
   c->add_option("--repeat", o.measurement.repeat, "timed samples per side, interleaved")->capture_default_str();
   c->add_option("--warmup", o.measurement.warmup_iterations, "untimed warm-up iterations per side")
       ->capture_default_str();
+  c->add_option("--settle-iterations", o.measurement.settle_iterations,
+                "untimed iterations of a side before each of its samples (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   c->add_option("--timeout", o.timeout_s, "seconds per model before its process is killed (0: none)")
       ->capture_default_str();
   c->add_flag("--cosine", o.cosine, "compare with cosine similarity instead of allclose/RMSE");

@@ -28,7 +28,7 @@ struct RunOptions {
   std::vector<std::string> devices = {"cpu"};
   Precision precision = Precision::kFloat32;
   int training_steps = 2;                 // --iterations
-  MeasurementSettings measurement;        // --repeat, --warmup, --iterations-per-run
+  MeasurementSettings measurement;        // --repeat, --warmup, --settle-iterations, --iterations-per-run
   double timeout_s = 1800;
   bool cosine = false;
   bool accu_summary = false;

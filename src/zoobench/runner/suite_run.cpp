@@ -270,7 +270,8 @@ std::vector<std::string> child_arguments(const RunOptions& o, const std::string&
                                 "--backend", o.backend, o.mode == Mode::kTraining ? "--training" : "--inference",
                                 "--" + precision_name(o.precision), "--iterations", std::to_string(o.training_steps),
                                 "--repeat", std::to_string(o.measurement.repeat), "--warmup",
-                                std::to_string(o.measurement.warmup_iterations), "--timeout", "0",
+                                std::to_string(o.measurement.warmup_iterations), "--settle-iterations",
+                                std::to_string(o.measurement.settle_iterations), "--timeout", "0",
                                 "--optimizer", o.optimizer.kind, "--lr", format_cell(o.optimizer.learning_rate),
                                 "--row-out", row_out, "--log-file", log_file};
   if (!o.suites_dir.empty()) a.insert(a.end(), {"--suites-dir", o.suites_dir});

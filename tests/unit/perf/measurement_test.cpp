@@ -138,7 +138,8 @@ TEST(SummarizeSide, MedianPercentilesSpread) {
 }
 
 // The whole protocol, call by call: first call of each side alone, warm-up of each side, one
-// call each to size the samples, then eager/compiled samples alternating.
+// call each to size the samples, then eager/compiled samples alternating, each after one
+// untimed settling iteration of its own side.
 TEST(MeasureInterleaved, RunsTheProtocolInOrder) {
   SideScript eager{40, 0.1, {0.10, 0.12, 0.09, 0.11}};
   SideScript compiled{60, 0.05, {0.05, 0.06, 0.04, 0.05}};
@@ -153,12 +154,11 @@ TEST(MeasureInterleaved, RunsTheProtocolInOrder) {
   expected.push_back({'e', 1});
   expected.push_back({'c', 1});
   for (int r = 0; r < 4; ++r) {
-    expected.push_back({'e', 20});
-    expected.push_back({'c', 20});
+    expected.insert(expected.end(), {{'e', 1}, {'e', 20}, {'c', 1}, {'c', 20}});
   }
   EXPECT_EQ(sides.timer.calls, expected);
-  EXPECT_EQ(sides.eager_iterations, 1 + 3 + 1 + 4 * 20);
-  EXPECT_EQ(sides.compiled_iterations, 1 + 3 + 1 + 4 * 20);
+  EXPECT_EQ(sides.eager_iterations, 1 + 3 + 1 + 4 * (1 + 20));
+  EXPECT_EQ(sides.compiled_iterations, 1 + 3 + 1 + 4 * (1 + 20));
 
   EXPECT_EQ(m.eager.samples_ms, eager.samples_ms);
   EXPECT_EQ(m.compiled.samples_ms, compiled.samples_ms);
@@ -176,9 +176,34 @@ TEST(MeasureInterleaved, WarmupCountsPerSide) {
   for (int warmup : {0, 1, 5}) {
     Sides sides({10, 0.5, {0.5}}, {10, 0.5, {0.5}});
     measure_interleaved(sides.eager, sides.compiled, sides.timer, quick(warmup, 2));
-    // first + warm-up + sizing, then 2 samples of ceil(1 / 0.5) = 2 iterations
-    EXPECT_EQ(sides.eager_iterations, 1 + warmup + 1 + 2 * 2) << "warmup " << warmup;
-    EXPECT_EQ(sides.compiled_iterations, 1 + warmup + 1 + 2 * 2) << "warmup " << warmup;
+    // first + warm-up + sizing, then 2 x (1 settling + a sample of ceil(1 / 0.5) = 2)
+    EXPECT_EQ(sides.eager_iterations, 1 + warmup + 1 + 2 * (1 + 2)) << "warmup " << warmup;
+    EXPECT_EQ(sides.compiled_iterations, 1 + warmup + 1 + 2 * (1 + 2)) << "warmup " << warmup;
+  }
+}
+
+// Settling iterations run right before each sample, on the sample's own side, and are not
+// samples: 0 gives the bare alternation, 2 two untimed calls before every sample.
+TEST(MeasureInterleaved, SettleIterationsPrecedeEachSampleOfTheirSide) {
+  for (int settle : {0, 2}) {
+    SCOPED_TRACE("settle " + std::to_string(settle));
+    Sides sides({10, 0.1, {0.25, 0.3}}, {10, 0.1, {0.125, 0.15}});
+    MeasurementSettings s = quick(1, 2);
+    s.settle_iterations = settle;
+    s.iterations_per_run = 4;
+    PairedMeasurement m = measure_interleaved(sides.eager, sides.compiled, sides.timer, s);
+    std::vector<Call> sampling(sides.timer.calls.begin() + 6, sides.timer.calls.end());
+    std::vector<Call> expected;
+    for (int r = 0; r < 2; ++r) {
+      for (char side : {'e', 'c'}) {
+        for (int i = 0; i < settle; ++i) expected.push_back({side, 1});
+        expected.push_back({side, 4});
+      }
+    }
+    EXPECT_EQ(sampling, expected);
+    EXPECT_EQ(m.eager.samples_ms, (std::vector<double>{0.25, 0.3}));
+    EXPECT_EQ(m.compiled.samples_ms, (std::vector<double>{0.125, 0.15}));
+    EXPECT_EQ(sides.eager_iterations, 1 + 1 + 1 + 2 * (settle + 4));
   }
 }
 
@@ -199,7 +224,7 @@ TEST(MeasureInterleaved, ExplicitIterationsPerRun) {
   s.iterations_per_run = 5;
   PairedMeasurement m = measure_interleaved(sides.eager, sides.compiled, sides.timer, s);
   EXPECT_EQ(m.iterations_per_run, 5);
-  EXPECT_EQ(sides.eager_iterations, 1 + 1 + 3 * 5);
+  EXPECT_EQ(sides.eager_iterations, 1 + 1 + 3 * (1 + 5));  // first, sizing, 3 x (settle + sample)
 }
 
 TEST(MeasureInterleaved, DeviceTimeIsSummarisedWhenTheTimerHasIt) {
