@@ -59,6 +59,7 @@ PairedMeasurement measure_interleaved(const std::function<void()>& eager,
   double eager_one = timer.time(eager, 1).end_to_end_ms;
   double compiled_one = timer.time(compiled, 1).end_to_end_ms;
   m.iterations_per_run = choose_iterations_per_run(std::min(eager_one, compiled_one), settings);
+  m.settle_iterations = settings.settle_iterations;
 
   std::vector<double> eager_samples, compiled_samples, eager_device, compiled_device;
   // Settling goes through the timer too, so its device work has finished before the sample's

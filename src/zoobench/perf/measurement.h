@@ -40,6 +40,7 @@ struct SideSummary {
 struct PairedMeasurement {
   SideSummary eager, compiled;
   int64_t iterations_per_run = 0;
+  int settle_iterations = 0;  // as run, so results say which protocol made them
   double speedup = 0, speedup_ci_low = 0, speedup_ci_high = 0;
   bool unstable = false;
   std::string note;  // why the measurement is flagged, for the row's reason

@@ -104,6 +104,7 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
   row.cells["launch_bound"] = launch_bound;
   row.detail["eager_samples_ms"] = m.eager.samples_ms;
   row.detail["compiled_samples_ms"] = m.compiled.samples_ms;
+  row.detail["settle_iterations"] = m.settle_iterations;
   row.detail["eager_first_iteration_ms"] = m.eager.first_iteration_ms;
   row.detail["compiled_first_iteration_ms"] = m.compiled.first_iteration_ms;
   if (m.eager.device_median_ms) row.detail["eager_event_ms"] = *m.eager.device_median_ms;

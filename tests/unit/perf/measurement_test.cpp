@@ -204,6 +204,7 @@ TEST(MeasureInterleaved, SettleIterationsPrecedeEachSampleOfTheirSide) {
     EXPECT_EQ(m.eager.samples_ms, (std::vector<double>{0.25, 0.3}));
     EXPECT_EQ(m.compiled.samples_ms, (std::vector<double>{0.125, 0.15}));
     EXPECT_EQ(sides.eager_iterations, 1 + 1 + 1 + 2 * (settle + 4));
+    EXPECT_EQ(m.settle_iterations, settle) << "the record says which protocol made it";
   }
 }
 
