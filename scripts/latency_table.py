@@ -72,11 +72,11 @@ def main(results):
                      if r["status"] == "pass" and r["event"] is not None]
             if found:
                 variants.append(f"{variant} {found[0]:.3f} ({found[0] / python:.3f})")
-        five_text = "; ".join(variants) or "-"
+        variants_text = "; ".join(variants) or "-"
         print(f"| {zoo} | {model} | {mode} | {passed[0]['batch']} | {python:.3f} | "
               f"{', '.join(f'{v:.3f}' for v in events)} | {spread(events):.1f}% | {ours / python:.3f} | "
               f"{statistics.median(e2e):.3f} | {statistics.median(ops) if ops else float('nan'):.3f} | "
-              f"{five_text} |")
+              f"{variants_text} |")
 
 
 if __name__ == "__main__":

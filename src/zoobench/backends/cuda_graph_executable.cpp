@@ -1,6 +1,8 @@
 // CUDA graph capture of an executable's inference call or whole training step.
 #include "zoobench/backends/cuda_graph_executable.h"
 
+#include <fmt/format.h>
+
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
@@ -40,11 +42,11 @@ class CudaGraphExecutable : public Executable {
   void capture(const std::vector<c10::IValue>& example_inputs) {
     if (request_.mode == Mode::kTraining && request_.optimizer.kind != "sgd") {
       // Adam keeps its step count on the host: a replayed step would reuse the captured one.
-      fall_back("the " + request_.optimizer.kind + " optimizer's host-side step count cannot be captured");
+      run_uncaptured("failed", "the " + request_.optimizer.kind + " optimizer's host-side step count cannot be captured");
       return;
     }
     if (std::string why = inner_->uncapturable_reason(); !why.empty()) {
-      skip(why);
+      run_uncaptured("skipped", why);
       return;
     }
     c10::cuda::CUDAGuard device_guard(request_.device);
@@ -110,7 +112,7 @@ class CudaGraphExecutable : public Executable {
         why += " (and restoring the weights after the warm-up failed: " +
                first_line(current_exception_message()) + ")";
       }
-      fall_back(why);
+      run_uncaptured("failed", why);
     }
   }
 
@@ -133,16 +135,11 @@ class CudaGraphExecutable : public Executable {
   ExecutionInfo info() const override { return info_; }
 
  private:
-  void fall_back(const std::string& why) {
+  // `how`: "failed" (capture was tried) or "skipped" (known beforehand not to work).
+  void run_uncaptured(const char* how, const std::string& why) {
     graph_.reset();
     info_.cudagraphs = "fallback";
-    info_.note = "CUDA graph capture failed, ran uncaptured: " + why;
-    log::warn("{}", info_.note);
-  }
-
-  void skip(const std::string& why) {
-    info_.cudagraphs = "fallback";
-    info_.note = "CUDA graph capture skipped, ran uncaptured: " + why;
+    info_.note = fmt::format("CUDA graph capture {}, ran uncaptured: {}", how, why);
     log::warn("{}", info_.note);
   }
 

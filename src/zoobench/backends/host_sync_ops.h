@@ -16,9 +16,9 @@ namespace zoobench {
 
 // The host-synchronizing operators reachable from `module.forward` (through submodule methods
 // and called functions), each once: the data-dependent ones, then the conversions, each group
-// in the order found. Conversions of a tensor to a number
-// (aten::Int, aten::Float, aten::Bool, aten::item) count only when the tensor may live on the
-// device: not when it is made from host numbers, as tracing makes from tensor sizes.
+// in the order found. Conversions of a tensor to a number (aten::Int, aten::Float, aten::Bool,
+// aten::item) count only when the tensor may live on the device: not when it is made from host
+// numbers, as tracing makes from tensor sizes.
 std::vector<std::string> host_synchronizing_ops(const torch::jit::Module& module);
 
 // The same for one graph and what it calls.
