@@ -100,7 +100,8 @@ export_part() {
   echo "-- export $name: $(tail -1 "$LOGS/export-$name.log")"
 }
 
-# train.pt only where a stage trains: 3 timm models, the BERT dropout model, mobilenetv3 at bs 64.
+# train.pt only where a stage trains: 3 timm models, the BERT dropout model, and the latency
+# stage's mobilenetv3 and resnet50 (bs 8 and 64).
 TRAINED_TIMM='^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0)$'
 stage_zoo() {
   [[ -f $ZOO/index.json && -f $ZOO-bs64/index.json ]] && { echo "-- zoo exported before ($ZOO, $ZOO-bs64)"; return 0; }
@@ -111,7 +112,7 @@ stage_zoo() {
   export_part timm-train --suite timm_models --batch-size 8 --training -k "$TRAINED_TIMM" &
   export_part hf --suite huggingface --batch-size 8 \
     -k '^(BertForMaskedLM|GPT2ForSequenceClassification|T5ForConditionalGeneration|AllenaiLongformerBase)$' &
-  export_part tb --suite torchbench --batch-size 8 --only resnet50 &
+  export_part tb --suite torchbench --batch-size 8 --training --only resnet50 &
   export_part tb-train --suite torchbench --batch-size 8 --training --only text_encoder_bert_dropout &
   export_part mrcnn --suite torchbench --only vision_maskrcnn &
   # AOTInductor compiles take the longest: two processes.
@@ -119,7 +120,7 @@ stage_zoo() {
   export_part aoti2 --suite timm_models --batch-size 8 --aoti --no-check -k '^(tf_efficientnet_b0|ghostnet_100)$' &
   # Batch 64 lives in its own zoo (same names as the batch 8 models).
   export_part bs64 --suite timm_models --batch-size 64 --no-check --training -k '^mobilenetv3_large_100$' &
-  export_part bs64-tb --suite torchbench --batch-size 64 --no-check --only resnet50 &
+  export_part bs64-tb --suite torchbench --batch-size 64 --no-check --training --only resnet50 &
   wait
   rm -rf "$ZOO-bs64" "$ZOO"
   $PY scripts/merge_zoos.py "$ZOO-bs64" "$ZOO.parts"/bs64* | tee "$LOGS/zoo-merge-bs64.log"
@@ -161,34 +162,36 @@ run_timm() {
 }
 
 # zoobench's eager latency vs a Python loop timing the same TorchScript file with CUDA events.
+# Three runs of each, alternating (Python, zoobench, Python, ...), so drift hits both sides.
 latency_case() {
   local zoo=$1 model=$2 mode=$3 file=eval.pt run
   [[ $mode == training ]] && file=train.pt
   [[ -f $zoo/$model/$file ]] || { echo "-- missing $zoo/$model/$file"; return; }
-  local last="$RESULTS/latency-$(basename "$zoo")-${model##*/}-$mode-run3"
-  ls "$last"/*_performance.json > /dev/null 2>&1 && { echo "-- done before: $last"; return; }
-  $PY bench/python_latency.py --model "$zoo/$model/$file" --inputs "$zoo/$model/inputs.pt" --device cuda \
-    --optimize off --samples 30 $([[ $mode == training ]] && echo --training) \
-    > "$RESULTS/latency-python-$(basename "$zoo")-${model##*/}-$mode.json"
+  local name="$(basename "$zoo")-${model##*/}-$mode"
+  ls "$RESULTS/latency-$name-run3"/*_performance.json > /dev/null 2>&1 && { echo "-- done before: $name"; return; }
   for run in 1 2 3; do
+    $PY bench/python_latency.py --model "$zoo/$model/$file" --inputs "$zoo/$model/inputs.pt" --device cuda \
+      --optimize off --samples 30 $([[ $mode == training ]] && echo --training) \
+      > "$RESULTS/latency-python-$name-run$run.json"
     zb run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance --$mode --backend eager \
-      --devices cuda --repeat 30 --warmup 10 --output-directory "$RESULTS/latency-$(basename "$zoo")-${model##*/}-$mode-run$run" \
-      > /dev/null 2>&1
+      --devices cuda --repeat 30 --warmup 10 --output-directory "$RESULTS/latency-$name-run$run" > /dev/null 2>&1
   done
   # Without settling iterations: what alternating with the compiled side's copy costs.
   zb run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance --$mode --backend eager \
     --devices cuda --repeat 30 --warmup 10 --settle-iterations 0 \
-    --output-directory "$RESULTS/latency-$(basename "$zoo")-${model##*/}-$mode-settle0" > /dev/null 2>&1
+    --output-directory "$RESULTS/latency-$name-settle0" > /dev/null 2>&1
+  echo "-- $name: $(tail -c 200 "$RESULTS/latency-python-$name-run3.json")"
 }
 
 stage_latency() {
-  log "eager latency: zoobench (3 runs) vs Python CUDA events, same TorchScript files"
+  log "eager latency: zoobench vs Python CUDA events (3 runs each), same TorchScript files"
   mkdir -p "$RESULTS"
   local zoo
   for zoo in "$ZOO" "$ZOO-bs64"; do  # batch 8 first: launch-bound, the most sensitive to load
     latency_case "$zoo" timm_models/mobilenetv3_large_100 inference
     latency_case "$zoo" torchbench/resnet50 inference
     latency_case "$zoo" timm_models/mobilenetv3_large_100 training
+    latency_case "$zoo" torchbench/resnet50 training
   done
   $PY scripts/latency_table.py "$RESULTS" | tee "$LOGS/latency-table.txt"
 }

@@ -3,11 +3,11 @@
 
   latency_table.py RESULTS_DIR
 
-Reads RESULTS_DIR/latency-python-<zoo>-<model>-<mode>.json (bench/python_latency.py) and the
-zoobench runs RESULTS_DIR/latency-<zoo>-<model>-<mode>-run<N>/*_performance.json, and prints a
-markdown table per (zoo, model, mode): Python's median, zoobench's three medians (end-to-end,
-host clock + sync; and CUDA events, the same clock as Python's), their spread, the ratio to
-Python, and the kernel time. Variant runs go in the last column, where present:
+Reads RESULTS_DIR/latency-python-<zoo>-<model>-<mode>[-run<N>].json (bench/python_latency.py)
+and the zoobench runs RESULTS_DIR/latency-<zoo>-<model>-<mode>-run<N>/*_performance.json, and
+prints a markdown row per (zoo, model, mode): Python's medians (one per run, and their spread),
+zoobench's (CUDA events, the same clock as Python's; and end-to-end, host clock + sync), their
+spread, the ratio of the medians of the runs (zoobench / Python), and the kernel time. Variant runs go in the last column, where present:
 ...-<mode>-settle0/ (`--settle-iterations 0`: every sample starts right after the other side's
 model ran, the protocol before 2026-11-30's second session) and ...-<mode>-ipr5/ (samples of 5
 iterations, that session's test of the same question).
@@ -46,21 +46,24 @@ def spread(values):
 
 
 def main(results):
-    print("| zoo | model | mode | batch | Python events ms | zoobench events ms (3 runs) | spread | "
-          "zoobench / Python | zoobench E2E ms | kernel ms | variants: events ms (/ Python) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    pattern = re.compile(r"latency-python-(.+)-([^-]+)-(inference|training)\.json$")
+    print("| zoo | model | mode | batch | Python events ms (runs) | Python spread | "
+          "zoobench events ms (runs) | zoobench spread | zoobench / Python | zoobench E2E ms | "
+          "kernel ms | variants: events ms (/ Python) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    pattern = re.compile(r"latency-python-(.+)-([^-]+)-(inference|training)(?:-run\d+)?\.json$")
+    pythons = {}
     for path in sorted(glob.glob(os.path.join(results, "latency-python-*.json"))):
         match = pattern.search(os.path.basename(path))
-        if not match:
-            continue
-        zoo, model, mode = match.groups()
-        python = load(path)["median_ms"]
+        if match:
+            pythons.setdefault(match.groups(), []).append(load(path)["median_ms"])
+    for (zoo, model, mode), python_runs in sorted(pythons.items()):
+        python = statistics.median(python_runs)
+        python_text = ", ".join(f"{v:.3f}" for v in python_runs)
         runs = zoobench_runs(results, zoo, model, mode)
         passed = [r for r in runs if r["status"] == "pass"]
         if not passed:
             why = "; ".join(f"{r['status']}: {r['reason'][:80]}" for r in runs) or "no rows"
-            print(f"| {zoo} | {model} | {mode} | | {python:.3f} | {why} | | | | | |")
+            print(f"| {zoo} | {model} | {mode} | | {python_text} | {spread(python_runs):.1f}% | {why} | | | | | |")
             continue
         events = [r["event"] for r in passed if r["event"] is not None]
         e2e = [r["e2e"] for r in passed]
@@ -73,10 +76,10 @@ def main(results):
             if found:
                 variants.append(f"{variant} {found[0]:.3f} ({found[0] / python:.3f})")
         variants_text = "; ".join(variants) or "-"
-        print(f"| {zoo} | {model} | {mode} | {passed[0]['batch']} | {python:.3f} | "
-              f"{', '.join(f'{v:.3f}' for v in events)} | {spread(events):.1f}% | {ours / python:.3f} | "
-              f"{statistics.median(e2e):.3f} | {statistics.median(ops) if ops else float('nan'):.3f} | "
-              f"{variants_text} |")
+        print(f"| {zoo} | {model} | {mode} | {passed[0]['batch']} | {python_text} | "
+              f"{spread(python_runs):.1f}% | {', '.join(f'{v:.3f}' for v in events)} | "
+              f"{spread(events):.1f}% | {ours / python:.3f} | {statistics.median(e2e):.3f} | "
+              f"{statistics.median(ops) if ops else float('nan'):.3f} | {variants_text} |")
 
 
 if __name__ == "__main__":
