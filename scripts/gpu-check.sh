@@ -3,8 +3,8 @@
 #
 #   scripts/gpu-check.sh                 the check (well under 10 minutes): env build test smoke
 #   scripts/gpu-check.sh STAGE...        stages: env build test smoke zoo judged-cases measure pack;
-#                                        measure's parts by name: latency bench run train layouts
-#                                        extras workers judged
+#                                        measure's parts by name: latency noise bench run train
+#                                        layouts extras workers judged
 #   scripts/gpu-check.sh full            everything, in order (longer than one 10-minute device call)
 #   BUILD_TARGETS narrows the build stage (e.g. BUILD_TARGETS=zoobench).
 #   CTEST_ARGS narrows the test stage (e.g. CTEST_ARGS="-L gpu"); CTEST_EXCLUDE is the label
@@ -196,6 +196,31 @@ stage_latency() {
   $PY scripts/latency_table.py "$RESULTS" | tee "$LOGS/latency-table.txt"
 }
 
+# The host's noise floor: fixed CPU work (bench/host_noise.cpp, no Torch) and the launch loop
+# on a one-op model (Python's, and zoobench's timing path where bench_harness_overhead is
+# built), each in several processes, on one pinned CPU and unpinned. Launch-bound
+# runs cannot be more reproducible between processes than the host is.
+stage_noise() {
+  log "host noise floor between processes: fixed CPU work and a one-op launch loop"
+  local binary=$LOGS/host_noise placement run
+  g++ -O2 -std=c++17 bench/host_noise.cpp -o "$binary" || return 2
+  for placement in pinned free; do
+    local pin=() && [[ $placement == pinned ]] && command -v taskset > /dev/null && pin=(taskset -c "${NOISE_CPU:-4}")
+    rm -f "$LOGS/noise-$placement.jsonl" "$LOGS/noise-python-trivial-$placement.jsonl"
+    for run in $(seq "${NOISE_PROCESSES:-10}"); do "${pin[@]}" "$binary" >> "$LOGS/noise-$placement.jsonl"; done
+    rm -f "$LOGS/noise-zoobench-trivial-$placement.jsonl"
+    for run in $(seq "${NOISE_LAUNCH_PROCESSES:-5}"); do
+      "${pin[@]}" $PY bench/python_latency.py --trivial "$LOGS/trivial.pt" --device cuda >> "$LOGS/noise-python-trivial-$placement.jsonl"
+      [[ -x $BUILD/bench/bench_harness_overhead ]] || continue
+      "${pin[@]}" "$BUILD/bench/bench_harness_overhead" --model "$LOGS/trivial.pt" --benchmark_filter=EagerCuda \
+        --benchmark_format=json 2> /dev/null | $PY -c 'import json, sys
+median = [b for b in json.load(sys.stdin)["benchmarks"] if b.get("aggregate_name") == "median"][0]
+print(json.dumps({"median_ms": median["real_time"] / 1e3}))' >> "$LOGS/noise-zoobench-trivial-$placement.jsonl"
+    done
+  done
+  $PY scripts/noise_table.py "$LOGS" | tee "$LOGS/noise-table.txt"
+}
+
 stage_run() {
   zb list --zoo "$ZOO" --suite all --devices cuda | tail -30
   run_timm eager  # the reference against itself: accuracy against float64, speedup ~1.0
@@ -350,7 +375,7 @@ want smoke && timed stage_smoke
 want zoo && timed stage_zoo
 want judged-cases && timed stage_judged-cases
 # measure's parts, each also runnable on its own by name (not part of `full`: measure is).
-for part in latency bench run train layouts extras workers judged; do
+for part in latency noise bench run train layouts extras workers judged; do
   named "$part" && timed "stage_$part"
 done
 named timing_lane && stage_timing_lane
