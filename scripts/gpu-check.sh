@@ -69,8 +69,9 @@ stage_build() {
   # -k 0: one call shows every compile error, not just the first. BUILD_TARGETS narrows it
   # (e.g. "zoobench" when a short call needs only the CLI).
   cmake --build "$BUILD" -j "$JOBS" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k 0 > "$LOGS/build.log" 2>&1
+  local rc=$?
   grep -E "error|FAILED" "$LOGS/build.log" | head -60
-  test -x "$BUILD/zoobench"
+  return $rc
 }
 
 stage_test() {
@@ -163,24 +164,28 @@ run_timm() {
 
 # zoobench's eager latency vs a Python loop timing the same TorchScript file with CUDA events.
 # Three runs of each, alternating (Python, zoobench, Python, ...), so drift hits both sides.
+# Every process on one CPU (LATENCY_CPU): on 2026-11-30 that took the 3-run spread of
+# mobilenetv3 training at batch 64 from 22.4% (CPUs 0-15) to 0.6%, resnet50 inference at
+# batch 8 from 9.7% to 1.2% (docs/performance.md).
 latency_case() {
   local zoo=$1 model=$2 mode=$3 file=eval.pt run
+  local pin=() && command -v taskset > /dev/null && pin=(taskset -c "${LATENCY_CPU:-4}")
   [[ $mode == training ]] && file=train.pt
   [[ -f $zoo/$model/$file ]] || { echo "-- missing $zoo/$model/$file"; return; }
   local name="$(basename "$zoo")-${model##*/}-$mode"
   ls "$RESULTS/latency-$name-run3"/*_performance.json > /dev/null 2>&1 && { echo "-- done before: $name"; return; }
   for run in 1 2 3; do
-    $PY bench/python_latency.py --model "$zoo/$model/$file" --inputs "$zoo/$model/inputs.pt" --device cuda \
+    "${pin[@]}" $PY bench/python_latency.py --model "$zoo/$model/$file" --inputs "$zoo/$model/inputs.pt" --device cuda \
       --optimize off --samples 30 $([[ $mode == training ]] && echo --training) \
       > "$RESULTS/latency-python-$name-run$run.json"
-    zb run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance --$mode --backend eager \
+    "${pin[@]}" "$BUILD/zoobench" run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance --$mode --backend eager \
       --devices cuda --repeat 30 --warmup 10 --output-directory "$RESULTS/latency-$name-run$run" > /dev/null 2>&1
   done
   # Without settling iterations: what alternating with the compiled side's copy costs.
-  zb run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance --$mode --backend eager \
-    --devices cuda --repeat 30 --warmup 10 --settle-iterations 0 \
+  "${pin[@]}" "$BUILD/zoobench" run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance \
+    --$mode --backend eager --devices cuda --repeat 30 --warmup 10 --settle-iterations 0 \
     --output-directory "$RESULTS/latency-$name-settle0" > /dev/null 2>&1
-  echo "-- $name: $(tail -c 200 "$RESULTS/latency-python-$name-run3.json")"
+  echo "-- $name: done"
 }
 
 stage_latency() {
