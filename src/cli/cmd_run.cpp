@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "zoobench/boundary/boundary.h"
 #include "zoobench/runner/suite_run.h"
+#include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/text.h"
 
@@ -17,6 +18,7 @@ struct RunArgs {
   bool float32 = false, float16 = false, bfloat16 = false, amp = false;
   bool disable_cudagraphs = false, no_patches = false;
   std::string devices = "cpu";
+  std::string cpu_affinity;
   std::string input_layouts;
   double tolerance = -1;
   double lr = 0.01;
@@ -38,6 +40,7 @@ void finish_options(RunArgs& args) {
     if (!trim(d).empty()) o.devices.push_back(trim(d));
   }
   if (o.devices.empty()) throw UsageError("--devices needs at least one device (cpu, cuda, cuda:N)");
+  if (!args.cpu_affinity.empty()) o.cpu_affinity = parse_cpu_list(args.cpu_affinity);
   if (!args.input_layouts.empty()) {
     for (auto layout : boundary::parse_input_layouts(args.input_layouts)) {
       o.input_layouts.emplace_back(boundary::input_layout_name(layout));
@@ -68,6 +71,9 @@ void setup_run(CLI::App& app, int& exit_status) {
   c->add_flag("--disable-cudagraphs", args->disable_cudagraphs, "on CUDA, do not run compiled backends in CUDA graphs");
   c->add_option("--devices", args->devices, "cpu, cuda, cuda:N, or a comma list: one worker per device")
       ->capture_default_str();
+  c->add_option("--cpu-affinity", args->cpu_affinity,
+                "CPUs the model processes run on, taskset's syntax (4 or 2-5,8); with several workers "
+                "each gets an equal consecutive share");
   c->add_flag("--float32", args->float32, "float32 (default)");
   c->add_flag("--float16", args->float16, "cast model and float inputs to float16");
   c->add_flag("--bfloat16", args->bfloat16, "cast model and float inputs to bfloat16");

@@ -478,6 +478,89 @@ TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
             models.size());
 }
 
+// --- CPU affinity ------------------------------------------------------------------------------
+
+// The kernel's list of CPUs this test process may use ("0-1"), and its CPUs one by one.
+std::string cpus_allowed_list() {
+  std::istringstream status(read_text("/proc/self/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    const std::string key = "Cpus_allowed_list:";
+    if (line.rfind(key, 0) == 0) return line.substr(line.find_first_not_of(" \t", key.size()));
+  }
+  return "";
+}
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  std::istringstream list(cpus_allowed_list());
+  std::string part;
+  while (std::getline(list, part, ',')) {
+    const auto dash = part.find('-');
+    const int first = std::stoi(part.substr(0, dash));
+    const int last = dash == std::string::npos ? first : std::stoi(part.substr(dash + 1));
+    for (int cpu = first; cpu <= last; ++cpu) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+// Each performance record's cpu_affinity (read by the measuring process from the kernel).
+std::map<std::string, std::string> affinity_by_model(const std::string& performance_json) {
+  std::map<std::string, std::string> out;
+  const nlohmann::json results = nlohmann::json::parse(read_text(performance_json));  // outlives the loop
+  for (const auto& record : results.at("records")) {
+    out[record.at("cells").at("name").get<std::string>()] = record.at("detail").at("cpu_affinity").get<std::string>();
+  }
+  return out;
+}
+
+TEST(SuiteRun, CpuAffinityPinsEachWorkersProcessesToItsShare) {
+  const std::vector<int> cpus = allowed_cpus();
+  ASSERT_FALSE(cpus.empty()) << "no Cpus_allowed_list in /proc/self/status";
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites");
+  fs::create_directories(suites);
+  make_zoo(zoo, suites, "pin", {{"p_a", "mlp"}, {"p_b", "mlp"}, {"p_c", "mlp"}});
+  auto run = [&](const std::string& out, const std::string& extra) {
+    return zt::run_command(zoobench("run --suite pin --performance --repeat 3 --warmup 1 --iterations-per-run 1"
+                                    " --timeout 120 --suites-dir " +
+                                    quote(suites) + " --zoo " + quote(zoo) + " --output-directory " +
+                                    quote(out) + " " + extra));
+  };
+  auto json_of = [](const std::string& out) {
+    fs::path path = performance_csv(out, "pin");
+    return path.replace_extension(".json").string();
+  };
+
+  // Unpinned, one model in this process: it may use every CPU the test may.
+  const std::string free_out = dir.file("free");
+  auto free = run(free_out, "--only p_a");
+  ASSERT_EQ(free.exit_code, 0) << free.output;
+  EXPECT_EQ(affinity_by_model(json_of(free_out)).at("p_a"), cpus_allowed_list());
+
+  // One worker, one CPU (the last allowed: not what an unpinned process would report).
+  const std::string one = std::to_string(cpus.back());
+  const std::string one_out = dir.file("one");
+  auto pinned = run(one_out, "--cpu-affinity " + one);
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.output;
+  const auto pinned_affinity = affinity_by_model(json_of(one_out));
+  ASSERT_EQ(pinned_affinity.size(), 3u) << pinned.output;
+  for (const auto& [model, affinity] : pinned_affinity) EXPECT_EQ(affinity, one) << model;
+  EXPECT_THAT(read_text(one_out + "/logs/p_a.inference.jit.cpu.log"), HasSubstr("runs this model on CPUs " + one));
+
+  // Two workers, two CPUs: each model ran on one of them, alone.
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed: the two-worker split needs two";
+  const std::string a = std::to_string(cpus[0]), b = std::to_string(cpus[1]);
+  const std::string two_out = dir.file("two");
+  auto split = run(two_out, "--devices cpu,cpu --cpu-affinity " + a + "," + b);
+  ASSERT_EQ(split.exit_code, 0) << split.output;
+  const auto split_affinity = affinity_by_model(json_of(two_out));
+  ASSERT_EQ(split_affinity.size(), 3u) << split.output;
+  for (const auto& [model, affinity] : split_affinity) {
+    EXPECT_TRUE(affinity == a || affinity == b) << model << " ran on " << affinity;
+  }
+}
+
 // --- bad input: exit 2 and a message that says what to do -----------------------------------
 
 // A zoo of manifest files only: enough for selection, which fails before anything is loaded.
@@ -523,6 +606,23 @@ TEST(SuiteRunErrors, NothingToMeasureSaysWhatToAdd) {
   auto result = zt::run_command(zoobench("run --zoo " + quote(fake_zoo(dir))));
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_THAT(result.output, HasSubstr("--accuracy and/or --performance"));
+}
+
+TEST(SuiteRunErrors, CpuAffinitySaysWhatIsWrongWithTheList) {
+  zt::ScratchDir dir;
+  const std::string base = "run --accuracy --zoo " + quote(fake_zoo(dir)) + " ";
+  auto backwards = zt::run_command(zoobench(base + "--cpu-affinity 3-1"));
+  EXPECT_EQ(backwards.exit_code, 2) << backwards.output;
+  EXPECT_THAT(backwards.output, HasSubstr("the range 3-1 runs backwards"));
+  const std::string first = std::to_string(allowed_cpus().at(0));
+  auto too_few = zt::run_command(zoobench(base + "--devices cpu,cpu --cpu-affinity " + first));
+  EXPECT_EQ(too_few.exit_code, 2) << too_few.output;
+  EXPECT_THAT(too_few.output, HasSubstr("gives 1 CPU(s) to 2 workers: give each worker at least one"));
+  const std::vector<int> cpus = allowed_cpus();
+  const int outside = cpus.back() + 1;  // beyond every CPU this process may use
+  auto not_allowed = zt::run_command(zoobench(base + "--cpu-affinity " + std::to_string(outside)));
+  EXPECT_EQ(not_allowed.exit_code, 2) << not_allowed.output;
+  EXPECT_THAT(not_allowed.output, HasSubstr("may run only on CPUs " + cpus_allowed_list()));
 }
 
 TEST(SuiteRunErrors, BrokenSuiteYamlIsReportedWithFileAndLine) {

@@ -7,11 +7,13 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
+#include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 
 namespace zoobench {
@@ -51,7 +53,8 @@ std::string current_executable() {
 }
 
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
-                       const std::atomic<bool>& interrupt, const std::vector<std::string>& extra_environment) {
+                       const std::atomic<bool>& interrupt, const std::vector<std::string>& extra_environment,
+                       const std::vector<int>& cpus) {
   ChildOutcome outcome;
   auto start = std::chrono::steady_clock::now();
   if (std::filesystem::path(log_path).has_parent_path()) {
@@ -68,6 +71,11 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // Everything the child needs for pinning is made here: after fork it may not allocate.
+  cpu_set_t cpu_set;
+  CPU_ZERO(&cpu_set);
+  for (int cpu : cpus) CPU_SET(cpu, &cpu_set);
+  const std::string pin_failure = "zoobench: cannot run on CPUs " + format_cpu_list(cpus) + ": ";
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(log_fd);
@@ -85,6 +93,13 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     for (const auto& assignment : extra_environment) ::putenv(const_cast<char*>(assignment.c_str()));
+    if (!cpus.empty() && ::sched_setaffinity(0, sizeof(cpu_set), &cpu_set) != 0) {
+      const char* why = std::strerror(errno);
+      [[maybe_unused]] auto written = ::write(STDERR_FILENO, pin_failure.data(), pin_failure.size());
+      written = ::write(STDERR_FILENO, why, std::strlen(why));
+      written = ::write(STDERR_FILENO, "\n", 1);
+      ::_exit(127);
+    }
     ::execv(args[0], args.data());
     std::fprintf(stderr, "zoobench: cannot execute %s: %s\n", args[0], std::strerror(errno));
     ::_exit(127);

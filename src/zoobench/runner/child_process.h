@@ -25,9 +25,12 @@ std::string signal_name(int signal);
 
 // Runs `argv` (argv[0] is the program path) to completion or until `timeout_s` passes or
 // `interrupt` becomes true; then the whole process group gets SIGTERM, and SIGKILL after a
-// grace period. stdout and stderr go to `log_path` (appended).
+// grace period. stdout and stderr go to `log_path` (appended). A non-empty `cpus` pins the
+// child to those CPUs before it executes, as taskset does, so everything that sizes itself by
+// the CPUs it may use at load time (OpenMP's thread pool) sees only them.
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
-                       const std::atomic<bool>& interrupt, const std::vector<std::string>& extra_environment = {});
+                       const std::atomic<bool>& interrupt, const std::vector<std::string>& extra_environment = {},
+                       const std::vector<int>& cpus = {});
 
 // The path of the running executable (/proc/self/exe).
 std::string current_executable();

@@ -26,6 +26,7 @@ struct RunOptions {
   std::string backend = "jit";
   bool cudagraphs = true;
   std::vector<std::string> devices = {"cpu"};
+  std::vector<int> cpu_affinity;          // --cpu-affinity: CPUs for the model processes, split among workers
   Precision precision = Precision::kFloat32;
   int training_steps = 2;                 // --iterations
   MeasurementSettings measurement;        // --repeat, --warmup, --settle-iterations, --iterations-per-run

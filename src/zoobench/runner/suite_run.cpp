@@ -1,6 +1,7 @@
 // Orchestration of a run.
 #include "zoobench/runner/suite_run.h"
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/runner/selection.h"
+#include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -251,6 +253,19 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
   for (const auto& [key, count] : by_status) std::fprintf(out, "  %-40s %d\n", key.c_str(), count);
 }
 
+// --cpu-affinity must name CPUs this process may use, at least one per worker.
+void check_cpu_affinity(const RunOptions& options) {
+  if (options.cpu_affinity.empty()) return;
+  const std::vector<int> allowed = current_cpu_affinity();
+  for (int cpu : options.cpu_affinity) {
+    if (!allowed.empty() && !std::binary_search(allowed.begin(), allowed.end(), cpu)) {
+      throw UsageError(fmt::format("--cpu-affinity names CPU {}, but this process may run only on CPUs {}",
+                                   cpu, format_cpu_list(allowed)));
+    }
+  }
+  worker_cpu_share(options.cpu_affinity, 0, options.devices.size());  // UsageError: too few CPUs
+}
+
 int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config) {
   std::vector<ResultRow> rows;
   run_model(entry, options, config, options.devices.at(0), [&](const ResultRow& row) {
@@ -302,6 +317,7 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     parse_device(device);  // UsageError early
     child_device_for(device, cuda_visible_devices);
   }
+  check_cpu_affinity(options);
   const std::string device_type = options.devices[0].substr(0, options.devices[0].find(':'));
   auto selected = select_models(catalog, options, configs, device_type);
 
@@ -341,9 +357,11 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     queue.push_back({model, model_options});
   }
 
-  // One model on one device runs in this process, unless that device must be pinned in a child.
+  // One model on one device runs in this process, unless that device or the CPUs must be
+  // pinned in a child (pinned before it starts, so Torch's thread pools see only its CPUs).
   const bool single = queue.size() == 1 && options.only.size() == 1 && options.devices.size() == 1 &&
-                      child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0];
+                      child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0] &&
+                      options.cpu_affinity.empty();
   if (single) {
     // `zoobench run --only NAME`: in this process, rows written as they come.
     const auto& entry = queue.front().model.entry;
@@ -356,7 +374,12 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     Progress progress(queue.size(), ::isatty(STDERR_FILENO) != 0);
     std::mutex queue_mutex;
     const std::string executable = current_executable();
-    auto worker = [&](const std::string& device) {
+    auto worker = [&](std::size_t worker_index) {
+      const std::string& device = options.devices[worker_index];
+      const std::vector<int> cpus =
+          options.cpu_affinity.empty()
+              ? std::vector<int>{}
+              : worker_cpu_share(options.cpu_affinity, worker_index, options.devices.size());
       while (!g_interrupted.load()) {
         QueuedModel queued;
         {
@@ -379,11 +402,15 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
           std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device << " runs this model with "
                                                  << join(child.environment, " ") << ", as " << child.device << "\n";
         }
+        if (!cpus.empty()) {
+          std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device << " runs this model on CPUs "
+                                                 << format_cpu_list(cpus) << "\n";
+        }
         std::vector<std::string> argv = {executable};
         auto args =
             child_arguments(model_options, model.entry.suite, model.entry.name, child.device, row_path, log_path);
         argv.insert(argv.end(), args.begin(), args.end());
-        ChildOutcome outcome = run_child(argv, log_path, options.timeout_s, g_interrupted, child.environment);
+        ChildOutcome outcome = run_child(argv, log_path, options.timeout_s, g_interrupted, child.environment, cpus);
         auto rows = complete_rows(model_options, model.entry, configs.at(model.entry.suite), device, log_path,
                                   read_rows_file(row_path), outcome);
         for (auto& row : rows) {
@@ -398,7 +425,7 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
       }
     };
     std::vector<std::thread> workers;
-    for (const auto& device : options.devices) workers.emplace_back(worker, device);
+    for (std::size_t i = 0; i < options.devices.size(); ++i) workers.emplace_back(worker, i);
     for (auto& t : workers) t.join();
     progress.close();
   }
