@@ -42,6 +42,12 @@ named() {
   return 1
 }
 timed() { local start=$SECONDS; "$@"; local rc=$?; log "$1 ... took $((SECONDS - start))s (rc $rc)"; return $rc; }
+# on_cpu CPU COMMAND...: runs COMMAND (a program, not a shell function) on that one CPU
+# (taskset), or as it is when CPU is empty or taskset is missing.
+on_cpu() {
+  local cpu=$1; shift
+  if [[ -n $cpu ]] && command -v taskset > /dev/null; then taskset -c "$cpu" "$@"; else "$@"; fi
+}
 
 stage_env() {
   log "environment"
@@ -168,21 +174,20 @@ run_timm() {
 # mobilenetv3 training at batch 64 from 22.4% (CPUs 0-15) to 0.6%, resnet50 inference at
 # batch 8 from 9.7% to 1.2% (docs/performance.md).
 latency_case() {
-  local zoo=$1 model=$2 mode=$3 file=eval.pt run
-  local pin=() && command -v taskset > /dev/null && pin=(taskset -c "${LATENCY_CPU:-4}")
+  local zoo=$1 model=$2 mode=$3 file=eval.pt run cpu=${LATENCY_CPU:-4}
   [[ $mode == training ]] && file=train.pt
   [[ -f $zoo/$model/$file ]] || { echo "-- missing $zoo/$model/$file"; return; }
   local name="$(basename "$zoo")-${model##*/}-$mode"
   ls "$RESULTS/latency-$name-run3"/*_performance.json > /dev/null 2>&1 && { echo "-- done before: $name"; return; }
   for run in 1 2 3; do
-    "${pin[@]}" $PY bench/python_latency.py --model "$zoo/$model/$file" --inputs "$zoo/$model/inputs.pt" --device cuda \
+    on_cpu "$cpu" $PY bench/python_latency.py --model "$zoo/$model/$file" --inputs "$zoo/$model/inputs.pt" --device cuda \
       --optimize off --samples 30 $([[ $mode == training ]] && echo --training) \
       > "$RESULTS/latency-python-$name-run$run.json"
-    "${pin[@]}" "$BUILD/zoobench" run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance --$mode --backend eager \
+    on_cpu "$cpu" "$BUILD/zoobench" run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance --$mode --backend eager \
       --devices cuda --repeat 30 --warmup 10 --output-directory "$RESULTS/latency-$name-run$run" > /dev/null 2>&1
   done
   # Without settling iterations: what alternating with the compiled side's copy costs.
-  "${pin[@]}" "$BUILD/zoobench" run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance \
+  on_cpu "$cpu" "$BUILD/zoobench" run --zoo "$zoo" --suite "${model%%/*}" --only "${model##*/}" --performance \
     --$mode --backend eager --devices cuda --repeat 30 --warmup 10 --settle-iterations 0 \
     --output-directory "$RESULTS/latency-$name-settle0" > /dev/null 2>&1
   echo "-- $name: done"
@@ -207,17 +212,16 @@ stage_latency() {
 # runs cannot be more reproducible between processes than the host is.
 stage_noise() {
   log "host noise floor between processes: fixed CPU work and a one-op launch loop"
-  local binary=$LOGS/host_noise placement run
+  local binary=$LOGS/host_noise placement run cpu
   g++ -O2 -std=c++17 bench/host_noise.cpp -o "$binary" || return 2
   for placement in pinned free; do
-    local pin=() && [[ $placement == pinned ]] && command -v taskset > /dev/null && pin=(taskset -c "${NOISE_CPU:-4}")
-    rm -f "$LOGS/noise-$placement.jsonl" "$LOGS/noise-python-trivial-$placement.jsonl"
-    for run in $(seq "${NOISE_PROCESSES:-10}"); do "${pin[@]}" "$binary" >> "$LOGS/noise-$placement.jsonl"; done
-    rm -f "$LOGS/noise-zoobench-trivial-$placement.jsonl"
+    cpu= && [[ $placement == pinned ]] && cpu=${NOISE_CPU:-4}
+    rm -f "$LOGS"/noise-{,python-trivial-,zoobench-trivial-}$placement.jsonl
+    for run in $(seq "${NOISE_PROCESSES:-10}"); do on_cpu "$cpu" "$binary" >> "$LOGS/noise-$placement.jsonl"; done
     for run in $(seq "${NOISE_LAUNCH_PROCESSES:-5}"); do
-      "${pin[@]}" $PY bench/python_latency.py --trivial "$LOGS/trivial.pt" --device cuda >> "$LOGS/noise-python-trivial-$placement.jsonl"
+      on_cpu "$cpu" $PY bench/python_latency.py --trivial "$LOGS/trivial.pt" --device cuda >> "$LOGS/noise-python-trivial-$placement.jsonl"
       [[ -x $BUILD/bench/bench_harness_overhead ]] || continue
-      "${pin[@]}" "$BUILD/bench/bench_harness_overhead" --model "$LOGS/trivial.pt" --benchmark_filter=EagerCuda \
+      on_cpu "$cpu" "$BUILD/bench/bench_harness_overhead" --model "$LOGS/trivial.pt" --benchmark_filter=EagerCuda \
         --benchmark_format=json 2> /dev/null | $PY -c 'import json, sys
 median = [b for b in json.load(sys.stdin)["benchmarks"] if b.get("aggregate_name") == "median"][0]
 print(json.dumps({"median_ms": median["real_time"] / 1e3}))' >> "$LOGS/noise-zoobench-trivial-$placement.jsonl"

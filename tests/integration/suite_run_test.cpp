@@ -480,20 +480,10 @@ TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
 
 // --- CPU affinity ------------------------------------------------------------------------------
 
-// The kernel's list of CPUs this test process may use ("0-1"), and its CPUs one by one.
-std::string cpus_allowed_list() {
-  std::istringstream status(read_text("/proc/self/status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    const std::string key = "Cpus_allowed_list:";
-    if (line.rfind(key, 0) == 0) return line.substr(line.find_first_not_of(" \t", key.size()));
-  }
-  return "";
-}
-
+// The CPUs this test process may use, one by one (the kernel's list, zt::cpus_allowed_list).
 std::vector<int> allowed_cpus() {
   std::vector<int> cpus;
-  std::istringstream list(cpus_allowed_list());
+  std::istringstream list(zt::cpus_allowed_list());
   std::string part;
   while (std::getline(list, part, ',')) {
     const auto dash = part.find('-');
@@ -536,7 +526,7 @@ TEST(SuiteRun, CpuAffinityPinsEachWorkersProcessesToItsShare) {
   const std::string free_out = dir.file("free");
   auto free = run(free_out, "--only p_a");
   ASSERT_EQ(free.exit_code, 0) << free.output;
-  EXPECT_EQ(affinity_by_model(json_of(free_out)).at("p_a"), cpus_allowed_list());
+  EXPECT_EQ(affinity_by_model(json_of(free_out)).at("p_a"), zt::cpus_allowed_list());
 
   // One worker, one CPU (the last allowed: not what an unpinned process would report).
   const std::string one = std::to_string(cpus.back());
@@ -622,7 +612,7 @@ TEST(SuiteRunErrors, CpuAffinitySaysWhatIsWrongWithTheList) {
   const int outside = cpus.back() + 1;  // beyond every CPU this process may use
   auto not_allowed = zt::run_command(zoobench(base + "--cpu-affinity " + std::to_string(outside)));
   EXPECT_EQ(not_allowed.exit_code, 2) << not_allowed.output;
-  EXPECT_THAT(not_allowed.output, HasSubstr("may run only on CPUs " + cpus_allowed_list()));
+  EXPECT_THAT(not_allowed.output, HasSubstr("may run only on CPUs " + zt::cpus_allowed_list()));
 }
 
 TEST(SuiteRunErrors, BrokenSuiteYamlIsReportedWithFileAndLine) {

@@ -69,4 +69,16 @@ CommandResult run_python(const std::string& code) {
   return result;
 }
 
+std::string cpus_allowed_list() {
+  std::ifstream status("/proc/self/status");
+  const std::string key = "Cpus_allowed_list:";
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(key, 0) != 0) continue;
+    const auto start = line.find_first_not_of(" \t", key.size());
+    return start == std::string::npos ? "" : line.substr(start);
+  }
+  return "";
+}
+
 }  // namespace zoobench::testing

@@ -38,4 +38,8 @@ CommandResult run_command(const std::string& command);
 // the output) when it exits non-zero.
 CommandResult run_python(const std::string& code);
 
+// The kernel's own list of the CPUs this process may use, in taskset's syntax ("0-1"), from
+// /proc/self/status; empty when it has none. Independent of zoobench's util/cpu_affinity.
+std::string cpus_allowed_list();
+
 }  // namespace zoobench::testing

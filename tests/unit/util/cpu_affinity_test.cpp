@@ -6,9 +6,9 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 
+#include "testing/testing.h"
 #include "zoobench/util/errors.h"
 
 namespace zoobench {
@@ -55,23 +55,8 @@ TEST(CpuAffinity, SharesAreConsecutiveCoverEveryCpuOnceAndDifferByAtMostOne) {
   EXPECT_THROW(worker_cpu_share({4}, 0, 2), UsageError);
 }
 
-// The kernel's own account of the process's CPUs, in taskset's syntax.
-std::string cpus_allowed_list() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    const std::string key = "Cpus_allowed_list:";
-    if (line.rfind(key, 0) == 0) {
-      line.erase(0, key.size());
-      line.erase(0, line.find_first_not_of(" \t"));
-      return line;
-    }
-  }
-  return "";
-}
-
 TEST(CpuAffinity, CurrentAffinityIsWhatTheKernelSays) {
-  const std::string kernel = cpus_allowed_list();
+  const std::string kernel = testing::cpus_allowed_list();
   if (kernel.empty()) GTEST_SKIP() << "no Cpus_allowed_list in /proc/self/status";
   EXPECT_EQ(format_cpu_list(current_cpu_affinity()), format_cpu_list(parse_cpu_list(kernel)));
   const int running_on = ::sched_getcpu();
