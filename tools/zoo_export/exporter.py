@@ -15,8 +15,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from . import aoti_export, manifest, sources, torchscript_export
-from .model_bundle import (ExportableModel, SourceUnavailable, disable_dropout, flatten_outputs,
-                           seed_everything)
+from .model_bundle import (SEED, ExportableModel, SourceUnavailable, disable_dropout,
+                           flatten_outputs, seed_everything)
 from .sources import torchbench_checkout, user_torchscript
 from .suite_config import ALL_SUITES, SuiteConfig, matches, merge_under
 
@@ -167,13 +167,30 @@ def _build(planned: PlannedModel, options: ExportOptions) -> ExportableModel:
     if planned.user is not None:
         return user_torchscript.build(planned.user["script"], planned.user["inputs"],
                                       planned.batch_size, planned.user["mutated_inputs"])
-    ctx = sources.BuildContext(
+    seed_everything()
+    return planned.source.build(planned.source_name, _build_context(planned, options))
+
+
+def _build_context(planned: PlannedModel, options: ExportOptions) -> sources.BuildContext:
+    return sources.BuildContext(
         batch_size=planned.batch_size, device=options.device, training=options.training,
         seq_len=options.seq_len, image_size=planned.image_size, loss_scale=planned.loss_scale,
         torchbench_dir=options.torchbench_dir,
         hf_attn_implementation=options.hf_attn_implementation)
-    seed_everything()
-    return planned.source.build(planned.source_name, ctx)
+
+
+def rebuild_record(planned: PlannedModel, options: ExportOptions,
+                   bundle: ExportableModel) -> Optional[Dict[str, Any]]:
+    """What the torch.compile backends need to build the same Python module again (manifest
+    `rebuild`): the source, the name it knows the model by, the build context and the seed.
+    None for a user's TorchScript file, which has no Python source."""
+    if planned.user is not None or planned.source is None:
+        return None
+    ctx = _build_context(planned, options)
+    context = {k: v for k, v in vars(ctx).items() if k != "options"}
+    context["batch_size"] = bundle.batch_size
+    return {"source": planned.source.__name__.rsplit(".", 1)[-1], "name": planned.source_name,
+            "context": context, "seed": SEED, "keep_dropout": bool(bundle.keep_dropout)}
 
 
 def _size(path: str) -> int:
@@ -307,6 +324,9 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
             extra["aoti_failures"] = aoti_failures
         if options.aoti and options.int32_inputs:
             extra["int32_inputs"] = True
+        rebuild = rebuild_record(planned, options, bundle)
+        if rebuild:
+            extra["rebuild"] = rebuild
         doc = manifest.build_manifest(
             name=planned.name, suite=planned.suite, source=bundle.source,
             batch_size=bundle.batch_size, artifacts=artifacts, inputs=inputs_entry,
