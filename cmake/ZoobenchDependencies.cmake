@@ -74,3 +74,41 @@ if(NOT ZOOBENCH_PYTHON)
   endif()
 endif()
 message(STATUS "zoobench: python for the exporter and reference tests: ${ZOOBENCH_PYTHON}")
+
+# The embedded Python of the torch.compile backends (src/zoobench/python/): ZOOBENCH_PYTHON
+# itself, so that its `import torch` loads the LibTorch zoobench links (Debian's python3-torch
+# is the build of libtorch-dev; on the GPU machine the wheel found above). It lives in a plugin,
+# libzoobench_python.so, that needs the interpreter's headers and libpython, torch's
+# libtorch_python and pybind11's headers; without one of them zoobench builds without the
+# plugin and the Python backends' rows say what is missing.
+set(ZOOBENCH_WITH_PYTHON OFF)
+set(ZOOBENCH_PYTHON_MISSING "")
+execute_process(
+  COMMAND ${ZOOBENCH_PYTHON} -c "import sysconfig as s; v = s.get_config_var; print(s.get_paths()['include']); print(v('LIBDIR') or ''); print(v('INSTSONAME') or ''); print(v('LDVERSION') or v('VERSION') or '')"
+  OUTPUT_VARIABLE python_facts RESULT_VARIABLE python_facts_status OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(python_facts_status EQUAL 0)
+  string(REPLACE "\n" ";" python_facts "${python_facts}")
+  list(GET python_facts 0 python_include_hint)
+  list(GET python_facts 1 python_libdir)
+  list(GET python_facts 2 python_soname)
+  list(GET python_facts 3 python_ldversion)
+  find_path(ZOOBENCH_PYTHON_INCLUDE Python.h HINTS "${python_include_hint}" NO_DEFAULT_PATH)
+  find_library(ZOOBENCH_PYTHON_LIBRARY NAMES python${python_ldversion} ${python_soname}
+               HINTS "${python_libdir}" "${python_libdir}/x86_64-linux-gnu")
+else()
+  set(ZOOBENCH_PYTHON_MISSING "${ZOOBENCH_PYTHON} did not run")
+endif()
+find_library(ZOOBENCH_TORCH_PYTHON_LIBRARY torch_python HINTS "${TORCH_INSTALL_PREFIX}/lib")
+find_path(ZOOBENCH_PYBIND11_INCLUDE pybind11/pybind11.h HINTS ${TORCH_INCLUDE_DIRS} "${TORCH_INSTALL_PREFIX}/include")
+foreach(part ZOOBENCH_PYTHON_INCLUDE ZOOBENCH_PYTHON_LIBRARY ZOOBENCH_TORCH_PYTHON_LIBRARY ZOOBENCH_PYBIND11_INCLUDE)
+  if(NOT ${part})
+    list(APPEND missing_python_parts ${part})
+  endif()
+endforeach()
+if(NOT ZOOBENCH_PYTHON_MISSING AND NOT missing_python_parts)
+  set(ZOOBENCH_WITH_PYTHON ON)
+elseif(missing_python_parts)
+  string(REPLACE ";" ", " missing_python_parts "${missing_python_parts}")
+  set(ZOOBENCH_PYTHON_MISSING "not found: ${missing_python_parts} (Debian: python3-dev, pybind11-dev)")
+endif()
+message(STATUS "zoobench: embedded Python=${ZOOBENCH_WITH_PYTHON} ${ZOOBENCH_PYTHON_LIBRARY} ${ZOOBENCH_TORCH_PYTHON_LIBRARY} ${ZOOBENCH_PYTHON_MISSING}")
