@@ -115,11 +115,15 @@ class AotInductorBackend : public Backend {
   std::string description() const override {
     return "AOTInductor package (torch.compile's C++ runtime), inference; export with --aoti";
   }
-  std::optional<std::string> unsupported_reason(const Manifest&, const BackendRequest& request) const override {
+  std::optional<std::string> unavailable_reason() const override {
     if (!compat::kHasAotInductor) {
       return "this zoobench was built against torch " + compat::torch_version() +
              ", which has no AOTInductor runtime (needs >= 2.6)";
     }
+    return std::nullopt;
+  }
+  std::optional<std::string> unsupported_reason(const Manifest&, const BackendRequest& request) const override {
+    if (auto why = unavailable_reason()) return why;
     if (request.mode == Mode::kTraining) return "aot_inductor packages are inference-only";
     if (request.precision == Precision::kAmp) return "aot_inductor packages have no autocast; use --float16/--bfloat16";
     if (request.dtype_override && *request.dtype_override != parameter_dtype(request.precision)) {

@@ -39,6 +39,11 @@ struct BackendRequest {
   // Applied to every TorchScript module right after it is loaded, before any run: the model's
   // patches (graph rewrites) go here so eager and compiled see the same model.
   std::function<void(torch::jit::Module&)> after_load;
+  // The torch.compile family (--compile-options, --keep-compile-cache): torch.compile's
+  // `options` as a JSON object (empty: none), and whether Inductor's and Triton's caches may
+  // carry compiled code over from earlier preparations (false: every compile is cold).
+  std::string compile_options_json;
+  bool keep_compile_cache = false;
 
   c10::ScalarType dtype() const { return dtype_override.value_or(parameter_dtype(precision)); }
 };
@@ -59,6 +64,12 @@ struct TrainingState {
 struct ExecutionInfo {
   std::string cudagraphs = "off";  // "on" | "off" | "fallback" (not captured: failed or skipped)
   std::string note;                // e.g. the capture failure's first line
+  // torch.compile's dynamo: graphs compiled, graph breaks, recompilations (other backends: unset).
+  std::optional<int64_t> graphs, graph_breaks, recompiles;
+  // The compile alone, where the backend can tell it from the rest of its preparation (the
+  // torch.compile family: its first calls, not the model's rebuilding); unset: the whole
+  // preparation counts as compilation.
+  std::optional<double> compile_seconds;
 };
 
 class Executable {
@@ -79,6 +90,11 @@ class Executable {
 
   // Why a CUDA graph cannot hold this executable's work, found without trying (empty: try).
   virtual std::string uncapturable_reason() const { return {}; }
+
+  // The same model run uncompiled, where the backend has it at no extra cost (the torch.compile
+  // family: its Python module called directly), or nullptr. The performance experiment times it
+  // beside the compiled side, so a row also gives upstream's speedup (Python eager / compiled).
+  virtual Executable* uncompiled() { return nullptr; }
 };
 
 class Backend {
@@ -87,6 +103,13 @@ class Backend {
   virtual std::string name() const = 0;
   // One line for `--backend` help and listings.
   virtual std::string description() const = 0;
+  // Which family the report's latency matrix puts it in: "zoobench" (the C++ deployment
+  // paths), "torch.compile", or "python" (the uncompiled Python module).
+  virtual std::string family() const { return "zoobench"; }
+  // Why this backend cannot run on this machine at all, whatever the model (a CUDA-only
+  // backend in a CPU build, torch.compile on a Python whose torch is older than 2.0), or
+  // nullopt. `zoobench list --backends` shows it.
+  virtual std::optional<std::string> unavailable_reason() const { return std::nullopt; }
   // Why this backend cannot run `request` for this model (device, dtype, mode, missing
   // artifact), or nullopt. The runner turns a reason into a clear row instead of a crash.
   virtual std::optional<std::string> unsupported_reason(const Manifest& manifest,
@@ -98,8 +121,22 @@ class Backend {
                                               const std::vector<c10::IValue>& example_inputs) = 0;
 };
 
-// The registry. Throws UsageError listing the available names for an unknown one.
+// The registry. Names are the built-in backends (eager, jit, cudagraphs, aot_inductor) and the
+// torch.compile family: python_eager, and NAME[:MODE] for a dynamo backend NAME (inductor,
+// aot_eager, ...; `compile:NAME` reaches dynamo's backends whose names zoobench's own take)
+// with torch.compile's MODE. Throws UsageError naming the choices for a name that is neither.
 std::unique_ptr<Backend> make_backend(const std::string& name);
-std::vector<std::pair<std::string, std::string>> list_backends();  // name, description
+// Whether `name` is one of torch.compile's (NAME[:MODE], compile:NAME), not zoobench's own.
+bool is_torch_compile_backend(const std::string& name);
+
+struct BackendListing {
+  std::string name;
+  std::string description;
+  std::optional<std::string> unavailable;  // why it cannot run here
+};
+// Every backend zoobench knows, the torch.compile family by its forms; `probe_python` also
+// starts the embedded Python to say whether torch.compile can run and which dynamo backends
+// exist (seconds: it imports torch).
+std::vector<BackendListing> list_backends(bool probe_python = false);
 
 }  // namespace zoobench

@@ -13,6 +13,10 @@ class CudaGraphsBackend : public Backend {
   std::string description() const override {
     return "the eager reference captured into a CUDA graph and replayed (CUDA only)";
   }
+  std::optional<std::string> unavailable_reason() const override {
+    if (!compat::kHasCuda) return "cudagraphs needs CUDA; this zoobench was built against a CPU-only LibTorch";
+    return std::nullopt;
+  }
   std::optional<std::string> unsupported_reason(const Manifest& manifest,
                                                 const BackendRequest& request) const override {
     if (!request.device.is_cuda()) return "cudagraphs needs a CUDA device (--devices cuda)";

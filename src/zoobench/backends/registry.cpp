@@ -1,8 +1,10 @@
-// The backend registry: every backend zoobench ships, by name.
+// The backend registry: every backend zoobench ships, by name. A new backend is one entry in
+// kEntries (or, for a torch.compile backend, nothing at all: any name dynamo knows works).
 #include <functional>
 
 #include "zoobench/backends/backend.h"
 #include "zoobench/backends/builtin_backends.h"
+#include "zoobench/backends/torch_compile.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/text.h"
 
@@ -20,24 +22,56 @@ const std::vector<Entry>& entries() {
       {"jit", make_jit_backend},
       {"cudagraphs", make_cudagraphs_backend},
       {"aot_inductor", make_aot_inductor_backend},
+      {"python_eager", make_python_eager_backend},
   };
   return kEntries;
+}
+
+std::vector<std::string> entry_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : entries()) names.push_back(entry.name);
+  return names;
+}
+
+// The torch.compile forms `zoobench list --backends` shows, beside the entries.
+const std::vector<std::string>& torch_compile_examples() {
+  static const std::vector<std::string> kExamples = {"inductor", "inductor:reduce-overhead", "inductor:max-autotune",
+                                                     "inductor:max-autotune-no-cudagraphs", "aot_eager"};
+  return kExamples;
 }
 
 }  // namespace
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
-  std::vector<std::string> names;
   for (const auto& entry : entries()) {
     if (entry.name == name) return entry.make();
-    names.push_back(entry.name);
   }
-  throw UsageError("unknown backend '" + name + "'; available: " + join(names, ", "));
+  if (auto spec = parse_torch_compile_name(name, entry_names())) return make_torch_compile_backend(*spec);
+  throw UsageError("unknown backend '" + name + "'; available: " + join(entry_names(), ", ") +
+                   ", or a torch.compile backend NAME[:MODE] (inductor, inductor:reduce-overhead, aot_eager, ...; "
+                   "`zoobench list --backends` shows them)");
 }
 
-std::vector<std::pair<std::string, std::string>> list_backends() {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& entry : entries()) out.emplace_back(entry.name, entry.make()->description());
+bool is_torch_compile_backend(const std::string& name) {
+  for (const auto& entry : entries()) {
+    if (entry.name == name) return false;
+  }
+  return parse_torch_compile_name(name, entry_names()).has_value();
+}
+
+std::vector<BackendListing> list_backends(bool probe_python) {
+  std::vector<BackendListing> out;
+  auto add = [&](const std::string& name) {
+    auto backend = make_backend(name);
+    BackendListing listing{backend->name(), backend->description(), std::nullopt};
+    const bool needs_python = std::find(torch_compile_examples().begin(), torch_compile_examples().end(), name) !=
+                                  torch_compile_examples().end() ||
+                              name == "python_eager";
+    if (probe_python || !needs_python) listing.unavailable = backend->unavailable_reason();
+    out.push_back(std::move(listing));
+  };
+  for (const auto& entry : entries()) add(entry.name);
+  for (const auto& name : torch_compile_examples()) add(name);
   return out;
 }
 

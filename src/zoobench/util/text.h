@@ -11,6 +11,7 @@ std::string trim(std::string_view text);
 std::vector<std::string> split(std::string_view text, char separator);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 bool starts_with(std::string_view text, std::string_view prefix);
+bool ends_with(std::string_view text, std::string_view suffix);
 
 // Up to `limit` candidates closest to `name` (case-insensitive edit distance, substring
 // matches first): what "unknown model X; did you mean ..." shows.

@@ -15,26 +15,60 @@ INSTANTIATE_TEST_SUITE_P(Cpu, BackendOnDevice, ::testing::Values(c10::kCPU));
 
 TEST(BackendRegistry, UnknownNameListsTheAvailableOnes) {
   try {
-    make_backend("nope");
-    FAIL() << "make_backend(\"nope\") did not throw";
+    make_backend("no pe!");  // not even a name dynamo could know
+    FAIL() << "make_backend(\"no pe!\") did not throw";
   } catch (const UsageError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("'nope'"), std::string::npos) << message;
-    for (const char* name : {"eager", "jit", "cudagraphs", "aot_inductor"}) {
+    EXPECT_NE(message.find("'no pe!'"), std::string::npos) << message;
+    for (const char* name : {"eager", "jit", "cudagraphs", "aot_inductor", "python_eager", "inductor"}) {
       EXPECT_NE(message.find(name), std::string::npos) << message;
     }
   }
+  // A plain name may be a dynamo backend: whether dynamo knows it is the embedded Python's to
+  // say, and a name it does not know cannot run, with the reason.
+  auto unknown = make_backend("nope");
+  ASSERT_TRUE(unknown->unavailable_reason().has_value());
+  const std::string why = *unknown->unavailable_reason();
+  EXPECT_TRUE(why.find("dynamo has no backend 'nope'") != std::string::npos ||
+              why.find("torch.compile needs PyTorch >= 2.0") != std::string::npos)
+      << why;
 }
 
 TEST(BackendRegistry, EveryListedBackendIsMadeUnderItsName) {
-  auto listed = list_backends();
   std::vector<std::string> names;
-  for (const auto& [name, description] : listed) {
-    names.push_back(name);
-    EXPECT_FALSE(description.empty()) << name;
-    EXPECT_EQ(make_backend(name)->name(), name);
+  for (const auto& listing : list_backends()) {
+    names.push_back(listing.name);
+    EXPECT_FALSE(listing.description.empty()) << listing.name;
+    EXPECT_EQ(make_backend(listing.name)->name(), listing.name);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"eager", "jit", "cudagraphs", "aot_inductor"}));
+  for (const char* expected : {"eager", "jit", "cudagraphs", "aot_inductor", "python_eager", "inductor",
+                               "inductor:reduce-overhead", "aot_eager"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  }
+}
+
+// torch.compile's names: NAME[:MODE], the default mode spelled out or not, compile:NAME for
+// dynamo's backends whose names are zoobench's own; wrong modes and modes after zoobench's own
+// backends are usage errors that say what is allowed.
+TEST(BackendRegistry, TorchCompileNamesAndModes) {
+  EXPECT_EQ(make_backend("inductor")->name(), "inductor");
+  EXPECT_EQ(make_backend("inductor:default")->name(), "inductor");
+  EXPECT_EQ(make_backend("inductor:max-autotune-no-cudagraphs")->name(), "inductor:max-autotune-no-cudagraphs");
+  EXPECT_EQ(make_backend("compile:eager")->name(), "compile:eager");
+  EXPECT_EQ(make_backend("eager")->family(), "zoobench");
+  EXPECT_EQ(make_backend("python_eager")->family(), "python");
+  EXPECT_EQ(make_backend("aot_eager")->family(), "torch.compile");
+  EXPECT_TRUE(is_torch_compile_backend("inductor:reduce-overhead"));
+  EXPECT_FALSE(is_torch_compile_backend("jit"));
+  EXPECT_FALSE(is_torch_compile_backend("python_eager"));
+  try {
+    make_backend("inductor:fastest");
+    FAIL() << "an unknown mode was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("reduce-overhead"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(make_backend("jit:max-autotune"), UsageError);
+  EXPECT_THROW(make_backend("in ductor"), UsageError);
 }
 
 TEST(BackendSupport, CudagraphsNeedsCuda) {

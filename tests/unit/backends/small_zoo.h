@@ -49,83 +49,8 @@ sys.path.insert(0, os.path.join(REPO, "tools"))
 import export_zoo
 
 
-class ConvBnRelu(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 8, 3, padding=1)
-        self.bn = nn.BatchNorm2d(8)
-        self.head = nn.Conv2d(8, 4, 1)
-        with torch.no_grad():
-            self.bn.weight.uniform_(0.5, 1.5)
-            self.bn.bias.uniform_(-0.5, 0.5)
-            self.bn.running_mean.uniform_(-0.5, 0.5)
-            self.bn.running_var.uniform_(0.5, 1.5)
-
-    def forward(self, x):
-        return self.head(torch.relu(self.bn(self.conv(x))))
-
-
-class Mlp(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(16, 32)
-        self.fc2 = nn.Linear(32, 10)
-
-    def forward(self, x):
-        hidden = nn.functional.gelu(self.fc1(x))
-        return self.fc2(hidden), hidden
-
-
-class EncoderLayer(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embedding = nn.Embedding(50, 16)
-        # An int64 buffer used as indices, as HuggingFace's position_ids: a float64 or float16
-        # run must leave it int64.
-        self.register_buffer("position_ids", torch.arange(5))
-        self.position = nn.Embedding(5, 16)
-        self.layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32,
-                                                dropout=0.0)
-
-    def forward(self, ids):
-        embedded = self.embedding(ids) + self.position(self.position_ids)
-        hidden = self.layer(embedded.transpose(0, 1))
-        return {"hidden": hidden, "pooled": hidden.mean(0)}
-
-
-class HostSync(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-
-    def forward(self, x):
-        y = self.fc(x)
-        # float() copies to the host and waits: not allowed while a CUDA graph captures.
-        if float(y.abs().sum()) > 0.0:
-            y = y * 2.0
-        return y
-
-
-class HostCopy(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-
-    def forward(self, x):
-        return self.fc(x).cpu().to(x.device) * 2.0
-
-
-def make(name):
-    torch.manual_seed(0)
-    if name == "conv_bn_relu":
-        return ConvBnRelu(), (torch.randn(2, 3, 8, 8),)
-    if name == "mlp":
-        return Mlp(), (torch.randn(4, 16),)
-    if name == "encoder_layer":
-        return EncoderLayer(), (torch.randint(0, 50, (2, 5)),)
-    if name == "host_copy":
-        return HostCopy(), (torch.randn(4, 8),)
-    return HostSync(), (torch.randn(4, 8),)
+sys.path.insert(0, os.path.join(REPO, "tests", "unit", "backends"))
+from small_models import make
 
 
 def export(argv):
@@ -144,6 +69,16 @@ for name in names:
     export(["--from-torchscript", os.path.join(work, name + ".pt"),
             "--inputs", os.path.join(work, name + ".inputs.pt"), "--name", name,
             "--training", "--zoo", OUT])
+    # The Python backends rebuild these from small_models.py, as they rebuild a zoo model from
+    # its exporter source.
+    manifest_path = os.path.join(OUT, "custom", name, "manifest.json")
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    manifest["rebuild"] = {"source": "small_models", "name": name, "seed": 0,
+                           "python_path": os.path.join(REPO, "tests", "unit", "backends"),
+                           "context": {"batch_size": int(inputs[0].shape[0])}}
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=2)
 if RESNET18:
     export(["--suite", "demo", "--only", "resnet18", "--batch-size", "1", "--image-size", "64",
             "--training", "--zoo", OUT])
@@ -248,7 +183,8 @@ inline std::string small_zoo_dir(const SmallZooOptions& options = {}) {
   key_material += options.aoti_cuda ? "|aoti_cuda" : "";
   key_material += "|" + python();
   for (const char* source :
-       {"tools/export_zoo.py", "tools/zoo_export/exporter.py", "tools/zoo_export/manifest.py",
+       {"tests/unit/backends/small_models.py", "tools/export_zoo.py", "tools/zoo_export/exporter.py",
+        "tools/zoo_export/manifest.py",
         "tools/zoo_export/torchscript_export.py", "tools/zoo_export/sources/user_torchscript.py",
         "tools/zoo_export/sources/torchvision_models.py"}) {
     const std::string path = root + "/" + source;

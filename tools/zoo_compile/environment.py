@@ -1,0 +1,37 @@
+"""What this Python can do for zoobench's Python backends, as JSON-friendly facts."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, Optional
+
+
+def torch_compile_missing(torch_module) -> Optional[str]:
+    """Why torch.compile cannot run with this torch, or None."""
+    if not hasattr(torch_module, "compile"):
+        return (f"torch.compile needs PyTorch >= 2.0; this Python ({sys.executable}) has "
+                f"{torch_module.__version__}")
+    return None
+
+
+def describe(_argument: Any = None) -> Dict[str, Any]:
+    """torch's version, whether torch.compile exists, and the names dynamo knows
+    (torch._dynamo.list_backends, experimental ones included)."""
+    import torch
+
+    facts: Dict[str, Any] = {"python": sys.version.split()[0], "executable": sys.executable,
+                             "torch": torch.__version__, "cuda": bool(torch.cuda.is_available())}
+    missing = torch_compile_missing(torch)
+    facts["torch_compile"] = missing is None
+    if missing:
+        facts["why_not"] = missing
+        facts["dynamo_backends"] = []
+        return facts
+    import torch._dynamo
+
+    try:
+        names = torch._dynamo.list_backends(exclude_tags=())
+    except TypeError:  # older signature
+        names = torch._dynamo.list_backends()
+    facts["dynamo_backends"] = sorted(names)
+    return facts

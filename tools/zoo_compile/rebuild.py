@@ -1,0 +1,244 @@
+"""The zoo model as a Python module again, proven to be the model zoobench's eager reference runs.
+
+The exporter records in the manifest how it built the model (`rebuild`: the source module, the
+name that source knows the model by, the build context and the seed). The same source builds it
+again here, eval.pt's weights are loaded into it by name (so the weights are the exported ones
+whatever a library's initialisation does), and its outputs on the zoo's own inputs are compared
+with eval.pt's: bitwise on the CPU, PyTorch's `same` rule on CUDA. A module that differs is
+refused with the reason; it never reaches a compiler.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+
+class RebuildError(Exception):
+    """The model cannot be rebuilt, or the rebuilt module is not the exported model. The
+    message says which, and what to do."""
+
+
+@dataclass
+class RebuiltModel:
+    module: torch.nn.Module          # eval.pt's module (the wrapper the exporter traced)
+    train_module: torch.nn.Module    # train.pt's (the same object unless the source has its own)
+    manifest: Dict[str, Any]
+    folder: str
+    keep_dropout: bool = False
+    script: Any = None               # eval.pt, loaded by load_exported_weights
+
+    def artifact_path(self, role: str) -> Optional[str]:
+        entry = self.manifest.get("artifacts", {}).get(role)
+        return os.path.join(self.folder, entry["path"]) if entry else None
+
+
+def read_manifest(path: str) -> Dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def rebuild(manifest_path: str, device: str) -> RebuiltModel:
+    """Builds the module from the manifest's `rebuild` record on `device`, with eval.pt's
+    weights. Raises RebuildError when there is no record or the source cannot build it here."""
+    manifest = read_manifest(manifest_path)
+    folder = os.path.dirname(os.path.abspath(manifest_path))
+    record = manifest.get("rebuild")
+    name = manifest.get("name", "?")
+    if not record:
+        if str(manifest.get("source", "")).startswith("torchscript:"):
+            raise RebuildError(f"{name} was added from a TorchScript file (--from-torchscript): "
+                               "it has no Python source for torch.compile to compile")
+        raise RebuildError(f"{name}'s manifest has no `rebuild` record (exported before the "
+                           "torch.compile backends existed): re-export it with tools/export_zoo.py")
+
+    from zoo_export import sources
+    from zoo_export.model_bundle import SourceUnavailable, disable_dropout, seed_everything
+
+    source = find_source(record, name)
+    context = sources.BuildContext(**record.get("context", {}))
+    # The checkout's own models build on the device they will run on; the others build on the
+    # CPU and move (the exporter does the same).
+    context.device = torch.device(device).type
+    seed_everything(record.get("seed", 1337))
+    try:
+        bundle = source.build(record["name"], context)
+    except SourceUnavailable as e:
+        raise RebuildError(f"{name}: {e}") from None
+    keep_dropout = bool(record.get("keep_dropout", False))
+    modules = {id(m): m for m in (bundle.module, bundle.train_module) if m is not None}
+    for m in modules.values():
+        m.to(device)
+        if not keep_dropout:
+            disable_dropout(m)
+    rebuilt = RebuiltModel(module=bundle.module, train_module=bundle.train_module or bundle.module,
+                           manifest=manifest, folder=folder, keep_dropout=keep_dropout)
+    load_exported_weights(rebuilt, device)
+    return rebuilt
+
+
+def find_source(record: Dict[str, Any], name: str):
+    """The module whose build(name, context) made the model: one of the exporter's sources
+    (zoo_export.sources.<source>), or any importable module, found in the record's
+    `python_path` folder when it has one (a user's or a test's own model code)."""
+    import importlib
+    import sys
+
+    from zoo_export import sources
+
+    source = getattr(sources, record["source"], None)
+    if source is None:
+        if record.get("python_path") and record["python_path"] not in sys.path:
+            sys.path.insert(0, record["python_path"])
+        try:
+            source = importlib.import_module(record["source"])
+        except ImportError as e:
+            raise RebuildError(f"{name}: its source {record['source']!r} is neither one of the exporter's "
+                               f"sources nor importable here ({e})") from None
+    if not hasattr(source, "build"):
+        raise RebuildError(f"{name}: its source {record['source']!r} has no build(name, context)")
+    return source
+
+
+def load_exported_weights(model: RebuiltModel, device: str) -> torch.jit.ScriptModule:
+    """Copies eval.pt's parameters and buffers into the module by name; every name must match."""
+    path = model.artifact_path("eval")
+    if path is None:
+        raise RebuildError(f"{model.manifest.get('name')} has no eval.pt to take weights from")
+    script = torch.jit.load(path, map_location=device)
+    exported = script.state_dict()
+    own = model.module.state_dict()
+    missing = sorted(set(own) - set(exported))
+    unexpected = sorted(set(exported) - set(own))
+    if missing or unexpected:
+        raise RebuildError(
+            f"the rebuilt module's weights do not match eval.pt's: missing in eval.pt "
+            f"{missing[:3]}{'...' if len(missing) > 3 else ''}, only in eval.pt "
+            f"{unexpected[:3]}{'...' if len(unexpected) > 3 else ''} (the source builds another "
+            "architecture than the one exported: re-export the model)")
+    for key, value in exported.items():
+        if own[key].shape != value.shape:
+            raise RebuildError(f"the rebuilt module's {key} is {list(own[key].shape)}, eval.pt's "
+                               f"{list(value.shape)}: re-export the model")
+    with torch.no_grad():
+        model.module.load_state_dict(exported, strict=True)
+    model.script = script
+    return script
+
+
+def _leaves(value: Any, path: str = "output") -> List[Tuple[str, Any]]:
+    if isinstance(value, torch.Tensor):
+        return [(path, value)]
+    if isinstance(value, dict):
+        out = []
+        for key in value:
+            out += _leaves(value[key], f"{path}[{key!r}]")
+        return out
+    if isinstance(value, (list, tuple)):
+        out = []
+        for i, item in enumerate(value):
+            out += _leaves(item, f"{path}[{i}]")
+        return out
+    return [(path, value)]
+
+
+def first_difference(expected: Any, got: Any, bitwise: bool) -> Optional[str]:
+    """None when `got` is `expected` (bitwise, or within PyTorch's own `same` rule), else where
+    and by how much it differs."""
+    ref, res = _leaves(expected), _leaves(got)
+    if len(ref) != len(res):
+        return f"the module returns {len(res)} values, eval.pt {len(ref)}"
+    for (name, r), (_, g) in zip(ref, res):
+        if not isinstance(r, torch.Tensor) or not isinstance(g, torch.Tensor):
+            if r != g:
+                return f"{name}: {g!r} where eval.pt gives {r!r}"
+            continue
+        g = g.to(r.device)
+        if r.shape != g.shape or r.dtype != g.dtype:
+            return f"{name} is {g.dtype}{list(g.shape)}, eval.pt's {r.dtype}{list(r.shape)}"
+        if bitwise:
+            if not torch.equal(r, g) and not (r.is_floating_point() and
+                                              torch.equal(r.isnan(), g.isnan()) and
+                                              torch.equal(r.nan_to_num(), g.nan_to_num())):
+                diff = (r.double() - g.double()).abs().max().item() if r.is_floating_point() else "-"
+                return f"{name} differs from eval.pt's (max abs {diff}; bitwise equality expected on the CPU)"
+            continue
+        if not _same(r, g):
+            diff = (r.double() - g.double()).abs().max().item() if r.is_floating_point() else "-"
+            return f"{name} differs from eval.pt's (max abs {diff}) beyond PyTorch's `same` rule"
+    return None
+
+
+def _same(ref: torch.Tensor, res: torch.Tensor) -> bool:
+    try:
+        from torch._dynamo.utils import same
+    except ImportError:  # torch < 2.0
+        if ref.is_floating_point():
+            return torch.allclose(ref, res, rtol=1e-4, atol=1e-4, equal_nan=True)
+        return torch.equal(ref, res)
+    return bool(same(ref, res, tol=1e-4, equal_nan=True))
+
+
+def check_identity(model: RebuiltModel, device: str) -> None:
+    """Runs the module and eval.pt (the TorchScript interpreter with optimizations off, as
+    zoobench's eager reference) on the zoo's inputs; raises RebuildError if they differ."""
+    from zoo_export.model_bundle import seed_everything
+
+    inputs_entry = model.manifest.get("inputs", {})
+    inputs = torch.load(os.path.join(model.folder, inputs_entry.get("path", "inputs.pt")))
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    inputs = tuple(t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs)
+    method = model.manifest.get("artifacts", {}).get("eval", {}).get("method", "trace")
+    training = model.module.training
+    model.module.eval()
+    restore = _exact_numerics()
+    try:
+        seed_everything()
+        with torch.no_grad(), torch.jit.optimized_execution(False):
+            expected = model.script(*_clones(inputs))
+        seed_everything()
+        # A trace is made with autograd on (eager fast paths that only run without it must not
+        # be taken): run the module the way it was traced.
+        with torch.set_grad_enabled(method == "trace"):
+            got = model.module(*_clones(inputs))
+    finally:
+        model.module.train(training)
+        restore()
+    where = first_difference(_detached(expected), _detached(got), bitwise=torch.device(device).type == "cpu")
+    if where:
+        raise RebuildError(f"the rebuilt Python module is not the exported model: {where}")
+
+
+def _exact_numerics():
+    """Deterministic kernels and no TF32 while the two sides are compared (a performance run
+    allows both, and two cuDNN algorithms chosen by benchmark mode differ by more than `same`
+    allows); returns what puts the caller's settings back."""
+    saved = (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark,
+             torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+
+    def restore():
+        (torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark,
+         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32) = saved
+
+    return restore
+
+
+def _clones(inputs):
+    return tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in inputs)
+
+
+def _detached(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, dict):
+        return {k: _detached(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_detached(v) for v in value]
+    return value

@@ -1,0 +1,268 @@
+"""One zoo model prepared for one Python backend: rebuilt and proven (rebuild.py), cast, put in
+training or eval mode, compiled with torch.compile (or not: python_eager), warmed up, then run
+by zoobench, which times the calls and judges the results.
+
+Training is upstream's (benchmarks/dynamo's forward_and_backward_pass): forward, loss and
+backward compiled as one function, the optimizer step eager outside it. Gradients are cleared
+to None before each step, outside the compiled function; zoobench's TorchScript backends zero
+them in place, which gives the same numbers.
+
+zoobench calls, with tensors shared (never copied): run(inputs), run_uncompiled(inputs),
+step(inputs) -> (loss, outputs), step_uncompiled(inputs), training_state() -> (gradients,
+parameters, buffers) as (name, tensor) lists, facts() -> JSON, close().
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from . import rebuild as rebuild_module
+from .environment import torch_compile_missing
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+          "float64": torch.float64}
+
+
+class UnsupportedHere(Exception):
+    """The backend cannot run with this Python (e.g. torch.compile on torch 1.13)."""
+
+
+def open_session(config: Dict[str, Any]) -> "ModelSession":
+    return ModelSession(config)
+
+
+class ModelSession:
+    def __init__(self, config: Dict[str, Any]):
+        self.device = config["device"]
+        self.training = config["mode"] == "training"
+        self.dtype = DTYPES[config.get("dtype", "float32")]
+        self.amp = bool(config.get("amp", False))
+        self.loss_scale = float(config.get("loss_scale", 1.0))
+        self.compile_settings: Optional[Dict[str, Any]] = config.get("compile")
+        if self.compile_settings:
+            missing = torch_compile_missing(torch)
+            if missing:
+                raise UnsupportedHere(missing)
+        self._cache = None
+        self._compiled = None
+        self.model = rebuild_module.rebuild(config["manifest"], self.device)
+        if config.get("identity_check", True):
+            rebuild_module.check_identity(self.model, self.device)
+        manifest = self.model.manifest
+        training_entry = manifest.get("training", {})
+        self.loss_rule = training_entry.get("loss", "mean_of_floating_outputs")
+        self.loss_scale *= float(training_entry.get("loss_scale", 1.0))
+        self.module = self.model.train_module if self.training else self.model.module
+        self.module.train(self.training)
+        if self.dtype != torch.float32:
+            self.module.to(self.dtype)  # floating parameters and buffers only, as zoobench's cast
+        self.optimizer = self._make_optimizer(config.get("optimizer", {})) if self.training else None
+        if self.compile_settings:
+            self._compile(self.compile_settings)
+
+    # --- what zoobench calls ------------------------------------------------------------------
+
+    def run(self, inputs: Sequence[torch.Tensor]):
+        self._mark_step()
+        with torch.no_grad(), self._autocast():
+            return self._forward_callable()(*inputs)
+
+    def run_uncompiled(self, inputs: Sequence[torch.Tensor]):
+        with torch.no_grad(), self._autocast():
+            return self.module(*inputs)
+
+    def step(self, inputs: Sequence[torch.Tensor]):
+        self._mark_step()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss, outputs = self._forward_callable()(inputs)
+        self.optimizer.step()
+        return loss.detach(), outputs
+
+    def step_uncompiled(self, inputs: Sequence[torch.Tensor]):
+        self.optimizer.zero_grad(set_to_none=True)
+        loss, outputs = self._forward_and_backward(inputs)
+        self.optimizer.step()
+        return loss.detach(), outputs
+
+    def warm_up(self, inputs: Sequence[torch.Tensor], calls: int) -> None:
+        """Calls until compiled (and, for CUDA-graph modes, recorded): compile time belongs to
+        preparation. Training calls run forward and backward only, and the gradients and buffers
+        (batch-norm statistics) are put back, so the model stays as loaded."""
+        if not self.training:
+            for _ in range(calls):
+                self.run(inputs)
+            return
+        saved = [(b, b.detach().clone()) for _, b in named_tensors(self.module, "_buffers")]
+        for _ in range(calls):
+            self._mark_step()
+            self._forward_callable()(inputs)
+        self.optimizer.zero_grad(set_to_none=True)
+        with torch.no_grad():
+            for buffer, copy in saved:
+                buffer.copy_(copy)
+
+    def training_state(self):
+        """(gradients, parameters, buffers) by TorchScript's names (no deduplication: a tied
+        weight appears under each of its names, as TorchScript lists it)."""
+        gradients, parameters, buffers = [], [], []
+        for name, p in named_tensors(self.module, "_parameters"):
+            gradients.append((name + ".grad", p.grad if p.grad is not None else torch.zeros_like(p)))
+            parameters.append((name, p.detach()))
+        for name, b in named_tensors(self.module, "_buffers"):
+            buffers.append((name, b.detach()))
+        return gradients, parameters, buffers
+
+    def facts(self, _argument: Any = None) -> Dict[str, Any]:
+        """What ran: whether CUDA graphs hold the compiled code, and dynamo's counts."""
+        out: Dict[str, Any] = {"cudagraphs": self._uses_cudagraphs()}
+        if self.compile_settings:
+            from torch._dynamo.utils import counters
+
+            out["graphs"] = int(counters["stats"]["unique_graphs"])
+            out["graph_breaks"] = int(sum(counters["graph_break"].values()))
+            out["recompiles"] = int(sum(counters["recompiles"].values()))
+            breaks = list(counters["graph_break"])
+            if breaks:
+                out["graph_break_reasons"] = [str(reason)[:200] for reason in breaks[:5]]
+        return out
+
+    def close(self, _argument: Any = None) -> None:
+        self._compiled = None
+        if self.compile_settings:
+            import torch._dynamo
+
+            torch._dynamo.reset()
+        if self._cache is not None:
+            self._cache.__exit__(None, None, None)
+            self._cache = None
+
+    # --- pieces -------------------------------------------------------------------------------
+
+    def _compile(self, settings: Dict[str, Any]) -> None:
+        import torch._dynamo
+        from torch._dynamo.utils import counters
+
+        # Counts and caches start afresh for each preparation: graph counts are this model's,
+        # and the compile time is a cold compile unless the user keeps the caches.
+        torch._dynamo.reset()
+        counters.clear()
+        if not settings.get("keep_cache", False):
+            self._cache = fresh_compile_cache()
+            self._cache.__enter__()
+        kwargs: Dict[str, Any] = {"backend": settings["backend"]}
+        if settings.get("mode"):
+            kwargs["mode"] = settings["mode"]
+        if settings.get("options"):
+            kwargs["options"] = settings["options"]
+        target = self._forward_and_backward if self.training else self.module
+        self._compiled = torch.compile(target, **kwargs)
+
+    def _forward_callable(self):
+        """The compiled function, or what it compiles (an nn.Module may be falsy: no `or`)."""
+        if self._compiled is not None:
+            return self._compiled
+        return self._forward_and_backward if self.training else self.module
+
+    def _forward_and_backward(self, inputs: Sequence[torch.Tensor]):
+        with self._autocast():
+            outputs = self.module(*inputs)
+            loss = training_loss(outputs, self.loss_rule, self.loss_scale)
+        loss.backward()
+        return loss, outputs
+
+    def _make_optimizer(self, settings: Dict[str, Any]):
+        parameters = [p for p in self.module.parameters() if p.requires_grad]
+        kind = settings.get("kind", "sgd")
+        lr = float(settings.get("learning_rate", 0.01))
+        if kind == "sgd":
+            return torch.optim.SGD(parameters, lr=lr)
+        if kind == "adam":
+            return torch.optim.Adam(parameters, lr=lr)
+        raise ValueError(f"unknown optimizer {kind!r}: use sgd or adam")
+
+    def _autocast(self):
+        if not self.amp:
+            return contextlib.nullcontext()
+        device_type = torch.device(self.device).type
+        return torch.autocast(device_type, dtype=torch.float16 if device_type == "cuda" else torch.bfloat16)
+
+    def _uses_cudagraphs(self) -> bool:
+        if not self.compile_settings or torch.device(self.device).type != "cuda":
+            return False
+        options = self.compile_settings.get("options") or {}
+        if "triton.cudagraphs" in options:
+            return bool(options["triton.cudagraphs"])
+        return self.compile_settings.get("mode") in ("reduce-overhead", "max-autotune")
+
+    def _mark_step(self) -> None:
+        # CUDA-graph trees: each call is a new iteration, whose outputs may overwrite the last's
+        # (zoobench copies what it keeps before the next call).
+        if self._compiled is not None and self._uses_cudagraphs():
+            mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
+            if mark is not None:
+                mark()
+
+
+def fresh_compile_cache():
+    """Inductor's and Triton's caches in a new temporary folder (removed on exit), as upstream's
+    --cold-start-latency does: compile times are cold, and nothing leaks between models."""
+    try:
+        from torch._inductor.utils import fresh_cache  # PyTorch >= 2.8
+    except ImportError:
+        from torch._inductor.utils import fresh_inductor_cache as fresh_cache
+    return fresh_cache()
+
+
+def named_tensors(module: torch.nn.Module, kind: str, prefix: str = "") -> List[Tuple[str, torch.Tensor]]:
+    """Parameters or buffers (kind "_parameters" / "_buffers") by qualified name, in
+    registration order, without removing tensors shared under several names."""
+    out = []
+    for name, tensor in getattr(module, kind).items():
+        if tensor is not None:
+            out.append((prefix + name, tensor))
+    for name, child in module._modules.items():
+        if child is not None:
+            out += named_tensors(child, kind, prefix + name + ".")
+    return out
+
+
+def reduce_to_scalar_loss(value: Any) -> Optional[torch.Tensor]:
+    """upstream's reduce_to_scalar_loss, as zoobench's C++ (zoo/training_loss.cpp) computes it:
+    a tensor's sum / numel; the mean of a list, tuple or dict's parts; non-floating ignored."""
+    if isinstance(value, torch.Tensor):
+        if not (value.is_floating_point() or value.is_complex()):
+            return None
+        return value.sum() / max(value.numel(), 1)
+    if isinstance(value, dict) or (hasattr(value, "keys") and hasattr(value, "__getitem__")):
+        parts = [reduce_to_scalar_loss(value[k]) for k in value.keys()]
+    elif isinstance(value, (list, tuple)):
+        parts = [reduce_to_scalar_loss(v) for v in value]
+    else:
+        return None
+    parts = [p for p in parts if p is not None]
+    if not parts:
+        return None
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total / len(parts)
+
+
+def training_loss(outputs: Any, rule: str, scale: float) -> torch.Tensor:
+    if rule == "first_output":
+        first = outputs
+        if isinstance(outputs, (list, tuple)) and outputs:
+            first = outputs[0]
+        elif isinstance(outputs, dict) and outputs:
+            first = next(iter(outputs.values()))
+        if not isinstance(first, torch.Tensor):
+            raise RuntimeError("training.loss is first_output but the first output is not a tensor")
+        loss = first if first.numel() == 1 else reduce_to_scalar_loss(first)
+    else:
+        loss = reduce_to_scalar_loss(outputs)
+    if loss is None:
+        raise RuntimeError("the model's outputs hold no floating tensor to build a training loss from")
+    return loss if scale == 1.0 else loss * scale
