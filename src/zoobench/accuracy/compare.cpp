@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -627,19 +628,30 @@ SameResult compare_named(const std::string& group, const std::vector<NamedTensor
                          const std::vector<NamedTensor>& fp64_ref, const SameOptions& options) {
   SameResult result;
   auto as_ivalue = [](const at::Tensor& t) { return t.defined() ? c10::IValue(t) : c10::IValue(); };
-  if (ref.size() != res.size()) {
+  // Tensors are matched by name: backends list a module's tensors in their own order (a
+  // TorchScript module and its Python module may differ). The fp64 reference comes from the
+  // same backend as `ref`, in its order.
+  std::map<std::string, const at::Tensor*> by_name;
+  for (const auto& named : res) by_name.emplace(named.name, &named.tensor);
+  std::vector<std::string> missing;
+  TreeComparer comparer(options, result.leaves);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    auto found = by_name.find(ref[i].name);
+    if (found == by_name.end()) {
+      missing.push_back(ref[i].name);
+      continue;
+    }
+    const c10::IValue fp64 = i < fp64_ref.size() && fp64_ref[i].name == ref[i].name ? as_ivalue(fp64_ref[i].tensor)
+                                                                                     : c10::IValue();
+    comparer.visit(as_ivalue(ref[i].tensor), as_ivalue(*found->second), fp64, group + ":" + ref[i].name);
+  }
+  if (!missing.empty() || ref.size() != res.size()) {
     result.leaves.push_back(structural_failure(
         group, Rule::kStructure,
-        fmt::format("length mismatch: ref has {} tensors, res {}", ref.size(), res.size()),
+        fmt::format("ref has {} tensors, res {}{}", ref.size(), res.size(),
+                    missing.empty() ? std::string() : "; missing in res: " + missing.front() +
+                                                          (missing.size() > 1 ? fmt::format(" and {} more", missing.size() - 1) : "")),
         "list"));
-  } else {
-    TreeComparer comparer(options, result.leaves);
-    const size_t n = fp64_ref.empty() ? ref.size() : std::min(ref.size(), fp64_ref.size());
-    for (size_t i = 0; i < n; ++i) {
-      const c10::IValue fp64 = fp64_ref.empty() ? c10::IValue() : as_ivalue(fp64_ref[i].tensor);
-      comparer.visit(as_ivalue(ref[i].tensor), as_ivalue(res[i].tensor), fp64,
-                     group + ":" + ref[i].name);
-    }
   }
   result.summary = summarize(result.leaves);
   result.pass = result.summary.pass;

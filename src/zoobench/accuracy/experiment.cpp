@@ -298,7 +298,8 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
     passes += current.pass ? 1 : 0;
     (current.pass ? last_pass : last_fail) = std::move(current);
   }
-  const bool pass = passes * 2 > std::max(1, options.check_runs);
+  record.check_runs = std::max(1, options.check_runs);
+  const bool pass = passes * 2 > record.check_runs;
   // Report a run that agrees with the vote: the last passing one, or the last failing one.
   const SameResult& verdict = pass ? last_pass : last_fail;
   fill_from(record, verdict);

@@ -1,4 +1,4 @@
-// The accuracy experiment for one model (DESIGN.md's measurement rules): fixed seed before
+// The accuracy experiment for one model (docs/design.md's measurement rules): fixed seed before
 // every run, deterministic algorithms, TF32 off; float64 golden -> eager run 1 -> eager run 2
 // (bitwise equal unless non-deterministic) -> compiled run(s) -> verdict with a per-tensor
 // diagnosis. Training runs --iterations steps and compares loss, gradients, parameters after
@@ -36,6 +36,7 @@ struct AccuracyRecord {
   std::string worst_tensor;
   int failed_tensors = 0, total_tensors = 0;
   bool fp64_available = true;  // false: the fp64 run failed and cosine was used, as upstream
+  int check_runs = 1;          // compiled runs the verdict voted over
   ExecutionInfo compiled_info;
   nlohmann::json tensors = nlohmann::json::array();  // per-tensor verdicts, worst first
   std::string summary_text;                          // --accu-summary

@@ -48,41 +48,44 @@ SideSummary summarize_side(std::vector<double> samples_ms, const MeasurementSett
 
 PairedMeasurement measure_interleaved(const std::function<void()>& eager,
                                       const std::function<void()>& compiled, Timer& timer,
-                                      const MeasurementSettings& settings) {
+                                      const MeasurementSettings& settings,
+                                      const std::function<void()>& uncompiled) {
   PairedMeasurement m;
+  std::vector<const std::function<void()>*> sides = {&eager, &compiled};
+  if (uncompiled) sides.push_back(&uncompiled);
   // The first call of each side is timed alone: it carries lazy initialisation and, for
   // compiled code, whatever compilation was deferred to the first run.
-  double eager_first = timer.time(eager, 1).end_to_end_ms;
-  double compiled_first = timer.time(compiled, 1).end_to_end_ms;
-  warm_up(eager, timer, settings);
-  warm_up(compiled, timer, settings);
-  double eager_one = timer.time(eager, 1).end_to_end_ms;
-  double compiled_one = timer.time(compiled, 1).end_to_end_ms;
-  m.iterations_per_run = choose_iterations_per_run(std::min(eager_one, compiled_one), settings);
+  std::vector<double> first(sides.size()), one(sides.size());
+  for (std::size_t s = 0; s < sides.size(); ++s) first[s] = timer.time(*sides[s], 1).end_to_end_ms;
+  for (const auto* side : sides) warm_up(*side, timer, settings);
+  for (std::size_t s = 0; s < sides.size(); ++s) one[s] = timer.time(*sides[s], 1).end_to_end_ms;
+  m.iterations_per_run = choose_iterations_per_run(*std::min_element(one.begin(), one.end()), settings);
   m.settle_iterations = settings.settle_iterations;
+  m.unstable_cov = settings.unstable_cov;
 
-  std::vector<double> eager_samples, compiled_samples, eager_device, compiled_device;
+  std::vector<std::vector<double>> samples(sides.size()), device(sides.size());
   // Settling goes through the timer too, so its device work has finished before the sample's
   // clock starts.
   auto settle = [&](const std::function<void()>& side) {
     for (int i = 0; i < settings.settle_iterations; ++i) timer.time(side, 1);
   };
   for (int r = 0; r < settings.repeat; ++r) {
-    settle(eager);
-    TimedSample e = timer.time(eager, m.iterations_per_run);
-    settle(compiled);
-    TimedSample c = timer.time(compiled, m.iterations_per_run);
-    eager_samples.push_back(e.end_to_end_ms);
-    compiled_samples.push_back(c.end_to_end_ms);
-    if (e.device_ms) eager_device.push_back(*e.device_ms);
-    if (c.device_ms) compiled_device.push_back(*c.device_ms);
+    for (std::size_t s = 0; s < sides.size(); ++s) {
+      settle(*sides[s]);
+      TimedSample sample = timer.time(*sides[s], m.iterations_per_run);
+      samples[s].push_back(sample.end_to_end_ms);
+      if (sample.device_ms) device[s].push_back(*sample.device_ms);
+    }
   }
-  m.eager = summarize_side(eager_samples, settings);
-  m.compiled = summarize_side(compiled_samples, settings);
-  m.eager.first_iteration_ms = eager_first;
-  m.compiled.first_iteration_ms = compiled_first;
-  if (!eager_device.empty()) m.eager.device_median_ms = stats::median(eager_device);
-  if (!compiled_device.empty()) m.compiled.device_median_ms = stats::median(compiled_device);
+  auto summary = [&](std::size_t s) {
+    SideSummary side = summarize_side(samples[s], settings);
+    side.first_iteration_ms = first[s];
+    if (!device[s].empty()) side.device_median_ms = stats::median(device[s]);
+    return side;
+  };
+  m.eager = summary(0);
+  m.compiled = summary(1);
+  if (sides.size() > 2) m.uncompiled = summary(2);
   m.speedup = m.eager.median_ms / m.compiled.median_ms;
   std::tie(m.speedup_ci_low, m.speedup_ci_high) = stats::bootstrap_speedup_interval(
       m.eager.samples_ms, m.compiled.samples_ms, 0.95, settings.bootstrap_resamples);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,8 +40,12 @@ struct SideSummary {
 
 struct PairedMeasurement {
   SideSummary eager, compiled;
+  // A third side timed in the same rounds, when there is one (the compiled model's own
+  // uncompiled form: Python eager beside torch.compile).
+  std::optional<SideSummary> uncompiled;
   int64_t iterations_per_run = 0;
   int settle_iterations = 0;  // as run, so results say which protocol made them
+  double unstable_cov = 0;    // the threshold the unstable flag used, as run
   double speedup = 0, speedup_ci_low = 0, speedup_ci_high = 0;
   bool unstable = false;
   std::string note;  // why the measurement is flagged, for the row's reason
@@ -52,9 +57,11 @@ int64_t choose_iterations_per_run(double fastest_iteration_ms, const Measurement
 // Summarises one side's samples (median, percentiles, CoV, unstable flag).
 SideSummary summarize_side(std::vector<double> samples_ms, const MeasurementSettings& settings);
 
-// Runs the whole protocol. `eager` and `compiled` each perform one iteration.
+// Runs the whole protocol. `eager` and `compiled` (and `uncompiled`, when given) each perform
+// one iteration; each round takes one sample of every side, in that order.
 PairedMeasurement measure_interleaved(const std::function<void()>& eager,
                                       const std::function<void()>& compiled, Timer& timer,
-                                      const MeasurementSettings& settings);
+                                      const MeasurementSettings& settings,
+                                      const std::function<void()>& uncompiled = nullptr);
 
 }  // namespace zoobench

@@ -478,6 +478,19 @@ TEST(SameNamed, GradientsAreNamedInTheDiagnosis) {
   EXPECT_TRUE(compare_named("grad", none, none, {}, SameOptions()).pass);
 }
 
+// Backends list a module's tensors in their own order (TorchScript's and Python's may differ):
+// tensors are matched by name, and a name one side lacks fails the group and is named.
+TEST(SameNamed, TensorsAreMatchedByNameNotByPosition) {
+  std::vector<NamedTensor> ref = {{"a.weight", at::ones({3})}, {"b.weight", at::full({2}, 2.0)}};
+  std::vector<NamedTensor> reordered = {{"b.weight", at::full({2}, 2.0)}, {"a.weight", at::ones({3})}};
+  EXPECT_TRUE(compare_named("param", ref, reordered, {}, SameOptions()).pass);
+  std::vector<NamedTensor> renamed = {{"b.weight", at::full({2}, 2.0)}, {"c.weight", at::ones({3})}};
+  auto r = compare_named("param", ref, renamed, {}, SameOptions());
+  EXPECT_FALSE(r.pass);
+  ASSERT_FALSE(r.leaves.empty());
+  EXPECT_NE(r.leaves.back().reason.find("missing in res: a.weight"), std::string::npos) << r.leaves.back().reason;
+}
+
 TEST(SameSummary, CombinesGroupsAndTakesTheWorst) {
   auto outputs =
       same(list({at::ones({4}), at::full({4}, 2.0)}), list({at::ones({4}), at::full({4}, 2.0005)}));

@@ -268,6 +268,41 @@ TEST(MeasureInterleaved, UnstableAboveTwoAndAHalfPercent) {
   }
 }
 
+// A third side (Python eager beside torch.compile) is sampled in every round, after the other
+// two, and summarised on its own; the eager/compiled speedup does not change because of it.
+TEST(MeasureInterleaved, AnUncompiledSideTakesItsTurnInEveryRound) {
+  struct ConstantTimer : Timer {
+    char side = '?';
+    std::string order;  // the side of every multi-iteration sample, in order
+    TimedSample time(const std::function<void()>& iteration, int64_t count) override {
+      for (int64_t i = 0; i < count; ++i) iteration();
+      if (count > 1) order += side;
+      TimedSample t;
+      t.end_to_end_ms = side == 'e' ? 2.0 : side == 'c' ? 1.0 : 4.0;
+      return t;
+    }
+  } timer;
+  auto eager = [&] { timer.side = 'e'; };
+  auto compiled = [&] { timer.side = 'c'; };
+  auto uncompiled = [&] { timer.side = 'u'; };
+  MeasurementSettings settings;
+  settings.warmup_iterations = 1;
+  settings.min_warmup_seconds = 0;
+  settings.repeat = 4;
+  settings.iterations_per_run = 2;
+  PairedMeasurement m = measure_interleaved(eager, compiled, timer, settings, uncompiled);
+  EXPECT_EQ(timer.order, "ecuecuecuecu");
+  ASSERT_TRUE(m.uncompiled.has_value());
+  EXPECT_EQ(m.uncompiled->samples_ms.size(), 4u);
+  EXPECT_DOUBLE_EQ(m.uncompiled->median_ms, 4.0);
+  EXPECT_DOUBLE_EQ(m.speedup, 2.0);
+  EXPECT_DOUBLE_EQ(m.unstable_cov, settings.unstable_cov);
+  // Without one, there is none.
+  timer.order.clear();
+  EXPECT_FALSE(measure_interleaved(eager, compiled, timer, settings).uncompiled.has_value());
+  EXPECT_EQ(timer.order, "ecececec");
+}
+
 TEST(HostTimer, RunsTheIterationsAndReportsNoDeviceTime) {
   auto timer = make_timer(c10::Device(c10::kCPU));
   int calls = 0;
