@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "zoobench/backends/backend.h"
 #include "zoobench/runner/selection.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/text.h"
@@ -17,8 +18,24 @@ namespace {
 struct ListArgs {
   RunOptions options;
   bool training = false;
+  bool backends = false;
   std::string device = "cpu";
 };
+
+// `zoobench list --backends`: every backend, and why it cannot run here where it cannot.
+int list_backends_here() {
+  auto listed = list_backends(/*probe_python=*/true);
+  std::size_t width = 0;
+  for (const auto& backend : listed) width = std::max(width, backend.name.size());
+  for (const auto& backend : listed) {
+    std::cout << fmt::format("{:<{}}  {:<10} {}\n", backend.name, width,
+                             backend.unavailable ? "no" : "available", backend.description);
+    if (backend.unavailable) std::cout << fmt::format("{:<{}}  {:<10} why not: {}\n", "", width, "", *backend.unavailable);
+  }
+  std::cout << "torch.compile backends: any name dynamo knows, NAME[:MODE] with MODE one of default, reduce-overhead, "
+               "max-autotune, max-autotune-no-cudagraphs (compile:NAME for dynamo's eager and cudagraphs)\n";
+  return kExitOk;
+}
 
 int run_list(ListArgs& args) {
   RunOptions& o = args.options;
@@ -70,7 +87,8 @@ void setup_list(CLI::App& app, int& exit_status) {
   c->add_option("-x,--exclude", args->options.excludes, "regex of models to leave out");
   c->add_flag("--training", args->training, "show skips for training");
   c->add_option("--devices", args->device, "device whose skip lists apply")->capture_default_str();
-  c->callback([args, &exit_status] { exit_status = run_list(*args); });
+  c->add_flag("--backends", args->backends, "list the backends and whether each can run here, instead of models");
+  c->callback([args, &exit_status] { exit_status = args->backends ? list_backends_here() : run_list(*args); });
 }
 
 }  // namespace

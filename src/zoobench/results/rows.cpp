@@ -17,14 +17,17 @@ const std::vector<std::string>& result_columns(ExperimentKind kind) {
       "dev", "name", "batch_size", "accuracy",  // upstream
       "backend", "mode", "dtype", "tolerance", "cosine", "tolerance_source", "max_abs", "mean_abs",
       "rmse_res", "rmse_ref", "margin", "worst_tensor", "failed_tensors", "total_tensors",
-      "min_passing_tol", "patches", "input_layout", "cudagraphs", "reason", "log", "duration_s"};
+      "min_passing_tol", "patches", "input_layout", "cudagraphs", "reason", "log", "duration_s",
+      "graphs", "graph_breaks", "recompiles", "suite", "backend_family"};
   static const std::vector<std::string> kPerformance = {
       "dev", "name", "batch_size", "speedup", "abs_latency", "compilation_latency",
       "compression_ratio", "eager_peak_mem", "dynamo_peak_mem",  // upstream
       "eager_latency", "speedup_ci_low", "speedup_ci_high", "cov_eager", "cov_compiled",
       "eager_op_ms", "compiled_op_ms", "op_speedup", "backend", "mode", "dtype", "status", "unstable",
       "iterations_per_run", "repeat", "eager_min", "eager_p10", "eager_p90", "compiled_min",
-      "compiled_p10", "compiled_p90", "launch_bound", "cudagraphs", "patches", "reason", "log"};
+      "compiled_p10", "compiled_p90", "launch_bound", "cudagraphs", "patches", "reason", "log",
+      "python_eager_latency", "python_speedup", "graphs", "graph_breaks", "recompiles", "suite",
+      "backend_family", "unstable_cov"};
   return kind == ExperimentKind::kAccuracy ? kAccuracy : kPerformance;
 }
 

@@ -73,7 +73,7 @@ namespace {
 std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& options, const SuiteConfig& config,
                                       const std::string& device_string,
                                       const std::function<void(const ResultRow&)>& emit) {
-  RowContext context = row_context(options, entry.name, device_string, options.log_file);
+  RowContext context = row_context(options, entry, device_string, options.log_file);
   crash_report::set_subject(fmt::format("{} ({}, {}, {}, {})", entry.name, options.backend, mode_name(options.mode),
                                         precision_name(options.precision), device_string));
   crash_report::set_phase("loading");
@@ -126,6 +126,8 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
   request.precision = options.precision;
   request.cudagraphs = options.cudagraphs;
   request.optimizer = options.optimizer;
+  request.compile_options_json = options.compile_options_json;
+  request.keep_compile_cache = options.keep_compile_cache;
   request.loss_scale = config.loss_scale(entry.name);
   const bool training = options.mode == Mode::kTraining;
   patches::PatchScope* scope = patch_scope.get();
@@ -152,6 +154,7 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
         accuracy.tolerance.source = "--tolerance";
       }
       accuracy.non_deterministic = config.is_non_deterministic(entry.name);
+      accuracy.check_runs = config.accuracy_check_runs(entry.name);
       accuracy.training_steps = options.training_steps;
       accuracy.summary = options.accu_summary;
       std::vector<c10::IValue> reference_inputs = inputs;

@@ -14,9 +14,18 @@ ResultRow base_row(ExperimentKind kind, const RowContext& c) {
   row.kind = kind;
   row.cells = {{"dev", c.device},     {"name", c.name},  {"batch_size", std::to_string(c.batch_size)},
                {"backend", c.backend}, {"mode", c.mode}, {"dtype", c.dtype},
-               {"patches", join(c.patches, ";")}, {"log", c.log}};
+               {"patches", join(c.patches, ";")}, {"log", c.log}, {"suite", c.suite},
+               {"backend_family", c.backend_family}};
   if (kind == ExperimentKind::kAccuracy) row.cells["input_layout"] = c.input_layout;
   return row;
+}
+
+// dynamo's counts, for the rows of the torch.compile family (empty for other backends).
+void add_compile_counts(ResultRow& row, const ExecutionInfo& info) {
+  auto count = [](std::optional<int64_t> value) { return value ? std::to_string(*value) : std::string(); };
+  row.cells["graphs"] = count(info.graphs);
+  row.cells["graph_breaks"] = count(info.graph_breaks);
+  row.cells["recompiles"] = count(info.recompiles);
 }
 
 std::optional<double> gb(std::optional<int64_t> bytes) {
@@ -44,17 +53,21 @@ ResultRow accuracy_row(const AccuracyRecord& r, const RowContext& context) {
   row.cells["cudagraphs"] = r.compiled_info.cudagraphs;
   row.cells["reason"] = r.reason;
   row.cells["duration_s"] = format_cell(r.duration_s);
+  add_compile_counts(row, r.compiled_info);
   row.detail["tensors"] = r.tensors;
   row.detail["fp64_available"] = r.fp64_available;
+  row.detail["check_runs"] = r.check_runs;
   if (!r.summary_text.empty()) row.detail["summary"] = r.summary_text;
   return row;
 }
 
-RowContext row_context(const RunOptions& options, const std::string& model, const std::string& device,
+RowContext row_context(const RunOptions& options, const ZooEntry& model, const std::string& device,
                        const std::string& log) {
   RowContext c;
   c.device = device;
-  c.name = model;
+  c.name = model.name;
+  c.suite = model.suite;
+  c.backend_family = make_backend(options.backend)->family();
   c.backend = options.backend;
   c.mode = mode_name(options.mode);
   c.dtype = precision_name(options.precision);
@@ -67,6 +80,7 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
   row.set_status(r.status);
   row.cells["reason"] = r.reason;
   row.cells["cudagraphs"] = r.compiled_info.cudagraphs;
+  add_compile_counts(row, r.compiled_info);
   if (r.status != Status::kPass) {
     row.cells["speedup"] = "0";  // upstream writes 0 for a model that did not run
     return row;
@@ -103,6 +117,12 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
                              : r.compiled_launch_bound                       ? "compiled"
                                                                              : "";
   row.cells["launch_bound"] = launch_bound;
+  if (m.uncompiled) {
+    row.cells["python_eager_latency"] = format_cell(m.uncompiled->median_ms);
+    row.cells["python_speedup"] = format_cell(m.uncompiled->median_ms / m.compiled.median_ms);
+    row.detail["python_eager_samples_ms"] = m.uncompiled->samples_ms;
+  }
+  row.cells["unstable_cov"] = format_cell(m.unstable_cov);
   row.detail["eager_samples_ms"] = m.eager.samples_ms;
   row.detail["compiled_samples_ms"] = m.compiled.samples_ms;
   row.detail["settle_iterations"] = m.settle_iterations;

@@ -9,6 +9,7 @@
 #include "zoobench/perf/experiment.h"
 #include "zoobench/results/rows.h"
 #include "zoobench/runner/run_options.h"
+#include "zoobench/zoo/catalog.h"
 
 namespace zoobench {
 
@@ -23,11 +24,13 @@ struct RowContext {
   std::vector<std::string> patches;
   std::string input_layout = "contiguous";
   std::string log;
+  std::string suite;
+  std::string backend_family;  // Backend::family()
 };
 
 // The cells a run's options decide for every row of one model on one device; batch size,
 // patches and input layout are filled in by whoever knows them.
-RowContext row_context(const RunOptions& options, const std::string& model, const std::string& device,
+RowContext row_context(const RunOptions& options, const ZooEntry& model, const std::string& device,
                        const std::string& log);
 
 ResultRow accuracy_row(const AccuracyRecord& record, const RowContext& context);

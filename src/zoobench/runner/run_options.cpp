@@ -21,9 +21,17 @@ std::string result_csv_path(const RunOptions& options, const std::string& experi
   for (char& c : device_part) {
     if (c == ':') c = '_';
   }
-  std::string name = options.suite + "_" + options.backend + "_" + mode_name(options.mode) + "_" +
+  std::string name = options.suite + "_" + backend_file_part(options.backend) + "_" + mode_name(options.mode) + "_" +
                      precision_name(options.precision) + "_" + device_part + "_" + experiment + ".csv";
   return (std::filesystem::path(options.output_directory) / name).string();
+}
+
+std::string backend_file_part(const std::string& backend) {
+  std::string out = backend;
+  for (char& c : out) {
+    if (c == ':') c = '-';
+  }
+  return out;
 }
 
 }  // namespace zoobench

@@ -1,6 +1,6 @@
-// Everything `zoobench run` was asked to do, as parsed from its flags (src/cli/cmd_run.cpp).
-// The suite runner passes the same options to each child process as flags again
-// (to_child_arguments), so a child is just `zoobench run --only NAME ...`.
+// Everything `zoobench run` was asked to do, as parsed from its flags (runner/run_flags.cpp).
+// A child process is `zoobench run --only NAME --backend B --devices D ...` plus the flags the
+// user gave that the parent does not decide (child_flags): suite_run.h's child_arguments.
 #pragma once
 
 #include <optional>
@@ -23,7 +23,10 @@ struct RunOptions {
   bool accuracy = false;
   bool performance = false;
   Mode mode = Mode::kInference;
-  std::string backend = "jit";
+  std::vector<std::string> backends = {"jit"};  // --backend: one or several
+  std::string backend = "jit";            // the one this process runs (a child, or --only): backends[0]
+  std::string compile_options_json;       // --compile-options (torch.compile backends)
+  bool keep_compile_cache = false;        // --keep-compile-cache
   bool cudagraphs = true;
   std::vector<std::string> devices = {"cpu"};
   std::vector<int> cpu_affinity;          // --cpu-affinity: CPUs for the model processes, split among workers
@@ -42,16 +45,19 @@ struct RunOptions {
   bool patches = true;                    // --no-patches sets false
   std::vector<std::string> input_layouts; // --input-layouts, empty: contiguous only
   OptimizerSettings optimizer;
-  std::optional<int64_t> batch_size;      // informational check against the zoo's batch size
-  bool in_process = false;                // set for --only runs and children: no subprocesses
+  std::vector<std::string> child_flags;   // the user's flags that every child gets as they are
   std::string row_out;                    // child mode: write rows as JSON here, not to the CSVs
   std::string log_file;                   // child mode: the log file the parent captures into
 };
 
 // The CSV path of one experiment of this run: --output when given (with _accuracy /
 // _performance inserted before the extension when both experiments run), else
-// <output-directory>/<suite>_<backend>_<mode>_<dtype>_<device>_<experiment>.csv.
+// <output-directory>/<suite>_<backend>_<mode>_<dtype>_<device>_<experiment>.csv, for
+// options.backend (a torch.compile mode's ':' becomes '-': inductor-reduce-overhead).
 std::string result_csv_path(const RunOptions& options, const std::string& experiment,
                             const std::string& device);
+
+// A backend's name as a file name part: ':' (torch.compile's NAME:MODE) becomes '-'.
+std::string backend_file_part(const std::string& backend);
 
 }  // namespace zoobench

@@ -1,4 +1,5 @@
-// Orchestration of a run.
+// Orchestration of a run: what runs (selection, skips, --resume), where rows go (one CSV and
+// JSON per backend and experiment), the workers (worker_pool.h), and the final summary.
 #include "zoobench/runner/suite_run.h"
 
 #include <algorithm>
@@ -8,30 +9,29 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
-#include <fstream>
+#include <map>
+#include <memory>
 #include <mutex>
-#include <set>
-#include <thread>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "zoobench/backends/backend.h"
 #include "zoobench/perf/statistics.h"
 #include "zoobench/report/markdown.h"
+#include "zoobench/report/number_format.h"
 #include "zoobench/results/sink.h"
 #include "zoobench/runner/child_device.h"
-#include "zoobench/runner/child_process.h"
+#include "zoobench/runner/child_rows.h"
 #include "zoobench/runner/model_run.h"
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/runner/selection.h"
+#include "zoobench/runner/worker_pool.h"
 #include "zoobench/util/cpu_affinity.h"
-#include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
-#include "zoobench/util/files.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
-#include "zoobench/zoo/manifest.h"
 
 namespace fs = std::filesystem;
 
@@ -50,205 +50,122 @@ void install_interrupt_handlers() {
   ::sigaction(SIGTERM, &action, nullptr);
 }
 
-std::string format_number(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
-
-void write_rows_file(const std::string& path, const std::vector<ResultRow>& rows) {
-  nlohmann::json out;
-  out["rows"] = nlohmann::json::array();
-  for (const auto& row : rows) out["rows"].push_back(row_to_json(row));
-  write_file_atomically(path, out.dump() + "\n");
-}
-
-std::vector<ResultRow> read_rows_file(const std::string& path) {
-  std::vector<ResultRow> rows;
-  if (!fs::exists(path)) return rows;
-  try {
-    auto json = nlohmann::json::parse(read_text_file(path));
-    for (const auto& row : json.at("rows")) rows.push_back(row_from_json(row));
-  } catch (const std::exception&) {
-    // A child killed while writing leaves the previous complete version (atomic rename) or
-    // nothing; a garbled file cannot happen, but if it does the parent's rows say what's missing.
-  }
-  return rows;
-}
-
 // The device part of result file names: the device, or its type for several devices.
 std::string device_label(const std::vector<std::string>& devices) {
   if (devices.size() == 1) return devices[0];
   return devices[0].substr(0, devices[0].find(':'));
 }
 
-struct RunSinks {
-  std::unique_ptr<ResultSink> accuracy, performance;
-  std::mutex mutex;
-  std::vector<ResultRow> written;  // this run's rows, for the summary
+RunOptions for_backend(const RunOptions& options, const std::string& backend) {
+  RunOptions out = options;
+  out.backend = backend;
+  return out;
+}
+
+// Where the rows of the run go: one sink per result file (per backend and experiment; with
+// --output, the backends of an experiment share its file).
+class RunSinks {
+ public:
+  RunSinks(const RunOptions& options, const std::vector<std::string>& command_line)
+      : context_(describe_run_context(command_line)) {
+    const std::string label = device_label(options.devices);
+    for (const auto& backend : options.backends) {
+      RunOptions one = for_backend(options, backend);
+      for (ExperimentKind kind : {ExperimentKind::kAccuracy, ExperimentKind::kPerformance}) {
+        if (kind == ExperimentKind::kAccuracy ? !options.accuracy : !options.performance) continue;
+        const std::string path = result_csv_path(one, std::string(experiment_name(kind)), label);
+        if (!by_path_.count(path)) {
+          if (!options.resume && fs::exists(path) && fs::file_size(path) > 0) {
+            log::warn("{} exists; new rows are appended (use --resume to skip models it already has)", path);
+          }
+          by_path_[path] = std::make_unique<ResultSink>(kind, path, context_);
+          paths_.push_back(path);
+        }
+        path_of_[{backend, kind}] = path;
+      }
+    }
+  }
+
+  ResultSink& sink(const std::string& backend, ExperimentKind kind) { return *by_path_.at(path_of_.at({backend, kind})); }
 
   void write(const ResultRow& row) {
-    std::lock_guard<std::mutex> lock(mutex);
-    (row.kind == ExperimentKind::kAccuracy ? accuracy : performance)->write(row);
-    written.push_back(row);
+    std::lock_guard<std::mutex> lock(mutex_);
+    sink(cell(row, "backend"), row.kind).write(row);
+    written_.push_back(row);
   }
+
+  const std::vector<ResultRow>& written() const { return written_; }
+  const std::vector<std::string>& paths() const { return paths_; }
+
+ private:
+  nlohmann::json context_;
+  std::map<std::string, std::unique_ptr<ResultSink>> by_path_;
+  std::map<std::pair<std::string, ExperimentKind>, std::string> path_of_;
+  std::vector<std::string> paths_;
+  std::mutex mutex_;
+  std::vector<ResultRow> written_;  // this run's rows, for the summary
 };
 
-std::unique_ptr<RunSinks> open_sinks(const RunOptions& options, const std::vector<std::string>& command_line) {
-  auto sinks = std::make_unique<RunSinks>();
-  auto context = describe_run_context(command_line);
-  const std::string label = device_label(options.devices);
-  auto open = [&](ExperimentKind kind) {
-    std::string path = result_csv_path(options, std::string(experiment_name(kind)), label);
-    if (!options.resume && fs::exists(path) && fs::file_size(path) > 0) {
-      log::warn("{} exists; new rows are appended (use --resume to skip models it already has)", path);
-    }
-    return std::make_unique<ResultSink>(kind, path, context);
-  };
-  if (options.accuracy) sinks->accuracy = open(ExperimentKind::kAccuracy);
-  if (options.performance) sinks->performance = open(ExperimentKind::kPerformance);
-  return sinks;
-}
-
-RowContext context_for(const RunOptions& options, const ZooEntry& entry, const std::string& device,
-                       const std::string& log) {
-  RowContext c = row_context(options, entry.name, device, log);
-  try {
-    c.batch_size = read_manifest(entry.manifest_path).batch_size;
-  } catch (const std::exception&) {
-    // The child reports the broken manifest; the parent only needs the name for its rows.
-  }
-  return c;
-}
-
-std::vector<std::string> requested_layouts(const RunOptions& options) {
-  return options.input_layouts.empty() ? std::vector<std::string>{"contiguous"} : options.input_layouts;
-}
-
-// Which experiments of this model still lack their rows for every device of the run: with
-// --resume, a model that has its accuracy rows but not its performance row runs performance only.
+// Which experiments of this model and backend still lack their rows for every device of the
+// run: with --resume, a model that has its accuracy rows but not its performance row runs
+// performance only.
 struct MissingRows {
   bool accuracy = false, performance = false;
   bool any() const { return accuracy || performance; }
 };
 
-MissingRows missing_rows(const RunOptions& options, RunSinks& sinks, const ZooEntry& entry,
-                         const std::vector<std::string>& devices) {
+MissingRows missing_rows(const RunOptions& options, RunSinks& sinks, const ZooEntry& entry) {
   MissingRows missing{options.accuracy, options.performance};
-  for (const auto& device : devices) {
+  for (const auto& device : options.devices) {
     RowContext c = context_for(options, entry, device, "");
     if (options.accuracy) {
       bool all = true;
       for (const auto& layout : requested_layouts(options)) {
         c.input_layout = layout;
         auto row = failure_row(ExperimentKind::kAccuracy, Status::kPass, "", c);
-        all = all && sinks.accuracy->identities().count(row.identity()) > 0;
+        all = all && sinks.sink(options.backend, ExperimentKind::kAccuracy).identities().count(row.identity()) > 0;
       }
       if (all) missing.accuracy = false;
     }
     if (options.performance) {
       auto row = failure_row(ExperimentKind::kPerformance, Status::kPass, "", c);
-      if (sinks.performance->identities().count(row.identity()) > 0) missing.performance = false;
+      if (sinks.sink(options.backend, ExperimentKind::kPerformance).identities().count(row.identity()) > 0) {
+        missing.performance = false;
+      }
     }
   }
   return missing;
 }
 
-std::string last_error_line(const std::string& log_path) {
-  std::string text;
-  try {
-    text = read_text_file(log_path);
-  } catch (const std::exception&) {
-    return "";
-  }
-  auto lines = split(text, '\n');
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    std::string line = trim(*it);
-    if (!line.empty()) return line.size() > 300 ? line.substr(0, 300) : line;
-  }
-  return "";
-}
-
-// Rows for whatever the child did not report, from how it ended.
-std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
-                                     const std::string& device, const std::string& log,
-                                     std::vector<ResultRow> rows, const ChildOutcome& outcome) {
-  Status status = Status::kInfraError;
-  std::string reason;
-  switch (outcome.kind) {
-    case ChildOutcome::Kind::kTimedOut:
-      status = Status::kTimeout;
-      reason = fmt::format("no result after {}s (--timeout); process group killed", format_number(options.timeout_s, 0));
-      break;
-    case ChildOutcome::Kind::kSignaled:
-      status = Status::kCrash;
-      reason = "killed by " + signal_name(outcome.signal);
-      // The child's own report says in which phase (its native frames stay in the log); only a
-      // report of this run, and of this signal (SIGKILL leaves none).
-      if (const std::string line = crash_report::crash_line_from_log(log, outcome.log_offset);
-          line.rfind(signal_name(outcome.signal) + " ", 0) == 0) {
-        reason = "killed by " + line + " (backtrace in the log)";
-      }
-      if (outcome.signal == SIGKILL) reason += " (the kernel's OOM killer sends this when host memory runs out)";
-      break;
-    case ChildOutcome::Kind::kInterrupted:
-      // An interrupted model gets no row, not even those its child finished (accuracy before
-      // an interrupted performance run): --resume runs the whole model again.
-      return {};
-    case ChildOutcome::Kind::kFailedToStart:
-      reason = outcome.error;
-      break;
-    case ChildOutcome::Kind::kExited:
-      reason = fmt::format("exited with status {} without a result: {}", outcome.exit_code, last_error_line(log));
-      break;
-  }
-  RowContext c = context_for(options, entry, device, log);
-  // The patches the child was given (a crash may come from one of them).
-  if (options.patches) c.patches = config.patches_for(entry.name, options.mode);
-  auto has = [&](ExperimentKind kind, const std::string& layout) {
-    for (const auto& row : rows) {
-      if (row.kind != kind) continue;
-      if (kind == ExperimentKind::kPerformance) return true;
-      auto it = row.cells.find("input_layout");
-      if ((it == row.cells.end() ? "contiguous" : it->second) == layout) return true;
-    }
-    return false;
-  };
-  if (options.accuracy) {
-    for (const auto& layout : requested_layouts(options)) {
-      if (has(ExperimentKind::kAccuracy, layout)) continue;
-      c.input_layout = layout;
-      rows.push_back(failure_row(ExperimentKind::kAccuracy, status, reason, c));
-    }
-  }
-  if (options.performance && !has(ExperimentKind::kPerformance, "")) {
-    rows.push_back(failure_row(ExperimentKind::kPerformance, status, reason, c));
-  }
-  return rows;
-}
-
 void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std::FILE* out) {
   std::map<std::string, int> by_status;
-  int accuracy_total = 0, accuracy_pass = 0;
-  std::vector<double> speedups;
+  std::map<std::string, std::pair<int, int>> accuracy;  // backend -> (passed, total)
+  std::map<std::string, std::vector<double>> speedups;  // backend -> speedups
+  std::vector<std::string> backends;
   for (const auto& row : rows) {
+    const std::string& backend = cell(row, "backend");
+    if (std::find(backends.begin(), backends.end(), backend) == backends.end()) backends.push_back(backend);
     by_status[std::string(experiment_name(row.kind)) + ":" + std::string(status_name(row.status()))]++;
     if (row.kind == ExperimentKind::kAccuracy) {
-      ++accuracy_total;
-      accuracy_pass += is_passing(row.status()) ? 1 : 0;
+      accuracy[backend].second++;
+      accuracy[backend].first += is_passing(row.status()) ? 1 : 0;
     } else if (row.status() == Status::kPass) {
-      try {
-        double s = std::stod(row.cells.at("speedup"));
-        if (s > 0) speedups.push_back(s);
-      } catch (const std::exception&) {
-      }
+      if (auto s = report::parse_number(cell(row, "speedup")); s && *s > 0) speedups[backend].push_back(*s);
     }
   }
   std::fprintf(out, "\nsummary:");
-  if (accuracy_total > 0) {
-    std::fprintf(out, " accuracy pass rate %d/%d (%.0f%%);", accuracy_pass, accuracy_total,
-                 100.0 * accuracy_pass / accuracy_total);
+  for (const auto& backend : backends) {
+    if (backends.size() > 1) std::fprintf(out, "\n  %s:", backend.c_str());
+    if (auto it = accuracy.find(backend); it != accuracy.end() && it->second.second > 0) {
+      std::fprintf(out, " accuracy pass rate %d/%d (%.0f%%);", it->second.first, it->second.second,
+                   100.0 * it->second.first / it->second.second);
+    }
+    if (auto it = speedups.find(backend); it != speedups.end() && !it->second.empty()) {
+      std::fprintf(out, " geomean speedup %.3fx over %zu models;", stats::geometric_mean(it->second),
+                   it->second.size());
+    }
   }
-  if (!speedups.empty()) {
-    std::fprintf(out, " geomean speedup %.3fx over %zu models;", stats::geometric_mean(speedups), speedups.size());
-  }
-  if (skipped) std::fprintf(out, " %zu skipped;", skipped);
+  if (skipped) std::fprintf(out, "%s %zu skipped;", backends.size() > 1 ? "\n " : "", skipped);
   std::fprintf(out, "\n");
   for (const auto& [key, count] : by_status) std::fprintf(out, "  %-40s %d\n", key.c_str(), count);
 }
@@ -266,6 +183,18 @@ void check_cpu_affinity(const RunOptions& options) {
   worker_cpu_share(options.cpu_affinity, 0, options.devices.size());  // UsageError: too few CPUs
 }
 
+// A torch.compile backend whose name dynamo does not know is a typo: say so before anything
+// runs (where the embedded Python can tell; where it cannot, the rows say why).
+void check_backends_exist(const RunOptions& options) {
+  for (const auto& name : options.backends) {
+    if (!is_torch_compile_backend(name)) continue;
+    auto backend = make_backend(name);
+    if (auto why = backend->unavailable_reason(); why && why->rfind("dynamo has no backend", 0) == 0) {
+      throw UsageError("--backend " + name + ": " + *why);
+    }
+  }
+}
+
 int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config) {
   std::vector<ResultRow> rows;
   run_model(entry, options, config, options.devices.at(0), [&](const ResultRow& row) {
@@ -277,32 +206,6 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
 }
 
 }  // namespace
-
-std::vector<std::string> child_arguments(const RunOptions& o, const std::string& suite, const std::string& model,
-                                         const std::string& device, const std::string& row_out,
-                                         const std::string& log_file) {
-  std::vector<std::string> a = {"run", "--zoo", o.zoo_dir, "--suite", suite, "--only", model, "--devices", device,
-                                "--backend", o.backend, o.mode == Mode::kTraining ? "--training" : "--inference",
-                                "--" + precision_name(o.precision), "--iterations", std::to_string(o.training_steps),
-                                "--repeat", std::to_string(o.measurement.repeat), "--warmup",
-                                std::to_string(o.measurement.warmup_iterations), "--settle-iterations",
-                                std::to_string(o.measurement.settle_iterations), "--timeout", "0",
-                                "--optimizer", o.optimizer.kind, "--lr", format_cell(o.optimizer.learning_rate),
-                                "--row-out", row_out, "--log-file", log_file};
-  if (!o.suites_dir.empty()) a.insert(a.end(), {"--suites-dir", o.suites_dir});
-  if (o.accuracy) a.push_back("--accuracy");
-  if (o.performance) a.push_back("--performance");
-  if (!o.cudagraphs) a.push_back("--disable-cudagraphs");
-  if (o.cosine) a.push_back("--cosine");
-  if (o.accu_summary) a.push_back("--accu-summary");
-  if (o.tolerance) a.insert(a.end(), {"--tolerance", format_cell(*o.tolerance)});
-  if (!o.patches) a.push_back("--no-patches");
-  if (o.measurement.iterations_per_run > 0) {
-    a.insert(a.end(), {"--iterations-per-run", std::to_string(o.measurement.iterations_per_run)});
-  }
-  if (!o.input_layouts.empty()) a.insert(a.end(), {"--input-layouts", join(o.input_layouts, ",")});
-  return a;
-}
 
 int execute_run(const RunOptions& options, const std::vector<std::string>& command_line) {
   if (!options.accuracy && !options.performance) {
@@ -325,117 +228,79 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     if (selected.size() != 1) throw UsageError("--row-out needs exactly one model (--only NAME)");
     return run_child_mode(options, selected[0].entry, configs.at(selected[0].entry.suite));
   }
+  check_backends_exist(options);
 
-  auto sinks = open_sinks(options, command_line);
-  struct QueuedModel {
-    SelectedModel model;
-    RunOptions options;  // the run's options, narrowed to the experiments this model still needs
-  };
-  std::deque<QueuedModel> queue;
+  RunSinks sinks(options, command_line);
+  // Model-major: a model's backends run one after another, so the backends compared in one
+  // table ran on the machine as it was at that moment.
+  std::deque<ChildJob> jobs;
   std::size_t skipped = 0;
   for (auto& model : selected) {
     if (model.skip_reason) {
       ++skipped;
       if (options.accuracy && starts_with(*model.skip_reason, "accuracy.skip")) {
         // Upstream records these as pass_due_to_skip: known not to be checkable, not a failure.
-        RowContext c = context_for(options, model.entry, options.devices[0], "");
-        sinks->write(failure_row(ExperimentKind::kAccuracy, Status::kPassDueToSkip, *model.skip_reason, c));
+        for (const auto& backend : options.backends) {
+          RowContext c = context_for(for_backend(options, backend), model.entry, options.devices[0], "");
+          sinks.write(failure_row(ExperimentKind::kAccuracy, Status::kPassDueToSkip, *model.skip_reason, c));
+        }
       }
       log::info("skip {}: {}", model.entry.name, *model.skip_reason);
       continue;
     }
-    RunOptions model_options = options;
-    if (options.resume) {
-      MissingRows missing = missing_rows(options, *sinks, model.entry, options.devices);
-      if (!missing.any()) {
-        log::info("resume: {} already has its rows", model.entry.name);
-        continue;
+    for (const auto& backend : options.backends) {
+      RunOptions job_options = for_backend(options, backend);
+      if (options.resume) {
+        MissingRows missing = missing_rows(job_options, sinks, model.entry);
+        if (!missing.any()) {
+          log::info("resume: {} ({}) already has its rows", model.entry.name, backend);
+          continue;
+        }
+        job_options.accuracy = missing.accuracy;
+        job_options.performance = missing.performance;
       }
-      model_options.accuracy = missing.accuracy;
-      model_options.performance = missing.performance;
+      jobs.push_back({model.entry, job_options});
     }
-    queue.push_back({model, model_options});
   }
 
-  // One model on one device runs in this process, unless that device or the CPUs must be
-  // pinned in a child (pinned before it starts, so Torch's thread pools see only its CPUs).
-  const bool single = queue.size() == 1 && options.only.size() == 1 && options.devices.size() == 1 &&
+  // One model with one backend on one device runs in this process, unless that device or the
+  // CPUs must be pinned in a child (pinned before it starts, so Torch's thread pools see only
+  // its CPUs).
+  const bool single = jobs.size() == 1 && options.only.size() == 1 && options.backends.size() == 1 &&
+                      options.devices.size() == 1 &&
                       child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0] &&
                       options.cpu_affinity.empty();
   if (single) {
-    // `zoobench run --only NAME`: in this process, rows written as they come.
-    const auto& entry = queue.front().model.entry;
-    run_model(entry, queue.front().options, configs.at(entry.suite), options.devices[0],
-              [&](const ResultRow& row) { sinks->write(row); });
-  } else if (!queue.empty()) {
+    const ChildJob& job = jobs.front();
+    run_model(job.entry, job.options, configs.at(job.entry.suite), options.devices[0],
+              [&](const ResultRow& row) { sinks.write(row); });
+  } else if (!jobs.empty()) {
     install_interrupt_handlers();
-    const std::string logs_dir = (fs::path(options.output_directory) / "logs").string();
-    fs::create_directories(logs_dir);
-    Progress progress(queue.size(), ::isatty(STDERR_FILENO) != 0);
-    std::mutex queue_mutex;
-    const std::string executable = current_executable();
-    auto worker = [&](std::size_t worker_index) {
-      const std::string& device = options.devices[worker_index];
-      const std::vector<int> cpus =
-          options.cpu_affinity.empty()
-              ? std::vector<int>{}
-              : worker_cpu_share(options.cpu_affinity, worker_index, options.devices.size());
-      while (!g_interrupted.load()) {
-        QueuedModel queued;
-        {
-          std::lock_guard<std::mutex> lock(queue_mutex);
-          if (queue.empty()) return;
-          queued = queue.front();
-          queue.pop_front();
-        }
-        const SelectedModel& model = queued.model;
-        const RunOptions& model_options = queued.options;
-        std::string device_part = device;
-        for (char& ch : device_part) ch = ch == ':' ? '_' : ch;
-        const std::string stem = fmt::format("{}/{}.{}.{}.{}", logs_dir, model.entry.name, mode_name(options.mode),
-                                             options.backend, device_part);
-        const std::string log_path = stem + ".log", row_path = stem + ".rows.json";
-        fs::remove(row_path);
-        progress.started(model.entry.name, device);
-        const ChildDevice child = child_device_for(device, cuda_visible_devices);
-        if (child.pinned()) {
-          std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device << " runs this model with "
-                                                 << join(child.environment, " ") << ", as " << child.device << "\n";
-        }
-        if (!cpus.empty()) {
-          std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device << " runs this model on CPUs "
-                                                 << format_cpu_list(cpus) << "\n";
-        }
-        std::vector<std::string> argv = {executable};
-        auto args =
-            child_arguments(model_options, model.entry.suite, model.entry.name, child.device, row_path, log_path);
-        argv.insert(argv.end(), args.begin(), args.end());
-        ChildOutcome outcome = run_child(argv, log_path, options.timeout_s, g_interrupted, child.environment, cpus);
-        auto rows = complete_rows(model_options, model.entry, configs.at(model.entry.suite), device, log_path,
-                                  read_rows_file(row_path), outcome);
-        for (auto& row : rows) {
-          row.cells["dev"] = device;  // a pinned child knew its GPU only as cuda:0
-          row.cells["log"] = log_path;
-          sinks->write(row);
-        }
-        fs::remove(row_path);
-        if (outcome.kind != ChildOutcome::Kind::kInterrupted) {
-          progress.finished(model.entry.name, device, rows, outcome.seconds);
-        }
-      }
-    };
-    std::vector<std::thread> workers;
-    for (std::size_t i = 0; i < options.devices.size(); ++i) workers.emplace_back(worker, i);
-    for (auto& t : workers) t.join();
+    Progress progress(jobs.size(), ::isatty(STDERR_FILENO) != 0);
+    WorkerPoolSettings settings;
+    settings.devices = options.devices;
+    settings.cpu_affinity = options.cpu_affinity;
+    settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
+    settings.timeout_s = options.timeout_s;
+    settings.cuda_visible_devices = cuda_visible_devices;
+    run_jobs(std::move(jobs), settings, configs, progress, g_interrupted, [&](const std::vector<ResultRow>& rows) {
+      for (const auto& row : rows) sinks.write(row);
+    });
     progress.close();
   }
 
-  print_summary(sinks->written, skipped, stdout);
-  if (options.accuracy && options.performance && !sinks->written.empty()) {
-    std::printf("\n%s\n", report::format_ascend_table(sinks->written).c_str());
+  print_summary(sinks.written(), skipped, stdout);
+  if (options.accuracy && options.performance && !sinks.written().empty()) {
+    if (options.backends.size() == 1) {
+      std::printf("\n%s\n", report::format_ascend_table(sinks.written()).c_str());
+    } else {
+      std::printf("\n%s\n", report::format_latency_matrix(sinks.written()).c_str());
+    }
   }
-  if (sinks->accuracy) std::printf("accuracy rows: %s\n", sinks->accuracy->csv_path().c_str());
-  if (sinks->performance) std::printf("performance rows: %s\n", sinks->performance->csv_path().c_str());
+  for (const auto& path : sinks.paths()) {
+    const bool accuracy = path.size() >= 13 && path.compare(path.size() - 13, 13, "_accuracy.csv") == 0;
+    std::printf("%s rows: %s\n", accuracy ? "accuracy" : "performance", path.c_str());
+  }
   if (g_interrupted.load()) {
     std::printf("interrupted: finished models keep their rows; run again with --resume to continue\n");
     return 130;

@@ -103,6 +103,12 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
       for (const auto& item : tolerance) {
         config.tolerance_lists_[item.first.as<std::string>()] = names(item.second);
       }
+      // upstream's tolerance.accuracy_check_runs: {model: N} compiled runs, majority vote
+      if (auto runs = tolerance["accuracy_check_runs"]; runs && runs.IsMap()) {
+        for (const auto& item : runs) {
+          config.accuracy_check_runs_[item.first.as<std::string>()] = item.second.as<int>();
+        }
+      }
       if (auto thresholds = tolerance["iou_thresholds"]; thresholds && thresholds.IsMap()) {
         for (const auto& item : thresholds) {
           config.iou_thresholds_[item.first.as<std::string>()] = item.second.as<double>();
@@ -158,6 +164,11 @@ std::optional<std::string> SuiteConfig::skip_reason(const std::string& model, co
 
 bool SuiteConfig::is_non_deterministic(const std::string& model) const {
   return non_deterministic_.count(model) > 0 || accuracy_skip_eager_nondeterministic_.count(model) > 0;
+}
+
+int SuiteConfig::accuracy_check_runs(const std::string& model) const {
+  auto it = accuracy_check_runs_.find(model);
+  return it == accuracy_check_runs_.end() ? 1 : std::max(1, it->second);
 }
 
 ToleranceDecision SuiteConfig::tolerance(const std::string& model, Mode mode, Precision precision,

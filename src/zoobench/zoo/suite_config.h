@@ -49,6 +49,9 @@ class SuiteConfig {
                               const std::string& device_type, bool cosine_flag) const;
 
   std::optional<int64_t> batch_size(const std::string& model, Mode mode) const;
+  // Upstream's tolerance.accuracy_check_runs: how many compiled runs the accuracy verdict takes
+  // a majority vote over (flaky models); 1 unless the yaml names the model.
+  int accuracy_check_runs(const std::string& model) const;
   std::vector<std::string> patches_for(const std::string& model, Mode mode) const;
   // Extra factor on the training loss (upstream timm scales mobilevit_s's loss by 1/1000).
   double loss_scale(const std::string& model) const;
@@ -66,6 +69,7 @@ class SuiteConfig {
   std::map<std::string, std::set<std::string>> tolerance_lists_;  // "higher" -> models
   std::set<std::string> larger_multiplier_, iou_for_bool_;
   std::map<std::string, double> iou_thresholds_;  // tolerance.iou_thresholds (default 0.99)
+  std::map<std::string, int> accuracy_check_runs_;  // tolerance.accuracy_check_runs
   struct Override {
     double tolerance = 0;
     std::optional<bool> cosine;

@@ -264,6 +264,9 @@ TEST_F(TorchbenchYaml, ComparisonFlagsFromTheLists) {
   EXPECT_DOUBLE_EQ(sam.iou_threshold, 0.95);  // tolerance.iou_thresholds
   EXPECT_FALSE(config_.tolerance("resnet18", Mode::kInference, Precision::kFloat32, "cuda", false)
                    .larger_multiplier_for_smaller_tensor);
+  // tolerance.accuracy_check_runs: sam's verdict is a vote over 5 compiled runs, others' one run.
+  EXPECT_EQ(config_.accuracy_check_runs("sam"), 5);
+  EXPECT_EQ(config_.accuracy_check_runs("resnet18"), 1);
 }
 
 TEST_F(TorchbenchYaml, ZoobenchOverridesCarryTheirReason) {

@@ -1,0 +1,129 @@
+// Child row files and the rows for what a child did not report.
+#include "zoobench/runner/child_rows.h"
+
+#include <csignal>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "zoobench/runner/record_rows.h"
+#include "zoobench/util/crash_report.h"
+#include "zoobench/util/files.h"
+#include "zoobench/util/text.h"
+#include "zoobench/zoo/manifest.h"
+
+namespace fs = std::filesystem;
+
+namespace zoobench {
+namespace {
+
+std::string last_error_line(const std::string& log_path) {
+  std::string text;
+  try {
+    text = read_text_file(log_path);
+  } catch (const std::exception&) {
+    return "";
+  }
+  auto lines = split(text, '\n');
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    std::string line = trim(*it);
+    if (!line.empty()) return line.size() > 300 ? line.substr(0, 300) : line;
+  }
+  return "";
+}
+
+}  // namespace
+
+void write_rows_file(const std::string& path, const std::vector<ResultRow>& rows) {
+  nlohmann::json out;
+  out["rows"] = nlohmann::json::array();
+  for (const auto& row : rows) out["rows"].push_back(row_to_json(row));
+  write_file_atomically(path, out.dump() + "\n");
+}
+
+std::vector<ResultRow> read_rows_file(const std::string& path) {
+  std::vector<ResultRow> rows;
+  if (!fs::exists(path)) return rows;
+  try {
+    auto json = nlohmann::json::parse(read_text_file(path));
+    for (const auto& row : json.at("rows")) rows.push_back(row_from_json(row));
+  } catch (const std::exception&) {
+    // A child killed while writing leaves the previous complete version (atomic rename) or
+    // nothing; a garbled file cannot happen, but if it does the parent's rows say what's missing.
+  }
+  return rows;
+}
+
+RowContext context_for(const RunOptions& options, const ZooEntry& entry, const std::string& device,
+                       const std::string& log) {
+  RowContext c = row_context(options, entry, device, log);
+  try {
+    c.batch_size = read_manifest(entry.manifest_path).batch_size;
+  } catch (const std::exception&) {
+    // The child reports the broken manifest; the parent only needs the name for its rows.
+  }
+  return c;
+}
+
+std::vector<std::string> requested_layouts(const RunOptions& options) {
+  return options.input_layouts.empty() ? std::vector<std::string>{"contiguous"} : options.input_layouts;
+}
+
+std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
+                                     const std::string& device, const std::string& log,
+                                     std::vector<ResultRow> rows, const ChildOutcome& outcome) {
+  Status status = Status::kInfraError;
+  std::string reason;
+  switch (outcome.kind) {
+    case ChildOutcome::Kind::kTimedOut:
+      status = Status::kTimeout;
+      reason = fmt::format("no result after {:.0f}s (--timeout); process group killed", options.timeout_s);
+      break;
+    case ChildOutcome::Kind::kSignaled:
+      status = Status::kCrash;
+      reason = "killed by " + signal_name(outcome.signal);
+      // The child's own report says in which phase (its native frames stay in the log); only a
+      // report of this run, and of this signal (SIGKILL leaves none).
+      if (const std::string line = crash_report::crash_line_from_log(log, outcome.log_offset);
+          line.rfind(signal_name(outcome.signal) + " ", 0) == 0) {
+        reason = "killed by " + line + " (backtrace in the log)";
+      }
+      if (outcome.signal == SIGKILL) reason += " (the kernel's OOM killer sends this when host memory runs out)";
+      break;
+    case ChildOutcome::Kind::kInterrupted:
+      // An interrupted model gets no row, not even those its child finished (accuracy before
+      // an interrupted performance run): --resume runs the whole model again.
+      return {};
+    case ChildOutcome::Kind::kFailedToStart:
+      reason = outcome.error;
+      break;
+    case ChildOutcome::Kind::kExited:
+      reason = fmt::format("exited with status {} without a result: {}", outcome.exit_code, last_error_line(log));
+      break;
+  }
+  RowContext c = context_for(options, entry, device, log);
+  // The patches the child was given (a crash may come from one of them).
+  if (options.patches) c.patches = config.patches_for(entry.name, options.mode);
+  auto has = [&](ExperimentKind kind, const std::string& layout) {
+    for (const auto& row : rows) {
+      if (row.kind != kind) continue;
+      if (kind == ExperimentKind::kPerformance) return true;
+      auto it = row.cells.find("input_layout");
+      if ((it == row.cells.end() ? "contiguous" : it->second) == layout) return true;
+    }
+    return false;
+  };
+  if (options.accuracy) {
+    for (const auto& layout : requested_layouts(options)) {
+      if (has(ExperimentKind::kAccuracy, layout)) continue;
+      c.input_layout = layout;
+      rows.push_back(failure_row(ExperimentKind::kAccuracy, status, reason, c));
+    }
+  }
+  if (options.performance && !has(ExperimentKind::kPerformance, "")) {
+    rows.push_back(failure_row(ExperimentKind::kPerformance, status, reason, c));
+  }
+  return rows;
+}
+
+}  // namespace zoobench

@@ -1,0 +1,37 @@
+// The rows of one model's child process: the file the child writes them to as each experiment
+// finishes (atomically, so the parent never reads half a file), and the rows the parent adds
+// for what the child did not report, from how it ended (timeout, crash, exit without rows).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "zoobench/results/rows.h"
+#include "zoobench/runner/child_process.h"
+#include "zoobench/runner/record_rows.h"
+#include "zoobench/runner/run_options.h"
+#include "zoobench/zoo/catalog.h"
+#include "zoobench/zoo/suite_config.h"
+
+namespace zoobench {
+
+void write_rows_file(const std::string& path, const std::vector<ResultRow>& rows);
+// The rows in `path`; none when it does not exist or cannot be parsed.
+std::vector<ResultRow> read_rows_file(const std::string& path);
+
+// `rows` (what the child reported) plus a row for every requested experiment (and input layout)
+// it did not report, with the status its end implies: timeout, crash (with the phase from its
+// crash report), or infra_error with the log's last line. None at all for an interrupted
+// child: --resume runs the whole model again.
+std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
+                                     const std::string& device, const std::string& log,
+                                     std::vector<ResultRow> rows, const ChildOutcome& outcome);
+
+// The cells every row of `entry` on `device` shares (batch size from its manifest when it reads).
+RowContext context_for(const RunOptions& options, const ZooEntry& entry, const std::string& device,
+                       const std::string& log);
+
+// The input layouts the accuracy experiment runs: --input-layouts, or contiguous alone.
+std::vector<std::string> requested_layouts(const RunOptions& options);
+
+}  // namespace zoobench

@@ -1,0 +1,99 @@
+// Worker threads and the child processes they run.
+#include "zoobench/runner/worker_pool.h"
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "zoobench/runner/child_device.h"
+#include "zoobench/runner/child_process.h"
+#include "zoobench/runner/child_rows.h"
+#include "zoobench/util/cpu_affinity.h"
+#include "zoobench/util/text.h"
+
+namespace fs = std::filesystem;
+
+namespace zoobench {
+namespace {
+
+std::string file_part(std::string text) {
+  for (char& c : text) c = c == ':' ? '_' : c;
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::string> child_arguments(const RunOptions& o, const std::string& suite, const std::string& model,
+                                         const std::string& device, const std::string& row_out,
+                                         const std::string& log_file) {
+  std::vector<std::string> a = {"run",      "--suite",    suite,   "--only",      model,    "--devices",
+                                device,     "--backend",  o.backend, "--timeout", "0",      "--row-out",
+                                row_out,    "--log-file", log_file};
+  if (o.accuracy) a.push_back("--accuracy");
+  if (o.performance) a.push_back("--performance");
+  a.insert(a.end(), o.child_flags.begin(), o.child_flags.end());
+  return a;
+}
+
+void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
+              const std::map<std::string, SuiteConfig>& configs, Progress& progress,
+              const std::atomic<bool>& interrupted,
+              const std::function<void(const std::vector<ResultRow>&)>& deliver) {
+  fs::create_directories(settings.logs_dir);
+  std::mutex queue_mutex;
+  const std::string executable = current_executable();
+  auto worker = [&](std::size_t worker_index) {
+    const std::string& device = settings.devices[worker_index];
+    const std::vector<int> cpus =
+        settings.cpu_affinity.empty()
+            ? std::vector<int>{}
+            : worker_cpu_share(settings.cpu_affinity, worker_index, settings.devices.size());
+    while (!interrupted.load()) {
+      ChildJob job;
+      {
+        std::lock_guard<std::mutex> lock(queue_mutex);
+        if (jobs.empty()) return;
+        job = jobs.front();
+        jobs.pop_front();
+      }
+      const RunOptions& options = job.options;
+      const std::string stem = fmt::format("{}/{}.{}.{}.{}", settings.logs_dir, job.entry.name, mode_name(options.mode),
+                                           file_part(options.backend), file_part(device));
+      const std::string log_path = stem + ".log", row_path = stem + ".rows.json";
+      fs::remove(row_path);
+      const std::string label =
+          options.backends.size() > 1 ? job.entry.name + " [" + options.backend + "]" : job.entry.name;
+      progress.started(label, device);
+      const ChildDevice child = child_device_for(device, settings.cuda_visible_devices);
+      if (child.pinned()) {
+        std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device << " runs this model with "
+                                               << join(child.environment, " ") << ", as " << child.device << "\n";
+      }
+      if (!cpus.empty()) {
+        std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device << " runs this model on CPUs "
+                                               << format_cpu_list(cpus) << "\n";
+      }
+      std::vector<std::string> argv = {executable};
+      auto args = child_arguments(options, job.entry.suite, job.entry.name, child.device, row_path, log_path);
+      argv.insert(argv.end(), args.begin(), args.end());
+      ChildOutcome outcome = run_child(argv, log_path, settings.timeout_s, interrupted, child.environment, cpus);
+      auto rows = complete_rows(options, job.entry, configs.at(job.entry.suite), device, log_path,
+                                read_rows_file(row_path), outcome);
+      for (auto& row : rows) {
+        row.cells["dev"] = device;  // a pinned child knew its GPU only as cuda:0
+        row.cells["log"] = log_path;
+      }
+      deliver(rows);
+      fs::remove(row_path);
+      if (outcome.kind != ChildOutcome::Kind::kInterrupted) progress.finished(label, device, rows, outcome.seconds);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t i = 0; i < settings.devices.size(); ++i) workers.emplace_back(worker, i);
+  for (auto& t : workers) t.join();
+}
+
+}  // namespace zoobench

@@ -1,0 +1,49 @@
+// The workers of a suite run: one thread per device of the run, each taking the next job from
+// a shared queue and running it as a child process (`zoobench run --only NAME ...`) pinned to
+// its GPU (CUDA_VISIBLE_DEVICES) and its share of --cpu-affinity, with its own log file, until
+// the queue is empty or the run is interrupted. Each finished job's rows (the child's, plus
+// rows for what it did not report) go to `deliver` as soon as the child ends.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "zoobench/results/rows.h"
+#include "zoobench/runner/progress.h"
+#include "zoobench/runner/run_options.h"
+#include "zoobench/zoo/catalog.h"
+#include "zoobench/zoo/suite_config.h"
+
+namespace zoobench {
+
+struct ChildJob {
+  ZooEntry entry;
+  RunOptions options;  // the run's, narrowed to this job: its backend, the experiments it still needs
+};
+
+struct WorkerPoolSettings {
+  std::vector<std::string> devices;    // one worker each
+  std::vector<int> cpu_affinity;       // split among the workers; empty: not pinned
+  std::string logs_dir;
+  double timeout_s = 0;
+  const char* cuda_visible_devices = nullptr;  // the parent's CUDA_VISIBLE_DEVICES
+};
+
+// Runs every job (or until `interrupted`); blocks until the workers are done. `deliver` is
+// called from the worker threads, one call per finished job, never for an interrupted one.
+void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
+              const std::map<std::string, SuiteConfig>& configs, Progress& progress,
+              const std::atomic<bool>& interrupted,
+              const std::function<void(const std::vector<ResultRow>&)>& deliver);
+
+// The flags that make a child `zoobench run` do `options` for one model on one device: the
+// parent's per-child decisions, then the user's other flags as given (options.child_flags).
+std::vector<std::string> child_arguments(const RunOptions& options, const std::string& suite,
+                                         const std::string& model, const std::string& device,
+                                         const std::string& row_out, const std::string& log_file);
+
+}  // namespace zoobench
