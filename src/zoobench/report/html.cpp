@@ -432,6 +432,46 @@ std::string regressions_list(const JoinedResults& joined, const BaselineComparis
   return "<ul class=\"regressions\">\n" + items + "</ul>\n";
 }
 
+// The latency matrices (latency_matrix.h): models x backends, the fastest marked per model.
+// Hooks: <table class="matrix">, cells <td data-backend=... data-fastest="1">.
+std::string latency_matrices(const JoinedResults& joined) {
+  std::string out;
+  for (const auto& matrix : joined.latency_matrices) {
+    const bool compare = matrix.compares_with_torch_compile();
+    out += "<h3>" + escape_html(matrix.title()) + "</h3>\n<div class=\"table-wrap\"><table class=\"matrix\"><thead><tr><th>model</th>";
+    for (const auto& backend : matrix.backends) out += "<th>" + escape_html(backend) + "</th>";
+    out += compare ? "<th>zoobench/torch.compile</th></tr></thead><tbody>\n" : "</tr></thead><tbody>\n";
+    for (const auto& row : matrix.rows) {
+      out += "<tr data-model=\"" + escape_html(row.model) + "\"><td>" + escape_html(row.model) + "</td>";
+      for (std::size_t b = 0; b < matrix.backends.size(); ++b) {
+        const MatrixCell& cell = row.cells[b];
+        const bool fastest = row.fastest == b;
+        std::string text = cell.latency_ms ? format_ms(cell.latency_ms) : (cell.status.empty() ? "-" : cell.status);
+        if (cell.accuracy_failed()) text += " \u2717";
+        out += fmt::format("<td class=\"num{}\" data-backend=\"{}\"{}>{}</td>", fastest ? " fastest" : "",
+                           escape_html(matrix.backends[b]), fastest ? " data-fastest=\"1\"" : "",
+                           fastest ? "<strong>" + escape_html(text) + "</strong>" : escape_html(text));
+      }
+      if (compare) out += "<td class=\"num\">" + escape_html(format_ratio(row.zoobench_vs_torch_compile, "\u00d7")) + "</td>";
+      out += "</tr>\n";
+    }
+    if (compare) {
+      out += "<tr class=\"geomean\"><td>geomean vs torch.compile</td>";
+      for (const auto& value : matrix.geomean_vs_torch_compile) {
+        out += "<td class=\"num\">" + escape_html(format_ratio(value, "\u00d7")) + "</td>";
+      }
+      out += "<td class=\"num\">" + escape_html(format_ratio(matrix.geomean_zoobench_vs_torch_compile, "\u00d7")) +
+             "</td></tr>\n";
+    }
+    out += "</tbody></table></div>\n";
+    if (compare) {
+      out += fmt::format("<p class=\"muted\">zoobench's fastest backend at or below torch.compile's fastest on {} of {} models.</p>\n",
+                         matrix.zoobench_at_or_below, matrix.compared);
+    }
+  }
+  return out;
+}
+
 std::string code_list(const std::vector<std::string>& paths) {
   std::vector<std::string> items;
   for (const auto& path : paths) items.push_back("<code>" + escape_html(path) + "</code>");
@@ -465,6 +505,10 @@ std::string render_html(const JoinedResults& joined, const ReportOptions& option
       "confidence interval below; margin is the worst tensor's error / allowed error (below 1 "
       "passes). Click a column to sort.</p>\n";
   out += models_table(joined, options) + "</section>\n";
+  if (!joined.latency_matrices.empty()) {
+    out += "<section id=\"matrix\">\n<h2>Latency matrix</h2>\n<p class=\"muted\">" +
+           escape_html(latency_matrix_legend()) + "</p>\n" + latency_matrices(joined) + "</section>\n";
+  }
   out += "<section id=\"failures\">\n<h2>Failures</h2>\n" + failures_table(joined) + "</section>\n";
   if (options.baseline) {
     out += "<section id=\"regressions\">\n<h2>Regressions vs baseline</h2>\n" +

@@ -152,6 +152,7 @@ std::string describe_run(const JoinedResults& joined) {
 
 JoinedResults join_results(const std::vector<ResultRow>& rows) {
   JoinedResults joined;
+  joined.latency_matrices = build_latency_matrices(rows);
   std::vector<SeriesKey> accuracy_keys, performance_keys;
   // model -> column/series index -> cell; the vectors are sized once all keys are known.
   std::map<std::string, std::map<int, AccuracyCell>> accuracy;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/report/latency_matrix.h"
 #include "zoobench/results/rows.h"
 
 namespace zoobench::report {
@@ -64,6 +65,8 @@ struct JoinedResults {
   std::vector<JoinedModel> models;                    // sorted by name
   // What the rows were run with, distinct values in order of first appearance.
   std::vector<std::string> devices, modes, dtypes, backends;
+  // Backends side by side, per suite and context (only where two or more backends ran).
+  std::vector<LatencyMatrix> latency_matrices;
   // Rows that could not be placed cleanly (e.g. two rows for the same model and column: the
   // later one is kept). Renderers show these; the CLI prints them.
   std::vector<std::string> warnings;

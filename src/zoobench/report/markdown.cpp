@@ -287,6 +287,75 @@ std::string markdown_failures_table(const JoinedResults& joined) {
   return table.rows.empty() ? "" : table.render();
 }
 
+namespace {
+
+std::string matrix_cell(const MatrixCell& cell, bool fastest) {
+  if (!cell.latency_ms) return cell.status.empty() ? "-" : cell.status;
+  std::string text = format_ms(cell.latency_ms);
+  if (fastest) text = "**" + text + "**";
+  if (cell.accuracy_failed()) text += " \u2717";
+  return text;
+}
+
+std::string markdown_latency_matrix(const LatencyMatrix& matrix) {
+  MarkdownTable table;
+  table.add_column("model", false);
+  for (const auto& backend : matrix.backends) table.add_column(backend, true);
+  table.add_column("fastest", false);
+  const bool compare = matrix.compares_with_torch_compile();
+  if (compare) table.add_column("zoobench/torch.compile", true);
+  for (const auto& row : matrix.rows) {
+    std::vector<std::string> cells = {escape_cell(row.model)};
+    for (std::size_t b = 0; b < matrix.backends.size(); ++b) {
+      cells.push_back(escape_cell(matrix_cell(row.cells[b], row.fastest == b)));
+    }
+    cells.push_back(row.fastest ? matrix.backends[*row.fastest] : "-");
+    if (compare) cells.push_back(format_ratio(row.zoobench_vs_torch_compile));
+    table.rows.push_back(std::move(cells));
+  }
+  if (compare) {
+    std::vector<std::string> cells = {"geomean vs torch.compile"};
+    for (const auto& value : matrix.geomean_vs_torch_compile) cells.push_back(format_ratio(value));
+    cells.push_back("");
+    cells.push_back(format_ratio(matrix.geomean_zoobench_vs_torch_compile));
+    table.rows.push_back(std::move(cells));
+  }
+  std::string out = table.render();
+  if (compare) {
+    out += fmt::format(
+        "\nzoobench's fastest backend at or below torch.compile's fastest on {} of {} models "
+        "(geomean latency ratio {}).\n",
+        matrix.zoobench_at_or_below, matrix.compared, format_ratio(matrix.geomean_zoobench_vs_torch_compile));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string markdown_latency_matrices(const JoinedResults& joined) {
+  std::string out;
+  for (const auto& matrix : joined.latency_matrices) {
+    if (!out.empty()) out += "\n";
+    out += "### " + matrix.title() + "\n\n" + markdown_latency_matrix(matrix);
+  }
+  return out;
+}
+
+std::string format_latency_matrix(const std::vector<ResultRow>& rows) {
+  JoinedResults joined = join_results(rows);
+  std::string out = markdown_latency_matrices(joined);
+  if (!out.empty()) out += "\n" + latency_matrix_legend() + "\n";
+  std::string failures = markdown_failures_table(joined);
+  if (!failures.empty()) out += "\nFailures:\n\n" + failures;
+  return out;
+}
+
+std::string latency_matrix_legend() {
+  return "Latency in ms per iteration (the compiled side's median); in bold: the fastest backend whose "
+         "accuracy did not fail; \u2717: the backend's accuracy check failed; zoobench/torch.compile: "
+         "zoobench's fastest backend / torch.compile's fastest (below 1: zoobench is faster).";
+}
+
 std::string format_ascend_table(const std::vector<ResultRow>& rows) {
   JoinedResults joined = join_results(rows);
   std::string out = markdown_results_table(joined);
@@ -306,6 +375,9 @@ std::string render_markdown(const JoinedResults& joined, const ReportOptions& op
   out += markdown_results_table(joined);
   out += "\n" + markdown_summary_line(joined, summarize(joined)) + "\n";
   if (any_unstable(joined)) out += "\n" + unstable_footnote() + "\n";
+  if (!joined.latency_matrices.empty()) {
+    out += "\n## Latency matrix\n\n" + latency_matrix_legend() + "\n\n" + markdown_latency_matrices(joined);
+  }
   std::string failures = markdown_failures_table(joined);
   out += "\n## Failures\n\n" + (failures.empty() ? std::string("None.\n") : failures);
   if (options.baseline) out += "\n" + baseline_section(joined, options);

@@ -28,7 +28,12 @@ std::string render_markdown(const JoinedResults& joined, const ReportOptions& op
 // the unstable footnote and the failures of this run's rows, without a document title.
 std::string format_ascend_table(const std::vector<ResultRow>& rows);
 
+// What a run with several backends prints at the end: the latency matrix of its rows.
+std::string format_latency_matrix(const std::vector<ResultRow>& rows);
+
 // The pieces, for the run-end table and for tests.
+// One table per matrix, with its title as a heading line ("" when there is none).
+std::string markdown_latency_matrices(const JoinedResults& joined);
 std::string markdown_results_table(const JoinedResults& joined);
 std::string markdown_summary_line(const JoinedResults& joined, const ReportSummary& summary);
 std::string markdown_failures_table(const JoinedResults& joined);  // "" when nothing failed
@@ -38,6 +43,9 @@ std::string eager_column(const std::string& context, const char* metric);       
 std::string compiled_column(const PerformanceSeries& series, const char* metric);  // jit_E2E
 std::string speedup_column(const JoinedResults& joined, const PerformanceSeries& series,
                            const char* metric);  // E2E_speed_up_rate or jit_E2E_speed_up_rate
+
+// How to read a latency matrix (its marks and the last column).
+std::string latency_matrix_legend();
 
 // What marks an unstable measurement, and the footnote that explains it.
 inline constexpr const char* kUnstableMark = "\u2020";

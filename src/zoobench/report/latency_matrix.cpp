@@ -1,0 +1,151 @@
+// Building the latency matrices from result rows.
+#include "zoobench/report/latency_matrix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "zoobench/report/number_format.h"
+#include "zoobench/results/status.h"
+
+namespace zoobench::report {
+namespace {
+
+using MatrixKey = std::tuple<std::string, std::string, std::string, std::string>;  // suite, dev, mode, dtype
+
+MatrixKey key_of(const ResultRow& row) {
+  return {cell(row, "suite"), cell(row, "dev"), cell(row, "mode"), cell(row, "dtype")};
+}
+
+// Rows written before the column existed come from zoobench's own backends.
+std::string family_of(const ResultRow& row) {
+  const std::string& family = cell(row, "backend_family");
+  return family.empty() ? "zoobench" : family;
+}
+
+std::size_t column_of(LatencyMatrix& matrix, const std::string& backend, const std::string& family) {
+  auto it = std::find(matrix.backends.begin(), matrix.backends.end(), backend);
+  if (it != matrix.backends.end()) return static_cast<std::size_t>(it - matrix.backends.begin());
+  matrix.backends.push_back(backend);
+  matrix.families.push_back(family);
+  return matrix.backends.size() - 1;
+}
+
+// The best usable latency of one family in a row: a passing performance row whose accuracy did
+// not fail.
+std::optional<double> best_of(const LatencyMatrix& matrix, const MatrixRow& row, const std::string& family) {
+  std::optional<double> best;
+  for (std::size_t b = 0; b < row.cells.size(); ++b) {
+    const MatrixCell& c = row.cells[b];
+    if (matrix.families[b] != family || !c.latency_ms || c.accuracy_failed()) continue;
+    if (!best || *c.latency_ms < *best) best = c.latency_ms;
+  }
+  return best;
+}
+
+std::optional<double> geomean(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  double log_sum = 0;
+  for (double v : values) log_sum += std::log(v);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+void complete(LatencyMatrix& matrix) {
+  std::vector<std::vector<double>> ratios(matrix.backends.size());
+  std::vector<double> best_ratios;
+  for (MatrixRow& row : matrix.rows) {
+    row.cells.resize(matrix.backends.size());
+    for (std::size_t b = 0; b < row.cells.size(); ++b) {
+      const MatrixCell& c = row.cells[b];
+      if (!c.latency_ms || c.accuracy_failed()) continue;
+      if (!row.fastest || *c.latency_ms < *row.cells[*row.fastest].latency_ms) row.fastest = b;
+    }
+    auto reference = best_of(matrix, row, "torch.compile");
+    auto own = best_of(matrix, row, "zoobench");
+    if (reference && own) {
+      row.zoobench_vs_torch_compile = *own / *reference;
+      best_ratios.push_back(*row.zoobench_vs_torch_compile);
+      matrix.compared++;
+      if (*own <= *reference) matrix.zoobench_at_or_below++;
+    }
+    if (!reference) continue;
+    for (std::size_t b = 0; b < row.cells.size(); ++b) {
+      if (row.cells[b].latency_ms && !row.cells[b].accuracy_failed()) ratios[b].push_back(*row.cells[b].latency_ms / *reference);
+    }
+  }
+  for (const auto& values : ratios) matrix.geomean_vs_torch_compile.push_back(geomean(values));
+  matrix.geomean_zoobench_vs_torch_compile = geomean(best_ratios);
+}
+
+}  // namespace
+
+bool MatrixCell::accuracy_failed() const {
+  if (accuracy.empty()) return false;
+  auto status = parse_status(accuracy);
+  return !status || !is_passing(*status);
+}
+
+std::string LatencyMatrix::title() const {
+  std::string out;
+  for (const std::string* part : {&suite, &dev, &mode, &dtype}) {
+    if (part->empty()) continue;
+    if (!out.empty()) out += " \u00b7 ";
+    out += *part;
+  }
+  return out;
+}
+
+bool LatencyMatrix::compares_with_torch_compile() const {
+  return compared > 0;
+}
+
+std::vector<LatencyMatrix> build_latency_matrices(const std::vector<ResultRow>& rows) {
+  std::map<MatrixKey, LatencyMatrix> matrices;
+  std::vector<MatrixKey> order;
+  std::map<MatrixKey, std::map<std::string, MatrixRow>> by_model;
+  auto matrix_for = [&](const ResultRow& row) -> LatencyMatrix& {
+    MatrixKey key = key_of(row);
+    if (!matrices.count(key)) {
+      order.push_back(key);
+      LatencyMatrix matrix;
+      std::tie(matrix.suite, matrix.dev, matrix.mode, matrix.dtype) = key;
+      matrices[key] = std::move(matrix);
+    }
+    return matrices[key];
+  };
+  // Performance rows make the columns; accuracy rows only mark cells.
+  for (const auto& row : rows) {
+    if (row.kind != ExperimentKind::kPerformance) continue;
+    LatencyMatrix& matrix = matrix_for(row);
+    std::size_t b = column_of(matrix, cell(row, "backend"), family_of(row));
+    MatrixRow& model = by_model[key_of(row)][cell(row, "name")];
+    model.model = cell(row, "name");
+    if (model.cells.size() <= b) model.cells.resize(b + 1);
+    model.cells[b].status = cell(row, "status");
+    auto latency = parse_number(cell(row, "abs_latency"));
+    if (model.cells[b].status == "pass" && latency && *latency > 0) model.cells[b].latency_ms = latency;
+  }
+  for (const auto& row : rows) {
+    if (row.kind != ExperimentKind::kAccuracy || !matrices.count(key_of(row))) continue;
+    LatencyMatrix& matrix = matrices[key_of(row)];
+    auto it = std::find(matrix.backends.begin(), matrix.backends.end(), cell(row, "backend"));
+    if (it == matrix.backends.end()) continue;
+    MatrixRow& model = by_model[key_of(row)][cell(row, "name")];
+    model.model = cell(row, "name");
+    const std::size_t b = static_cast<std::size_t>(it - matrix.backends.begin());
+    if (model.cells.size() <= b) model.cells.resize(b + 1);
+    model.cells[b].accuracy = cell(row, "accuracy");
+  }
+  std::vector<LatencyMatrix> out;
+  for (const auto& key : order) {
+    LatencyMatrix& matrix = matrices[key];
+    if (matrix.backends.size() < 2) continue;
+    for (auto& [name, row] : by_model[key]) matrix.rows.push_back(std::move(row));
+    complete(matrix);
+    out.push_back(std::move(matrix));
+  }
+  return out;
+}
+
+}  // namespace zoobench::report

@@ -1,0 +1,54 @@
+// The latency matrix: for each suite and each (device, mode, dtype), one row per model and one
+// column per backend, so backends that ran in one invocation read side by side. Each cell is
+// the compiled latency (abs_latency, ms per iteration), marked when the backend's accuracy row
+// for that model did not pass; the fastest backend with a passing (or unchecked) result is
+// marked per model. Where both zoobench's own backends and torch.compile's ran, each model gets
+// the ratio best zoobench / best torch.compile (below 1: zoobench is faster), and each backend
+// its geomean latency relative to the best torch.compile latency of each model.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zoobench/results/rows.h"
+
+namespace zoobench::report {
+
+struct MatrixCell {
+  std::optional<double> latency_ms;  // the performance row's abs_latency, when it passed
+  std::string status;                // the performance row's status ("" when there is no row)
+  std::string accuracy;              // the accuracy row's status for this backend ("" when none)
+  bool accuracy_failed() const;      // an accuracy row that is neither pass nor pass_due_to_skip
+};
+
+struct MatrixRow {
+  std::string model;
+  std::vector<MatrixCell> cells;  // parallel to LatencyMatrix::backends
+  std::optional<std::size_t> fastest;
+  // best zoobench-family latency / best torch.compile-family latency (both with results that
+  // did not fail accuracy)
+  std::optional<double> zoobench_vs_torch_compile;
+};
+
+struct LatencyMatrix {
+  std::string suite, dev, mode, dtype;
+  std::vector<std::string> backends;  // in order of first appearance
+  std::vector<std::string> families;  // parallel: "zoobench", "torch.compile", "python"
+  std::vector<MatrixRow> rows;        // sorted by model
+  // Per backend: geomean of latency / best torch.compile latency over the models where both exist.
+  std::vector<std::optional<double>> geomean_vs_torch_compile;
+  std::optional<double> geomean_zoobench_vs_torch_compile;
+  int zoobench_at_or_below = 0, compared = 0;  // models where best zoobench <= best torch.compile
+
+  std::string title() const;  // "timm_models · cuda · inference · float32"
+  // Whether some model has results from both zoobench's own backends and torch.compile's:
+  // only then do the comparison column and row mean anything.
+  bool compares_with_torch_compile() const;
+};
+
+// One matrix per suite and (device, mode, dtype) that has performance rows of at least two
+// backends; none otherwise.
+std::vector<LatencyMatrix> build_latency_matrices(const std::vector<ResultRow>& rows);
+
+}  // namespace zoobench::report

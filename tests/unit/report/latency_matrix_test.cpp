@@ -1,0 +1,97 @@
+// The latency matrix: backends side by side per suite and context, the fastest marked among the
+// backends whose accuracy did not fail, and zoobench's best against torch.compile's best, with
+// the numbers worked out by hand.
+#include "zoobench/report/latency_matrix.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "report_rows.h"
+#include "zoobench/report/joined_results.h"
+#include "zoobench/report/markdown.h"
+
+namespace zoobench::report {
+namespace {
+
+using testing::accuracy_row;
+using testing::performance_row;
+
+ResultRow timed(const std::string& model, const std::string& backend, const std::string& family, double ms,
+                const std::string& suite = "timm_models") {
+  return performance_row("cuda", model, backend, 10.0, ms, {{"backend_family", family}, {"suite", suite}});
+}
+
+ResultRow checked(const std::string& model, const std::string& backend, const std::string& status,
+                  const std::string& suite = "timm_models") {
+  return accuracy_row("cuda", model, status, {{"backend", backend}, {"suite", suite}});
+}
+
+TEST(LatencyMatrix, BackendsSideBySideWithTheFastestAndTheRatioToTorchCompile) {
+  std::vector<ResultRow> rows = {
+      timed("resnet", "jit", "zoobench", 2.0),          timed("resnet", "aot_inductor", "zoobench", 1.0),
+      timed("resnet", "inductor", "torch.compile", 1.6), timed("resnet", "python_eager", "python", 4.0),
+      timed("vit", "jit", "zoobench", 3.0),             timed("vit", "aot_inductor", "zoobench", 0.5),
+      timed("vit", "inductor", "torch.compile", 2.0),   timed("vit", "python_eager", "python", 5.0),
+      // aot_inductor is fastest on vit but fails accuracy there: it is neither fastest nor counted.
+      checked("vit", "aot_inductor", "fail_accuracy"),  checked("resnet", "aot_inductor", "pass"),
+  };
+  auto matrices = build_latency_matrices(rows);
+  ASSERT_EQ(matrices.size(), 1u);
+  const LatencyMatrix& m = matrices[0];
+  EXPECT_EQ(m.title(), "timm_models \u00b7 cuda \u00b7 inference \u00b7 float32");
+  EXPECT_EQ(m.backends, (std::vector<std::string>{"jit", "aot_inductor", "inductor", "python_eager"}));
+  ASSERT_EQ(m.rows.size(), 2u);
+  const MatrixRow& resnet = m.rows[0];
+  const MatrixRow& vit = m.rows[1];
+  EXPECT_EQ(resnet.model, "resnet");
+  EXPECT_EQ(resnet.fastest, 1u);  // aot_inductor, 1.0 ms
+  EXPECT_EQ(vit.fastest, 2u);     // inductor, since aot_inductor failed accuracy
+  EXPECT_TRUE(vit.cells[1].accuracy_failed());
+  EXPECT_DOUBLE_EQ(*resnet.zoobench_vs_torch_compile, 1.0 / 1.6);
+  EXPECT_DOUBLE_EQ(*vit.zoobench_vs_torch_compile, 3.0 / 2.0);  // jit: the best zoobench result that passed
+  EXPECT_EQ(m.compared, 2);
+  EXPECT_EQ(m.zoobench_at_or_below, 1);
+  EXPECT_NEAR(*m.geomean_zoobench_vs_torch_compile, std::sqrt(1.0 / 1.6 * 1.5), 1e-12);
+  // Per backend, latency over the best torch.compile latency of each model.
+  EXPECT_NEAR(*m.geomean_vs_torch_compile[0], std::sqrt(2.0 / 1.6 * 3.0 / 2.0), 1e-12);  // jit
+  EXPECT_NEAR(*m.geomean_vs_torch_compile[1], 1.0 / 1.6, 1e-12);  // aot_inductor: resnet only
+  EXPECT_NEAR(*m.geomean_vs_torch_compile[2], 1.0, 1e-12);        // inductor against itself
+
+  const std::string markdown = markdown_latency_matrices(join_results(rows));
+  EXPECT_NE(markdown.find("| vit "), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("0.500 \u2717"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("**1.000**"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("at or below torch.compile's fastest on 1 of 2 models"), std::string::npos) << markdown;
+}
+
+TEST(LatencyMatrix, OneMatrixPerSuiteAndNoneForOneBackend) {
+  std::vector<ResultRow> rows = {
+      timed("resnet", "jit", "zoobench", 2.0, "timm_models"),      timed("resnet", "inductor", "torch.compile", 1.0, "timm_models"),
+      timed("bert", "jit", "zoobench", 5.0, "huggingface"),        timed("bert", "inductor", "torch.compile", 4.0, "huggingface"),
+      timed("alexnet", "jit", "zoobench", 1.0, "torchbench"),
+  };
+  auto matrices = build_latency_matrices(rows);
+  ASSERT_EQ(matrices.size(), 2u);
+  EXPECT_EQ(matrices[0].suite, "timm_models");
+  EXPECT_EQ(matrices[1].suite, "huggingface");
+  ASSERT_EQ(matrices[1].rows.size(), 1u);
+  EXPECT_EQ(matrices[1].rows[0].model, "bert");
+}
+
+TEST(LatencyMatrix, FailedRunsShowTheirStatusAndNoComparisonWithoutTorchCompileResults) {
+  ResultRow failed = timed("resnet", "inductor", "torch.compile", 1.0);
+  failed.cells["status"] = "fail_to_run";
+  failed.cells["abs_latency"] = "";
+  std::vector<ResultRow> rows = {timed("resnet", "jit", "zoobench", 2.0), failed};
+  auto matrices = build_latency_matrices(rows);
+  ASSERT_EQ(matrices.size(), 1u);
+  EXPECT_FALSE(matrices[0].compares_with_torch_compile());
+  EXPECT_EQ(matrices[0].rows[0].cells[1].status, "fail_to_run");
+  const std::string markdown = markdown_latency_matrices(join_results(rows));
+  EXPECT_NE(markdown.find("fail_to_run"), std::string::npos) << markdown;
+  EXPECT_EQ(markdown.find("zoobench/torch.compile"), std::string::npos) << markdown;
+}
+
+}  // namespace
+}  // namespace zoobench::report
