@@ -16,6 +16,15 @@ Model kinds:
                updated so that loading, not verification, is what fails
   sha_mismatch an MLP with one byte of inputs.pt flipped after export
   bad_json     an MLP whose manifest.json is cut off mid-object
+Kinds the Python backends (python_eager, torch.compile) can rebuild, through python_models.py's
+build(name, context) (their manifests get a `rebuild` record naming it):
+  py_mlp, py_conv   the good models
+  py_raiser    eval.pt is the MLP; rebuilt, its forward raises in Python from the second call
+               on (the first is the identity check)
+  py_hang      likewise, but sleeps forever from the second call on
+  py_changed   eval.pt is the MLP; rebuilt, it computes tanh where the export has relu
+  py_reseeded  an MLP with a value outside its state dict (a non-persistent buffer drawn at
+               construction), rebuilt under another seed: other weights than the exported ones
 """
 
 import hashlib
@@ -31,6 +40,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
 
 import export_zoo  # noqa: E402
+from python_models import Conv, Mlp  # noqa: E402
 
 # The same schemas as zoobench's fault_injection patch (src/zoobench/patches/fault_injection.h),
 # with harmless Python kernels: only scripting needs them; zoobench runs the C++ ones.
@@ -39,25 +49,6 @@ _LIB.define("segfault(Tensor x) -> Tensor")
 _LIB.define("abort(Tensor x) -> Tensor")
 _LIB.impl("segfault", lambda x: x.clone(), "CompositeExplicitAutograd")
 _LIB.impl("abort", lambda x: x.clone(), "CompositeExplicitAutograd")
-
-class Mlp(nn.Module):
-    def __init__(self, width: int = 16):
-        super().__init__()
-        self.net = nn.Sequential(nn.Linear(8, width), nn.ReLU(), nn.Linear(width, 4))
-
-    def forward(self, x):
-        return self.net(x)
-
-
-class Conv(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(),
-                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 3))
-
-    def forward(self, x):
-        return self.net(x)
-
 
 class Raiser(nn.Module):
     def forward(self, x):
@@ -109,7 +100,32 @@ class HugeAlloc(nn.Module):
         return x + big[0]
 
 
+def _add_rebuild_record(folder: str, name: str, kind: str) -> None:
+    manifest_path = os.path.join(folder, "manifest.json")
+    with open(manifest_path) as f:
+        manifest = json.load(f)
+    manifest["rebuild"] = {"source": "python_models", "name": name,
+                           "python_path": os.path.dirname(os.path.abspath(__file__)),
+                           "seed": 1 if kind == "py_reseeded" else 0,
+                           "context": {"batch_size": 2, "options": {"kind": kind}}}
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=2)
+
+
+# py_* kind -> the kind whose TorchScript make_zoo exports for it
+_EXPORTED_AS = {"py_mlp": "mlp", "py_conv": "conv", "py_raiser": "mlp", "py_hang": "mlp",
+                "py_changed": "mlp", "py_reseeded": "reseeded"}
+
+
 def _module_and_inputs(kind: str):
+    if kind in _EXPORTED_AS:
+        exported = _EXPORTED_AS[kind]
+        if exported == "reseeded":
+            from python_models import Reseeded
+
+            torch.manual_seed(0)
+            return Reseeded(), (torch.randn(2, 8),)
+        return _module_and_inputs(exported)
     if kind == "conv":
         return Conv(), (torch.randn(2, 3, 8, 8),)
     if kind == "mlp_wide":
@@ -167,3 +183,5 @@ def build(zoo: str, suites_dir: str, suite: str, models: dict) -> None:
             if status != 0:
                 raise SystemExit(f"export_zoo failed for {name} ({kind}): status {status}")
             _corrupt(os.path.join(zoo, suite, name), kind)
+            if kind in _EXPORTED_AS:
+                _add_rebuild_record(os.path.join(zoo, suite, name), name, kind)

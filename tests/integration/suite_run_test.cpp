@@ -23,132 +23,12 @@
 #include <utility>
 #include <vector>
 
+#include "integration_helpers.h"
 #include "testing/testing.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-namespace zt = zoobench::testing;
-using ::testing::HasSubstr;
-
-using Row = std::map<std::string, std::string>;
-using Models = std::vector<std::pair<std::string, std::string>>;  // name, make_zoo.py kind
-
-std::string quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-std::string zoobench(const std::string& arguments) {
-  return quote(ZOOBENCH_EXECUTABLE) + " " + arguments;
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path) << text;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// RFC 4180 with a header row; an independent reader, not zoobench's own.
-std::vector<Row> read_csv(const std::string& path) {
-  const std::string text = read_text(path);
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string cell;
-  bool quoted = false, any = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cell += c;
-      }
-    } else if (c == '"') {
-      quoted = any = true;
-    } else if (c == ',') {
-      record.push_back(cell);
-      cell.clear();
-      any = true;
-    } else if (c == '\n') {
-      record.push_back(cell);
-      records.push_back(record);
-      record.clear();
-      cell.clear();
-      any = false;
-    } else if (c != '\r') {
-      cell += c;
-      any = true;
-    }
-  }
-  if (any) {
-    record.push_back(cell);
-    records.push_back(record);
-  }
-  std::vector<Row> rows;
-  for (std::size_t r = 1; r < records.size(); ++r) {
-    Row row;
-    for (std::size_t c = 0; c < records[0].size() && c < records[r].size(); ++c) {
-      row[records[0][c]] = records[r][c];
-    }
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-// The lines of `text` that contain `word`.
-std::string lines_with(const std::string& text, const std::string& word) {
-  std::istringstream in(text);
-  std::string line, out;
-  while (std::getline(in, line)) {
-    if (line.find(word) != std::string::npos) out += line + "\n";
-  }
-  return out;
-}
-
-std::map<std::string, int> count_names(const std::vector<Row>& rows) {
-  std::map<std::string, int> counts;
-  for (const auto& row : rows) ++counts[row.at("name")];
-  return counts;
-}
-
-std::multiset<std::pair<std::string, std::string>> names_and_statuses(
-    const std::vector<Row>& rows, const std::string& status_column = "accuracy") {
-  std::multiset<std::pair<std::string, std::string>> out;
-  for (const auto& row : rows) out.insert({row.at("name"), row.at(status_column)});
-  return out;
-}
-
-// Adds `models` to <zoo>/<suite>/ with the exporter (tests/integration/make_zoo.py).
-void make_zoo(const std::string& zoo, const std::string& suites_dir, const std::string& suite,
-              const Models& models) {
-  std::string dict;
-  for (const auto& [name, kind] : models) dict += "'" + name + "': '" + kind + "', ";
-  zt::run_python("import sys\nsys.path.insert(0, '" ZOOBENCH_INTEGRATION_DIR
-                 "')\nimport make_zoo\nmake_zoo.build('" +
-                 zoo + "', '" + suites_dir + "', '" + suite + "', {" + dict + "})\n");
-  for (const auto& [name, kind] : models) {
-    ASSERT_TRUE(fs::exists(zoo + "/" + suite + "/" + name + "/manifest.json")) << name;
-  }
-}
-
-std::string accuracy_csv(const std::string& out, const std::string& suite) {
-  return out + "/" + suite + "_jit_inference_float32_cpu_accuracy.csv";
-}
-
-std::string performance_csv(const std::string& out, const std::string& suite) {
-  return out + "/" + suite + "_jit_inference_float32_cpu_performance.csv";
-}
+using namespace zoobench::integration;
 
 // The aborting and segfaulting models must not leave core files behind (children inherit it).
 void disable_core_dumps() {
@@ -199,6 +79,25 @@ std::vector<std::string> processes_mentioning(const std::string& text) {
   return found;
 }
 
+// upstream's tolerance.accuracy_check_runs reaches the experiment: the named model's compiled
+// side runs that many times (the record says so), the others once.
+TEST(SuiteRun, AccuracyCheckRunsFromTheYamlVote) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  write_text(suites + "/voted.yaml", "tolerance:\n  accuracy_check_runs:\n    flaky: 3\n");
+  make_zoo(zoo, suites, "voted", {{"flaky", "mlp"}, {"steady", "mlp"}});
+  auto run = zt::run_command(zoobench_command("run --suite voted --accuracy --suites-dir " + quote(suites) + " --zoo " +
+                                      quote(zoo) + " --output-directory " + quote(out)));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto json = nlohmann::json::parse(read_text(out + "/voted_jit_inference_float32_cpu_accuracy.json"));
+  std::map<std::string, int> runs;
+  for (const auto& record : json.at("records")) {
+    EXPECT_EQ(record.at("cells").at("accuracy"), "pass");
+    runs[record.at("cells").at("name")] = record.at("detail").at("check_runs").get<int>();
+  }
+  EXPECT_EQ(runs, (std::map<std::string, int>{{"flaky", 3}, {"steady", 1}}));
+}
+
 // --- one suite run over a zoo of faulty models ---------------------------------------------
 
 TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
@@ -223,7 +122,7 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
             {"sha_mismatch", "sha_mismatch"},
             {"bad_json", "bad_json"}});
 
-  auto run = zt::run_command(zoobench("run --suite faulty --accuracy --timeout 20 --suites-dir " +
+  auto run = zt::run_command(zoobench_command("run --suite faulty --accuracy --timeout 20 --suites-dir " +
                                       quote(suites) + " --zoo " + quote(zoo) +
                                       " --output-directory " + quote(out)));
   // Failing models are results: the run itself succeeds.
@@ -295,20 +194,20 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
         row.at("name") + "," + (row.at("name") == "raiser" ? "pass" : row.at("accuracy")) + "\n";
   }
   write_text(dir.file("expected_regressed.csv"), raiser_expected_to_pass);
-  auto regressed = zt::run_command(zoobench("compare " + quote(csv) + " --expected " +
+  auto regressed = zt::run_command(zoobench_command("compare " + quote(csv) + " --expected " +
                                             quote(dir.file("expected_regressed.csv"))));
   EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
   EXPECT_THAT(lines_with(regressed.output, "raiser"), HasSubstr("FAIL"));
   // ... expecting every failure as it is passes the gate (XFAIL) ...
   write_text(dir.file("expected_same.csv"), all_as_now);
   auto same = zt::run_command(
-      zoobench("compare " + quote(csv) + " --expected " + quote(dir.file("expected_same.csv"))));
+      zoobench_command("compare " + quote(csv) + " --expected " + quote(dir.file("expected_same.csv"))));
   EXPECT_EQ(same.exit_code, 0) << same.output;
   EXPECT_THAT(same.output, HasSubstr("XFAIL"));
   // ... and a model the run did not produce is MISSING (exit 1).
   write_text(dir.file("expected_more.csv"), all_as_now + "vanished,pass\n");
   auto missing = zt::run_command(
-      zoobench("compare " + quote(csv) + " --expected " + quote(dir.file("expected_more.csv"))));
+      zoobench_command("compare " + quote(csv) + " --expected " + quote(dir.file("expected_more.csv"))));
   EXPECT_EQ(missing.exit_code, 1) << missing.output;
   EXPECT_THAT(missing.output, HasSubstr("MISSING"));
 }
@@ -382,7 +281,7 @@ TEST(SuiteRun, InterruptKeepsFinishedRowsAndResumeGivesEachModelExactlyOneRow) {
   // --resume runs only what has no row yet; m_slow's performance run now times out.
   std::string resume_command = "run";
   for (std::size_t i = 1; i < common.size(); ++i) resume_command += " " + quote(common[i]);
-  auto resumed = zt::run_command(zoobench(resume_command + " --timeout 15 --resume"));
+  auto resumed = zt::run_command(zoobench_command(resume_command + " --timeout 15 --resume"));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_THAT(resumed.output, HasSubstr("resume: a_mlp already has its rows"));
   const std::map<std::string, int> once = {
@@ -421,7 +320,7 @@ TEST(SuiteRun, PartitionsCoverEachModelOnceAndMergeEqualsAnUnpartitionedRun) {
   for (int id = 0; id < kPartitions; ++id) {
     const std::string part_out = out + "/part" + std::to_string(id);
     auto run = zt::run_command(
-        zoobench(base + " --total-partitions " + std::to_string(kPartitions) + " --partition-id " +
+        zoobench_command(base + " --total-partitions " + std::to_string(kPartitions) + " --partition-id " +
                  std::to_string(id) + " --output-directory " + quote(part_out)));
     ASSERT_EQ(run.exit_code, 0) << run.output;
     auto rows = read_csv(accuracy_csv(part_out, "parts"));
@@ -433,17 +332,17 @@ TEST(SuiteRun, PartitionsCoverEachModelOnceAndMergeEqualsAnUnpartitionedRun) {
   for (const auto& [name, kind] : models) once[name] = 1;
   EXPECT_EQ(covered, once);  // no gap, no overlap
 
-  auto whole = zt::run_command(zoobench(base + " --output-directory " + quote(out + "/whole")));
+  auto whole = zt::run_command(zoobench_command(base + " --output-directory " + quote(out + "/whole")));
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   auto merged =
-      zt::run_command(zoobench("merge" + merge_inputs + " -o " + quote(out + "/merged.csv")));
+      zt::run_command(zoobench_command("merge" + merge_inputs + " -o " + quote(out + "/merged.csv")));
   ASSERT_EQ(merged.exit_code, 0) << merged.output;
   auto whole_rows = read_csv(accuracy_csv(out + "/whole", "parts"));
   auto merged_rows = read_csv(out + "/merged.csv");
   EXPECT_EQ(names_and_statuses(merged_rows), names_and_statuses(whole_rows));
   EXPECT_EQ(whole_rows.size(), models.size());
 
-  auto bad = zt::run_command(zoobench(
+  auto bad = zt::run_command(zoobench_command(
       base + " --total-partitions 3 --partition-id 3 --output-directory " + quote(out + "/bad")));
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.output, HasSubstr("--partition-id must be in [0, --total-partitions)"));
@@ -458,7 +357,7 @@ TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
   const Models models = {{"w_a", "mlp"}, {"w_b", "conv"}, {"w_c", "mlp_wide"}, {"w_d", "mlp"}};
   make_zoo(zoo, suites, "workers", models);
   auto run = zt::run_command(
-      zoobench("run --suite workers --accuracy --timeout 120 --devices cpu,cpu"
+      zoobench_command("run --suite workers --accuracy --timeout 120 --devices cpu,cpu"
                " --suites-dir " +
                quote(suites) + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -512,7 +411,7 @@ TEST(SuiteRun, CpuAffinityPinsEachWorkersProcessesToItsShare) {
   fs::create_directories(suites);
   make_zoo(zoo, suites, "pin", {{"p_a", "mlp"}, {"p_b", "mlp"}, {"p_c", "mlp"}});
   auto run = [&](const std::string& out, const std::string& extra) {
-    return zt::run_command(zoobench("run --suite pin --performance --repeat 3 --warmup 1 --iterations-per-run 1"
+    return zt::run_command(zoobench_command("run --suite pin --performance --repeat 3 --warmup 1 --iterations-per-run 1"
                                     " --timeout 120 --suites-dir " +
                                     quote(suites) + " --zoo " + quote(zoo) + " --output-directory " +
                                     quote(out) + " " + extra));
@@ -563,12 +462,12 @@ std::string fake_zoo(const zt::ScratchDir& dir) {
 
 TEST(SuiteRunErrors, NoZooSaysHowToExportOne) {
   zt::ScratchDir dir;
-  auto missing = zt::run_command(zoobench("run --accuracy --zoo " + quote(dir.file("nowhere"))));
+  auto missing = zt::run_command(zoobench_command("run --accuracy --zoo " + quote(dir.file("nowhere"))));
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_THAT(missing.output, HasSubstr("no zoo at"));
   EXPECT_THAT(missing.output, HasSubstr("tools/export_zoo.py"));
   fs::create_directories(dir.file("empty"));
-  auto empty = zt::run_command(zoobench("run --accuracy --zoo " + quote(dir.file("empty"))));
+  auto empty = zt::run_command(zoobench_command("run --accuracy --zoo " + quote(dir.file("empty"))));
   EXPECT_EQ(empty.exit_code, 2) << empty.output;
   EXPECT_THAT(empty.output, HasSubstr("has no models"));
   EXPECT_THAT(empty.output, HasSubstr("tools/export_zoo.py"));
@@ -577,7 +476,7 @@ TEST(SuiteRunErrors, NoZooSaysHowToExportOne) {
 TEST(SuiteRunErrors, UnknownModelSuggestsCloseNames) {
   zt::ScratchDir dir;
   fs::create_directories(dir.file("suites"));
-  auto result = zt::run_command(zoobench("run --accuracy --suite faulty --only good_mpl --zoo " +
+  auto result = zt::run_command(zoobench_command("run --accuracy --suite faulty --only good_mpl --zoo " +
                                          quote(fake_zoo(dir)) + " --suites-dir " +
                                          quote(dir.file("suites"))));
   EXPECT_EQ(result.exit_code, 2) << result.output;
@@ -586,14 +485,14 @@ TEST(SuiteRunErrors, UnknownModelSuggestsCloseNames) {
 }
 
 TEST(SuiteRunErrors, UnknownFlagIsNamed) {
-  auto result = zt::run_command(zoobench("run --acuracy"));
+  auto result = zt::run_command(zoobench_command("run --acuracy"));
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_THAT(result.output, HasSubstr("--acuracy"));
 }
 
 TEST(SuiteRunErrors, NothingToMeasureSaysWhatToAdd) {
   zt::ScratchDir dir;
-  auto result = zt::run_command(zoobench("run --zoo " + quote(fake_zoo(dir))));
+  auto result = zt::run_command(zoobench_command("run --zoo " + quote(fake_zoo(dir))));
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_THAT(result.output, HasSubstr("--accuracy and/or --performance"));
 }
@@ -601,16 +500,16 @@ TEST(SuiteRunErrors, NothingToMeasureSaysWhatToAdd) {
 TEST(SuiteRunErrors, CpuAffinitySaysWhatIsWrongWithTheList) {
   zt::ScratchDir dir;
   const std::string base = "run --accuracy --zoo " + quote(fake_zoo(dir)) + " ";
-  auto backwards = zt::run_command(zoobench(base + "--cpu-affinity 3-1"));
+  auto backwards = zt::run_command(zoobench_command(base + "--cpu-affinity 3-1"));
   EXPECT_EQ(backwards.exit_code, 2) << backwards.output;
   EXPECT_THAT(backwards.output, HasSubstr("the range 3-1 runs backwards"));
   const std::string first = std::to_string(allowed_cpus().at(0));
-  auto too_few = zt::run_command(zoobench(base + "--devices cpu,cpu --cpu-affinity " + first));
+  auto too_few = zt::run_command(zoobench_command(base + "--devices cpu,cpu --cpu-affinity " + first));
   EXPECT_EQ(too_few.exit_code, 2) << too_few.output;
   EXPECT_THAT(too_few.output, HasSubstr("gives 1 CPU(s) to 2 workers: give each worker at least one"));
   const std::vector<int> cpus = allowed_cpus();
   const int outside = cpus.back() + 1;  // beyond every CPU this process may use
-  auto not_allowed = zt::run_command(zoobench(base + "--cpu-affinity " + std::to_string(outside)));
+  auto not_allowed = zt::run_command(zoobench_command(base + "--cpu-affinity " + std::to_string(outside)));
   EXPECT_EQ(not_allowed.exit_code, 2) << not_allowed.output;
   EXPECT_THAT(not_allowed.output, HasSubstr("may run only on CPUs " + zt::cpus_allowed_list()));
 }
@@ -624,7 +523,7 @@ TEST(SuiteRunErrors, BrokenSuiteYamlIsReportedWithFileAndLine) {
              "    good_mlp: [fault_injection]\n"
              "\tflaky: [good_conv]\n");
   auto result =
-      zt::run_command(zoobench("run --accuracy --suite faulty --zoo " + quote(fake_zoo(dir)) +
+      zt::run_command(zoobench_command("run --accuracy --suite faulty --zoo " + quote(fake_zoo(dir)) +
                                " --suites-dir " + quote(dir.file("suites"))));
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_THAT(result.output, HasSubstr(dir.file("suites/faulty.yaml") + ":4:"));

@@ -1,0 +1,147 @@
+// What the integration tests share: the zoobench binary and shell quoting, files, an
+// independent CSV reader, and small zoos made by the exporter (make_zoo.py).
+#pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "testing/testing.h"
+
+namespace zoobench::integration {
+
+namespace fs = std::filesystem;
+namespace zt = zoobench::testing;
+using ::testing::HasSubstr;
+
+using Row = std::map<std::string, std::string>;
+using Models = std::vector<std::pair<std::string, std::string>>;  // name, make_zoo.py kind
+
+inline std::string quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+inline std::string zoobench_command(const std::string& arguments) {
+  return quote(ZOOBENCH_EXECUTABLE) + " " + arguments;
+}
+
+inline void write_text(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// RFC 4180 with a header row; an independent reader, not zoobench's own.
+inline std::vector<Row> read_csv(const std::string& path) {
+  const std::string text = read_text(path);
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string cell;
+  bool quoted = false, any = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = any = true;
+    } else if (c == ',') {
+      record.push_back(cell);
+      cell.clear();
+      any = true;
+    } else if (c == '\n') {
+      record.push_back(cell);
+      records.push_back(record);
+      record.clear();
+      cell.clear();
+      any = false;
+    } else if (c != '\r') {
+      cell += c;
+      any = true;
+    }
+  }
+  if (any) {
+    record.push_back(cell);
+    records.push_back(record);
+  }
+  std::vector<Row> rows;
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    Row row;
+    for (std::size_t c = 0; c < records[0].size() && c < records[r].size(); ++c) {
+      row[records[0][c]] = records[r][c];
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// The lines of `text` that contain `word`.
+inline std::string lines_with(const std::string& text, const std::string& word) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.find(word) != std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
+inline std::map<std::string, int> count_names(const std::vector<Row>& rows) {
+  std::map<std::string, int> counts;
+  for (const auto& row : rows) ++counts[row.at("name")];
+  return counts;
+}
+
+inline std::multiset<std::pair<std::string, std::string>> names_and_statuses(
+    const std::vector<Row>& rows, const std::string& status_column = "accuracy") {
+  std::multiset<std::pair<std::string, std::string>> out;
+  for (const auto& row : rows) out.insert({row.at("name"), row.at(status_column)});
+  return out;
+}
+
+// Adds `models` to <zoo>/<suite>/ with the exporter (tests/integration/make_zoo.py).
+inline void make_zoo(const std::string& zoo, const std::string& suites_dir, const std::string& suite,
+                     const Models& models) {
+  std::string dict;
+  for (const auto& [name, kind] : models) dict += "'" + name + "': '" + kind + "', ";
+  zt::run_python("import sys\nsys.path.insert(0, '" ZOOBENCH_INTEGRATION_DIR
+                 "')\nimport make_zoo\nmake_zoo.build('" +
+                 zoo + "', '" + suites_dir + "', '" + suite + "', {" + dict + "})\n");
+  for (const auto& [name, kind] : models) {
+    ASSERT_TRUE(fs::exists(zoo + "/" + suite + "/" + name + "/manifest.json")) << name;
+  }
+}
+
+// A backend's result files of a CPU inference run (':' in a backend's name becomes '-').
+inline std::string accuracy_csv(const std::string& out, const std::string& suite,
+                                const std::string& backend = "jit") {
+  return out + "/" + suite + "_" + backend + "_inference_float32_cpu_accuracy.csv";
+}
+
+inline std::string performance_csv(const std::string& out, const std::string& suite,
+                                   const std::string& backend = "jit") {
+  return out + "/" + suite + "_" + backend + "_inference_float32_cpu_performance.csv";
+}
+
+}  // namespace zoobench::integration
