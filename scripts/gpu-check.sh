@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (H200, PyTorch 2.11 + CUDA 13; nothing can be installed there).
 #
-#   scripts/gpu-check.sh                 the check (well under 10 minutes): env build test smoke
-#   scripts/gpu-check.sh STAGE...        stages: env build test smoke zoo judged-cases measure pack;
-#                                        measure's parts by name: latency noise bench run train
-#                                        layouts extras workers judged
-#   scripts/gpu-check.sh full            everything, in order (longer than one 10-minute device call)
-#   BUILD_TARGETS narrows the build stage (e.g. BUILD_TARGETS=zoobench).
-#   CTEST_ARGS narrows the test stage (e.g. CTEST_ARGS="-L gpu"); CTEST_EXCLUDE is the label
-#   regex it leaves out (default browser; CTEST_EXCLUDE="gpu|browser" for the CPU tests only).
+#   scripts/gpu-check.sh              the check (well under 10 minutes): env build test smoke;
+#                                     exits non-zero when the build or a test fails
+#   scripts/gpu-check.sh STAGE...     the named stages, in the order of the plan below
+#   scripts/gpu-check.sh full         every stage of the plan (longer than one 10-minute call)
+#
+# The plan: what each stage does (mechanics in scripts/gpu-lib.sh).
+#   env            machine, GPUs, compilers, Python, torch, and what the embedded Python needs
+#   build          zoobench against the machine's PyTorch (BUILD_TARGETS narrows it)
+#   test           ctest, every label but browser (CTEST_ARGS / CTEST_EXCLUDE narrow it)
+#   smoke          two models exported on CUDA and run with jit
+#   zoo            the measured zoo: 14 timm models (bs 8, AOTInductor packages for all), 4
+#                  HuggingFace models, torchbench extras, bs-64 copies for the latency stage
+#   compile-table  the side-by-side table: the timm zoo with python_eager, jit, cudagraphs,
+#                  aot_inductor, inductor, inductor:reduce-overhead in one invocation, one worker
+#                  per GPU (resumable: a second call continues it)
+#   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
+#   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh)
+#   judged-cases   PyTorch's own same() on real models, for `zoobench same`
+#   measure        timing lane (latency, bench, run) beside checking lane (train, layouts,
+#                  extras, workers); each part also runs alone by its name
+#   latency noise bench run train layouts extras workers judged   measure's parts
+#   pack           logs and results into $OUT/gpu-check.tar.gz (the device tool returns few files)
 #
 # Needs .gpu-deps/ (scripts/fetch-gpu-deps.sh, run on the CPU machine; the device tool carries
-# it). Logs go to gpu-logs/, results to results-gpu/; `pack` bundles both (and the zoo index)
-# into $OUT/gpu-check.tar.gz, since the device tool brings back only a few files. Stages are
-# idempotent, so a warm machine can continue where the last call stopped.
+# it). Logs go to gpu-logs/, results to results-gpu/. Stages are idempotent, so a warm machine
+# continues where the last call stopped.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -26,28 +39,19 @@ ZOO=${ZOO:-zoo-gpu}
 JOBS=${JOBS:-$(nproc)}
 RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+source scripts/gpu-lib.sh
+
+PLAN=(env build test smoke zoo compile-table overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
-log() { echo "== [$(date +%H:%M:%S)] $*"; }
-# `full` runs every stage in order; measure's parts run only when named.
-want() {
-  local s
-  for s in "${STAGES[@]}"; do [[ $s == "$1" || $s == full ]] && return 0; done
-  return 1
-}
-named() {
-  local s
-  for s in "${STAGES[@]}"; do [[ $s == "$1" ]] && return 0; done
-  return 1
-}
-timed() { local start=$SECONDS; "$@"; local rc=$?; log "$1 ... took $((SECONDS - start))s (rc $rc)"; return $rc; }
-# on_cpu CPU COMMAND...: runs COMMAND (a program, not a shell function) on that one CPU
-# (taskset), or as it is when CPU is empty or taskset is missing.
-on_cpu() {
-  local cpu=$1; shift
-  if [[ -n $cpu ]] && command -v taskset > /dev/null; then taskset -c "$cpu" "$@"; else "$@"; fi
-}
+# --- model sets ----------------------------------------------------------------------------
+TIMM_TRAINED=(mobilenetv3_large_100 repvgg_a2 tf_efficientnet_b0)   # train.pt exported
+HF_MEASURED=(BertForMaskedLM GPT2ForSequenceClassification T5ForConditionalGeneration AllenaiLongformerBase)
+LAYOUT_TIMM=(mobilenetv3_large_100 repvgg_a2 tf_efficientnet_b0 ghostnet_100)
+SIDE_BY_SIDE_BACKENDS=python_eager,jit,cudagraphs,aot_inductor,inductor,inductor:reduce-overhead
+
+# --- stages --------------------------------------------------------------------------------
 
 stage_env() {
   log "environment"
@@ -56,8 +60,10 @@ stage_env() {
   lscpu | grep -E "^(Model name|Socket|Core|Thread|NUMA)"; nvidia-smi topo -m 2>/dev/null | head -8
   echo "measure lanes' CPUs (timing | checking): $($PY scripts/lane_cpus.py 0 2>&1)"
   g++ --version | head -1; cmake --version | head -1; ninja --version; nvcc --version | tail -1
-  $PY -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0)); print(torch.utils.cmake_prefix_path)'
+  $PY -c 'import torch, sys; print("python", sys.version.split()[0], sys.executable, "torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0)); print(torch.utils.cmake_prefix_path)'
   $PY -c 'import timm, transformers, torchvision; print("timm", timm.__version__, "transformers", transformers.__version__, "torchvision", torchvision.__version__)'
+  # What the embedded Python (the torch.compile backends) links: headers, libpython, libtorch_python.
+  $PY -c 'import sysconfig as s, os, glob, torch; inc = s.get_paths()["include"]; lib = s.get_config_var("LIBDIR"); print("Python.h:", os.path.exists(os.path.join(inc, "Python.h")), inc); print("libpython:", glob.glob(os.path.join(lib, "libpython3*.so*"))); print("libtorch_python:", glob.glob(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_python*")))'
 }
 
 stage_build() {
@@ -69,11 +75,10 @@ stage_build() {
     cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$torch_prefix;$ROOT/.gpu-deps/root/usr" \
       -DZOOBENCH_PYTHON="$(command -v $PY)" -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DZOOBENCH_GTEST_SOURCE_DIR="$ROOT/.gpu-deps/root/usr/src/googletest" 2>&1 | tail -25
+      -DZOOBENCH_GTEST_SOURCE_DIR="$ROOT/.gpu-deps/root/usr/src/googletest" 2>&1 | grep -E "zoobench|Error|error" | head -25
   fi
   log "build (-j$JOBS) ${BUILD_TARGETS:-}"
-  # -k 0: one call shows every compile error, not just the first. BUILD_TARGETS narrows it
-  # (e.g. "zoobench" when a short call needs only the CLI).
+  # -k 0: one call shows every compile error, not just the first.
   cmake --build "$BUILD" -j "$JOBS" ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k 0 > "$LOGS/build.log" 2>&1
   local rc=$?
   grep -E "error|FAILED" "$LOGS/build.log" | head -60
@@ -82,49 +87,50 @@ stage_build() {
 
 stage_test() {
   log "ctest (labels but ${CTEST_EXCLUDE:-browser}) ${CTEST_ARGS:-}"
-  # Each test process gets its share of the cores. With Torch's default (every core per
-  # process) eight parallel tests ran 10-30x slower than alone on the 32-core machine
-  # (2026-11-30: the judged-case test 279 s, on 2 cores here 20 s), most likely 8 x 32 threads
-  # spinning on 32 cores. One --label-exclude: ctest leaves out only the tests that match every
-  # one given.
-  # Half the cores as parallel tests: most of a test's time there is process start (loading
-  # libtorch_cuda, CUDA init, importing torch in Python), not compute, so more tests at once
-  # with two threads each finish sooner than eight with four.
+  # Half the cores as parallel tests, each with its share of threads: most of a test's time
+  # there is process start (loading libtorch_cuda, CUDA init, importing torch), and 8 x 32
+  # threads on 32 cores made tests 10-30x slower (2026-11-30).
   local jobs=$(( JOBS / 2 > 4 ? JOBS / 2 : 4 ))
   local threads=$(( JOBS / jobs > 1 ? JOBS / jobs : 1 ))
   (cd "$BUILD" && export OMP_NUM_THREADS=$threads MKL_NUM_THREADS=$threads &&
     ctest -j "$jobs" --timeout 600 --label-exclude "${CTEST_EXCLUDE:-browser}" --output-on-failure ${CTEST_ARGS:-} > "$LOGS/ctest.log" 2>&1)
+  local rc=$?
   grep -E "tests passed|tests failed|\*\*\*Failed|Not Run|\(Failed\)|Timeout|Total Test time" "$LOGS/ctest.log" | head -60
   echo "-- slowest tests (ctest -j$jobs, $threads threads each):"
   grep -E "Test +#[0-9]+: " "$LOGS/ctest.log" | awk '{print $(NF-1), $0}' | sort -rn | head -12 | cut -d' ' -f2-
   cp "$BUILD/Testing/Temporary/CTestCostData.txt" "$LOGS/" 2>/dev/null
+  return $rc  # ctest's: a failing test fails the check
 }
 
-# Exports run in parallel into separate zoos (the exporter's index is per zoo), then are merged.
-export_part() {
-  local name=$1; shift
-  $PY tools/export_zoo.py --zoo "$ZOO.parts/$name" --device cuda "$@" > "$LOGS/export-$name.log" 2>&1
-  echo "-- export $name: $(tail -1 "$LOGS/export-$name.log")"
+stage_smoke() {
+  log "smoke: one timm model and resnet18 exported on cuda, run through zoobench"
+  $PY tools/export_zoo.py --zoo "$ZOO-smoke" --device cuda --training --batch-size 8 \
+    --suite timm_models --only mobilenetv3_large_100 2>&1 | tail -2
+  $PY tools/export_zoo.py --zoo "$ZOO-smoke" --device cuda --training --batch-size 8 \
+    --suite torchbench --only resnet18 2>&1 | tail -2
+  zb run --zoo "$ZOO-smoke" --suite all --accuracy --performance --devices cuda --backend jit \
+    --repeat 10 --timeout 300 --output-directory "$RESULTS/smoke" 2>&1 | grep -v "^zoobench info" | tail -12
+  return "${PIPESTATUS[0]}"
 }
 
-# train.pt only where a stage trains: 3 timm models, the BERT dropout model, and the latency
-# stage's mobilenetv3 and resnet50 (bs 8 and 64).
-TRAINED_TIMM='^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0)$'
+# Exports run in parallel into separate zoos, then are merged. AOTInductor packages for all 14
+# timm models, two models per exporter (their compiles take the longest).
 stage_zoo() {
   [[ -f $ZOO/index.json && -f $ZOO-bs64/index.json ]] && { echo "-- zoo exported before ($ZOO, $ZOO-bs64)"; return 0; }
-  log "export on cuda: the 14 timm models, 4 HuggingFace models, torchbench extras (bs 8), AOTInductor packages, bs 64"
+  log "export on cuda: 14 timm models with AOTInductor packages, HuggingFace and torchbench extras (bs 8), bs 64"
   rm -rf "$ZOO.parts" && mkdir -p "$ZOO.parts"
-  export OMP_NUM_THREADS=2  # ten exporters share the cores (and the test stage may run beside)
-  export_part timm --suite timm_models --batch-size 8 -x "$TRAINED_TIMM" &
-  export_part timm-train --suite timm_models --batch-size 8 --training -k "$TRAINED_TIMM" &
-  export_part hf --suite huggingface --batch-size 8 \
-    -k '^(BertForMaskedLM|GPT2ForSequenceClassification|T5ForConditionalGeneration|AllenaiLongformerBase)$' &
+  export OMP_NUM_THREADS=2  # a dozen exporters share the cores (and the test stage may run beside)
+  local timm=($(grep -v '^#' suites/timm_models_list.txt | awk '{print $1}')) i pair
+  for ((i = 0; i < ${#timm[@]}; i += 2)); do
+    pair=("${timm[@]:i:2}")
+    # train.pt only where a stage trains (TIMM_TRAINED)
+    export_part "timm$i" --suite timm_models --batch-size 8 --aoti -k "$(regex_of "${pair[@]}")" \
+      $(printf '%s\n' "${pair[@]}" | grep -qxF -f <(printf '%s\n' "${TIMM_TRAINED[@]}") && echo --training) &
+  done
+  export_part hf --suite huggingface --batch-size 8 -k "$(regex_of "${HF_MEASURED[@]}")" &
   export_part tb --suite torchbench --batch-size 8 --training --only resnet50 &
   export_part tb-train --suite torchbench --batch-size 8 --training --only text_encoder_bert_dropout &
   export_part mrcnn --suite torchbench --only vision_maskrcnn &
-  # AOTInductor compiles take the longest: two processes.
-  export_part aoti1 --suite timm_models --batch-size 8 --aoti --no-check -k '^(mobilenetv3_large_100|repvgg_a2)$' &
-  export_part aoti2 --suite timm_models --batch-size 8 --aoti --no-check -k '^(tf_efficientnet_b0|ghostnet_100)$' &
   # Batch 64 lives in its own zoo (same names as the batch 8 models).
   export_part bs64 --suite timm_models --batch-size 64 --no-check --training -k '^mobilenetv3_large_100$' &
   export_part bs64-tb --suite torchbench --batch-size 64 --no-check --training --only resnet50 &
@@ -136,6 +142,33 @@ stage_zoo() {
   unset OMP_NUM_THREADS
 }
 
+# The issue-16 table: every backend on the timm zoo, inference, bs 8, float32, in one invocation;
+# one worker per GPU, each on its half of the CPUs. --resume: a later call continues it.
+stage_compile-table() {
+  log "side by side on timm_models: $SIDE_BY_SIDE_BACKENDS"
+  run_zb compile-timm 60 --resume --zoo "$ZOO" --suite timm_models --accuracy --performance \
+    --devices "$(two_workers)" --cpu-affinity "0-$((JOBS - 1))" --backend "$SIDE_BY_SIDE_BACKENDS" \
+    --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}"
+  if [[ -n ${HF_TABLE:-} ]]; then
+    run_zb compile-hf 40 --resume --zoo "$ZOO" --suite huggingface --accuracy --performance \
+      --devices "$(two_workers)" --cpu-affinity "0-$((JOBS - 1))" --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead \
+      --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}"
+  fi
+  zb report "$RESULTS"/compile-*/*.csv --markdown "$RESULTS/compile-table.md" --html "$RESULTS/compile-table.html" > /dev/null
+}
+
+stage_overhead() {
+  log "the Python backends' bridge cost: C++ -> Python call vs a Python loop (bench_python_bridge)"
+  timeout 240 "$BUILD/bench/bench_python_bridge" --benchmark_format=json > "$LOGS/bench-python-bridge.json" 2> "$LOGS/bench-python-bridge.err"
+  echo "-- bench_python_bridge rc $?"
+  grep -E '"name"|"real_time"' "$LOGS/bench-python-bridge.json" | paste - - | grep median
+}
+
+stage_lists() {
+  [[ -x scripts/gpu-lists.sh ]] || { echo "no scripts/gpu-lists.sh"; return 2; }
+  ZOO=$ZOO-lists RESULTS=$RESULTS LOGS=$LOGS PY=$PY BUILD=$BUILD scripts/gpu-lists.sh
+}
+
 # Judged accuracy cases: PyTorch's own torch._dynamo.utils.same on real timm models (eager vs
 # torch.compile vs bf16 vs noise); `judged` asks `zoobench same` the same questions.
 stage_judged-cases() {
@@ -145,34 +178,31 @@ stage_judged-cases() {
   tail -3 "$LOGS/judged-generate.log"
 }
 
-zb() { "$BUILD/zoobench" "$@"; }
-
-stage_smoke() {
-  log "smoke: one timm model and resnet18 exported on cuda, run through zoobench"
-  $PY tools/export_zoo.py --zoo "$ZOO-smoke" --device cuda --training --batch-size 8 \
-    --suite timm_models --only mobilenetv3_large_100 2>&1 | tail -2
-  $PY tools/export_zoo.py --zoo "$ZOO-smoke" --device cuda --training --batch-size 8 \
-    --suite torchbench --only resnet18 2>&1 | tail -2
-  zb run --zoo "$ZOO-smoke" --suite all --accuracy --performance --devices cuda --backend jit \
-    --repeat 10 --timeout 300 --output-directory "$RESULTS/smoke" 2>&1 | grep -v "^zoobench info" | tail -12
+stage_judged() {
+  log "judged cases: zoobench same vs PyTorch's torch._dynamo.utils.same"
+  [[ -f $ROOT/judged-gpu/cases.json ]] || { echo "no judged cases: run the judged-cases stage first"; return 2; }
+  $PY tests/gpu/accuracy/check_judged_cases.py "$ROOT/judged-gpu" --zoobench "$BUILD/zoobench" --require-upstream -j 4 2>&1 | tail -8
 }
-
-# ---- measure: two lanes in parallel. The timing lane runs one model at a time; the checking
-# lane runs accuracy-only work (and CPU-side checks) beside it. Both log to gpu-logs/lane-*.log.
 
 # The 14 timm models, inference, batch 8, fp32, one backend: accuracy + performance.
 run_timm() {
   local backend=$1; shift
   log "timm_models inference with $backend"
-  zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --performance --devices cuda --backend "$backend" \
-    --repeat ${REPEAT:-15} --timeout 300 --output-directory "$RESULTS/timm-$backend" "$@" 2>&1 | grep -v "^zoobench info" | tail -20
+  run_zb "timm-$backend" 20 --resume --zoo "$ZOO" --suite timm_models --accuracy --performance --devices cuda \
+    --backend "$backend" --repeat "${REPEAT:-15}" --timeout 300 "$@"
+}
+
+stage_run() {
+  zb list --zoo "$ZOO" --suite all --devices cuda | tail -30
+  run_timm eager  # the reference against itself: accuracy against float64, speedup ~1.0
+  run_timm aot_inductor
+  run_timm jit
+  run_timm cudagraphs
 }
 
 # zoobench's eager latency vs a Python loop timing the same TorchScript file with CUDA events.
-# Three runs of each, alternating (Python, zoobench, Python, ...), so drift hits both sides.
-# Every process on one CPU (LATENCY_CPU): on 2026-11-30 that took the 3-run spread of
-# mobilenetv3 training at batch 64 from 22.4% (CPUs 0-15) to 0.6%, resnet50 inference at
-# batch 8 from 9.7% to 1.2% (docs/performance.md).
+# Three runs of each, alternating (Python, zoobench, Python, ...), so drift hits both sides;
+# every process on one CPU (LATENCY_CPU; docs/performance.md says why).
 latency_case() {
   local zoo=$1 model=$2 mode=$3 file=eval.pt run cpu=${LATENCY_CPU:-4}
   [[ $mode == training ]] && file=train.pt
@@ -208,8 +238,7 @@ stage_latency() {
 
 # The host's noise floor: fixed CPU work (bench/host_noise.cpp, no Torch) and the launch loop
 # on a one-op model (Python's, and zoobench's timing path where bench_harness_overhead is
-# built), each in several processes, on one pinned CPU and unpinned. Launch-bound
-# runs cannot be more reproducible between processes than the host is.
+# built), each in several processes, on one pinned CPU and unpinned.
 stage_noise() {
   log "host noise floor between processes: fixed CPU work and a one-op launch loop"
   local binary=$LOGS/host_noise placement run cpu
@@ -230,104 +259,42 @@ print(json.dumps({"median_ms": median["real_time"] / 1e3}))' >> "$LOGS/noise-zoo
   $PY scripts/noise_table.py "$LOGS" | tee "$LOGS/noise-table.txt"
 }
 
-stage_run() {
-  zb list --zoo "$ZOO" --suite all --devices cuda | tail -30
-  run_timm eager  # the reference against itself: accuracy against float64, speedup ~1.0
-  run_timm aot_inductor -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0|ghostnet_100)$'
-  run_timm jit
-  run_timm cudagraphs
-}
-
 stage_train() {
   # Peak memory: eager_peak_mem with the patch vs without; accuracy: jit (patched) vs eager.
   log "packed dropout: BERT-style encoder training step with and without the patch"
   local patches backend
   for patches in "" --no-patches; do
     ls "$RESULTS/dropout${patches:+-off}"/*_performance.json > /dev/null 2>&1 && { echo "-- done before: dropout$patches"; continue; }
-    zb run --zoo "$ZOO" --suite torchbench --only text_encoder_bert_dropout --training --accuracy --performance \
-      --devices cuda --backend jit --disable-cudagraphs --repeat 10 $patches \
-      --output-directory "$RESULTS/dropout${patches:+-off}" 2>&1 | grep -v "^zoobench info" | tail -4
+    run_zb "dropout${patches:+-off}" 4 --zoo "$ZOO" --suite torchbench --only text_encoder_bert_dropout --training \
+      --accuracy --performance --devices cuda --backend jit --disable-cudagraphs --repeat 10 $patches
   done
   for backend in eager jit cudagraphs; do
     log "training: 3 timm models with $backend"
-    zb run --resume --zoo "$ZOO" --suite timm_models --training --accuracy --performance --devices cuda --backend "$backend" \
-      -k "$TRAINED_TIMM" --repeat 10 --timeout 300 \
-      --output-directory "$RESULTS/train-$backend" 2>&1 | grep -v "^zoobench info" | tail -6
+    run_zb "train-$backend" 6 --resume --zoo "$ZOO" --suite timm_models --training --accuracy --performance \
+      --devices cuda --backend "$backend" -k "$(regex_of "${TIMM_TRAINED[@]}")" --repeat 10 --timeout 300
   done
-}
-
-# The lanes keep out of each other's way. With two GPUs the timing lane has GPU 0 to itself, the
-# checking lane's one-GPU work runs on GPU 1, and its two-GPU work waits for the timing lane to
-# end (TIMING_DONE). With one GPU the checking lane waits for the timing lane's quiet part (the
-# latency comparison and the micro-benchmarks want the GPU to themselves: QUIET_DONE).
-QUIET_DONE=$LOGS/.quiet-part-done
-TIMING_DONE=$LOGS/.timing-lane-done
-physical_gpus() { nvidia-smi -L 2>/dev/null | wc -l; }
-stage_timing_lane() {
-  [[ $(physical_gpus) -ge 2 ]] && export CUDA_VISIBLE_DEVICES=0
-  timed stage_latency; timed stage_bench; touch "$QUIET_DONE"; timed stage_run; touch "$TIMING_DONE"
-}
-
-# The lanes also keep to their own CPUs (taskset): the timing lane whole physical cores near
-# GPU 0, the checking lane the rest (scripts/lane_cpus.py), so the launch-bound timing runs
-# never share a core.
-lane_cpus() {
-  command -v taskset > /dev/null || return 0
-  local split
-  split=($($PY scripts/lane_cpus.py 0 2> /dev/null))
-  [[ ${#split[@]} -eq 2 ]] || return 0
-  if [[ $1 == timing ]]; then echo taskset -c "${split[0]}"; else echo taskset -c "${split[1]}"; fi
-}
-
-# Waits until a marker file exists or `limit` seconds pass.
-wait_for() {
-  local marker=$1 what=$2 limit=$3 waited=0
-  while [[ ! -f $marker && $waited -lt $limit ]]; do sleep 2; waited=$((waited + 2)); done
-  [[ -f $marker ]] || log "$what still running after ${waited}s: going on beside it"
 }
 
 stage_layouts() {
   log "input-layout fuzzing of the compiled backends on timm models (two workers)"
   local backend
   for backend in ${LAYOUT_BACKENDS:-aot_inductor jit}; do
-    zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --devices "${WORKER_DEVICES:-$(two_workers)}" --backend "$backend" \
-      -k '^(mobilenetv3_large_100|repvgg_a2|tf_efficientnet_b0|ghostnet_100)$' \
-      --input-layouts contiguous,transposed,gapped,overlapping,expanded \
-      --output-directory "$RESULTS/layouts-$backend" 2>&1 | grep -v "^zoobench info" | tail -8
+    run_zb "layouts-$backend" 8 --resume --zoo "$ZOO" --suite timm_models --accuracy --devices "${WORKER_DEVICES:-$(two_workers)}" \
+      --backend "$backend" -k "$(regex_of "${LAYOUT_TIMM[@]}")" --input-layouts contiguous,transposed,gapped,overlapping,expanded
   done
-}
-
-# Two workers: one per GPU when two are visible, else both on the one GPU.
-two_workers() {
-  local visible
-  if [[ -n ${CUDA_VISIBLE_DEVICES:-} ]]; then
-    visible=$(tr ',' '\n' <<< "$CUDA_VISIBLE_DEVICES" | wc -l)
-  else
-    visible=$(physical_gpus)
-  fi
-  if [[ $visible -ge 2 ]]; then echo cuda:0,cuda:1; else echo cuda:0,cuda:0; fi
 }
 
 # WORKER_DEVICES overrides the devices (cuda:1 alone: one worker, in a child pinned to GPU 1).
 stage_extras() {
   local devices=${WORKER_DEVICES:-$(two_workers)}
   log "HuggingFace and torchbench extras (vision_maskrcnn, resnet50, BERT dropout) with jit on $devices: accuracy"
-  zb run --resume --zoo "$ZOO" --suite huggingface --accuracy --devices "$devices" --backend jit --timeout 300 \
-    --output-directory "$RESULTS/hf-jit" 2>&1 | grep -v "^zoobench info" | tail -8
-  zb run --resume --zoo "$ZOO" --suite torchbench --accuracy --devices "$devices" --backend jit --timeout 300 \
-    --output-directory "$RESULTS/tb-jit" 2>&1 | grep -v "^zoobench info" | tail -8
+  run_zb hf-jit 8 --resume --zoo "$ZOO" --suite huggingface --accuracy --devices "$devices" --backend jit --timeout 300
+  run_zb tb-jit 8 --resume --zoo "$ZOO" --suite torchbench --accuracy --devices "$devices" --backend jit --timeout 300
 }
 
 stage_workers() {
   log "two workers ($(two_workers)): timm accuracy with jit"
-  zb run --resume --zoo "$ZOO" --suite timm_models --accuracy --devices "$(two_workers)" --backend jit \
-    --output-directory "$RESULTS/two-workers" 2>&1 | grep -v "^zoobench info" | tail -6
-}
-
-stage_judged() {
-  log "judged cases: zoobench same vs PyTorch's torch._dynamo.utils.same"
-  [[ -f $ROOT/judged-gpu/cases.json ]] || { echo "no judged cases: run the judged-cases stage first"; return 2; }
-  $PY tests/gpu/accuracy/check_judged_cases.py "$ROOT/judged-gpu" --zoobench "$BUILD/zoobench" --require-upstream -j 4 2>&1 | tail -8
+  run_zb two-workers 6 --resume --zoo "$ZOO" --suite timm_models --accuracy --devices "$(two_workers)" --backend jit
 }
 
 stage_bench() {
@@ -347,11 +314,21 @@ stage_bench() {
   echo "-- bench_harness_overhead rc $?"
 }
 
+# ---- measure: two lanes in parallel. The timing lane runs one model at a time; the checking
+# lane runs accuracy-only work beside it. With two GPUs the timing lane has GPU 0 to itself and
+# the checking lane's one-GPU work runs on GPU 1; with one GPU the checking lane waits for the
+# timing lane's quiet part (latency and micro-benchmarks want the GPU to themselves).
+QUIET_DONE=$LOGS/.quiet-part-done
+TIMING_DONE=$LOGS/.timing-lane-done
+stage_timing_lane() {
+  [[ $(physical_gpus) -ge 2 ]] && export CUDA_VISIBLE_DEVICES=0
+  timed stage_latency; timed stage_bench; touch "$QUIET_DONE"; timed stage_run; touch "$TIMING_DONE"
+}
+
 stage_checking_lane() {
   export OMP_NUM_THREADS=${CHECKING_THREADS:-4}
   if [[ $(physical_gpus) -ge 2 ]]; then
     (export CUDA_VISIBLE_DEVICES=1; timed stage_train; timed stage_layouts)
-    # One worker on cuda:1, in a child pinned to GPU 1: models traced on cuda:0 must run there.
     WORKER_DEVICES=cuda:1 timed stage_extras
     wait_for "$TIMING_DONE" "the timing lane" "${TIMING_WAIT_S:-240}"
   else
@@ -373,22 +350,25 @@ stage_measure() {
 }
 
 stage_pack() {
-  tar czf "$OUT/gpu-check.tar.gz" --exclude="*.pt" "$LOGS" "$RESULTS" "$ZOO/index.json" "$ZOO"/*/*/manifest.json 2>/dev/null
+  tar czf "$OUT/gpu-check.tar.gz" --exclude="*.pt" --exclude="*.pt2" "$LOGS" "$RESULTS" "$ZOO/index.json" \
+    "$ZOO"/*/*/manifest.json $(ls -d "$ZOO-lists" 2>/dev/null) 2>/dev/null
   ls -la "$OUT"
 }
 
-want env && stage_env
-want build && { timed stage_build || exit 1; }
-want test && timed stage_test
-want smoke && timed stage_smoke
-want zoo && timed stage_zoo
-want judged-cases && timed stage_judged-cases
-# measure's parts, each also runnable on its own by name (not part of `full`: measure is).
-for part in latency noise bench run train layouts extras workers judged; do
-  named "$part" && timed "stage_$part"
+# --- dispatch: the plan's order; measure's parts and the lanes only when named ---------------
+wanted() {
+  local s
+  for s in "${STAGES[@]}"; do [[ $s == "$1" || ($s == full && " ${PLAN[*]} " == *" $1 "*) ]] && return 0; done
+  return 1
+}
+status=0
+for stage in "${PLAN[@]}" latency noise bench run train layouts extras workers judged timing_lane checking_lane; do
+  wanted "$stage" || continue
+  case $stage in
+    timing_lane|checking_lane) "stage_$stage" ;;
+    build) timed stage_build || { log "build failed"; exit 1; } ;;
+    *) timed "stage_$stage" || status=1 ;;
+  esac
 done
-named timing_lane && stage_timing_lane
-named checking_lane && stage_checking_lane
-want measure && timed stage_measure
-want pack && stage_pack
-log "done"
+log "done (status $status)"
+exit $status

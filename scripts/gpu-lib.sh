@@ -1,0 +1,67 @@
+# The mechanics of scripts/gpu-check.sh (sourced by it): logging, timing, pinning, running
+# zoobench and the exporter, GPU and CPU placement. The plan (which stages, which models) is in
+# gpu-check.sh.
+
+log() { echo "== [$(date +%H:%M:%S)] $*"; }
+
+# timed COMMAND...: runs it and logs how long it took and its status; returns that status.
+timed() { local start=$SECONDS; "$@"; local rc=$?; log "$1 ... took $((SECONDS - start))s (rc $rc)"; return $rc; }
+
+# on_cpu CPU COMMAND...: runs COMMAND (a program, not a shell function) on that one CPU
+# (taskset), or as it is when CPU is empty or taskset is missing.
+on_cpu() {
+  local cpu=$1; shift
+  if [[ -n $cpu ]] && command -v taskset > /dev/null; then taskset -c "$cpu" "$@"; else "$@"; fi
+}
+
+zb() { "$BUILD/zoobench" "$@"; }
+
+# run_zb NAME TAIL ARGS...: `zoobench run ARGS --output-directory $RESULTS/NAME`, its progress
+# and info lines left out, the last TAIL lines shown; returns zoobench's status.
+run_zb() {
+  local name=$1 tail_lines=$2; shift 2
+  zb run "$@" --output-directory "$RESULTS/$name" 2>&1 | grep -v "^zoobench info" | tail -"$tail_lines"
+  return "${PIPESTATUS[0]}"
+}
+
+# export_part NAME ARGS...: one exporter process into its own zoo ($ZOO.parts/NAME; the
+# exporter's index is per zoo, merge_zoos.py joins them), traced on CUDA.
+export_part() {
+  local name=$1; shift
+  $PY tools/export_zoo.py --zoo "$ZOO.parts/$name" --device cuda "$@" > "$LOGS/export-$name.log" 2>&1
+  echo "-- export $name: $(tail -1 "$LOGS/export-$name.log")"
+}
+
+# regex_of NAME...: ^(a|b|c)$ for -k / -x.
+regex_of() { local IFS='|'; echo "^($*)\$"; }
+
+physical_gpus() { nvidia-smi -L 2>/dev/null | wc -l; }
+
+# Two workers: one per GPU when two are visible, else both on the one GPU.
+two_workers() {
+  local visible
+  if [[ -n ${CUDA_VISIBLE_DEVICES:-} ]]; then
+    visible=$(tr ',' '\n' <<< "$CUDA_VISIBLE_DEVICES" | wc -l)
+  else
+    visible=$(physical_gpus)
+  fi
+  if [[ $visible -ge 2 ]]; then echo cuda:0,cuda:1; else echo cuda:0,cuda:0; fi
+}
+
+# The lanes keep to their own CPUs (taskset): the timing lane whole physical cores near GPU 0,
+# the checking lane the rest (scripts/lane_cpus.py), so launch-bound timing runs never share a
+# core.
+lane_cpus() {
+  command -v taskset > /dev/null || return 0
+  local split
+  split=($($PY scripts/lane_cpus.py 0 2> /dev/null))
+  [[ ${#split[@]} -eq 2 ]] || return 0
+  if [[ $1 == timing ]]; then echo taskset -c "${split[0]}"; else echo taskset -c "${split[1]}"; fi
+}
+
+# Waits until a marker file exists or `limit` seconds pass.
+wait_for() {
+  local marker=$1 what=$2 limit=$3 waited=0
+  while [[ ! -f $marker && $waited -lt $limit ]]; do sleep 2; waited=$((waited + 2)); done
+  [[ -f $marker ]] || log "$what still running after ${waited}s: going on beside it"
+}
