@@ -184,12 +184,15 @@ def rebuild_record(planned: PlannedModel, options: ExportOptions,
     """What the torch.compile backends need to build the same Python module again (manifest
     `rebuild`): the source, the name it knows the model by, the build context and the seed.
     None for a user's TorchScript file, which has no Python source."""
-    if planned.user is not None or planned.source is None:
+    module_name = getattr(planned.source, "__name__", None)
+    if planned.user is not None or module_name is None:
         return None
     ctx = _build_context(planned, options)
     context = {k: v for k, v in vars(ctx).items() if k != "options"}
     context["batch_size"] = bundle.batch_size
-    return {"source": planned.source.__name__.rsplit(".", 1)[-1], "name": planned.source_name,
+    prefix = "zoo_export.sources."
+    source = module_name[len(prefix):] if module_name.startswith(prefix) else module_name
+    return {"source": source, "name": planned.source_name,
             "context": context, "seed": SEED, "keep_dropout": bool(bundle.keep_dropout)}
 
 

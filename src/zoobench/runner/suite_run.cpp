@@ -253,7 +253,8 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
       if (options.resume) {
         MissingRows missing = missing_rows(job_options, sinks, model.entry);
         if (!missing.any()) {
-          log::info("resume: {} ({}) already has its rows", model.entry.name, backend);
+          log::info("resume: {}{} already has its rows", model.entry.name,
+                    options.backends.size() > 1 ? " (" + backend + ")" : std::string());
           continue;
         }
         job_options.accuracy = missing.accuracy;

@@ -78,17 +78,17 @@ TEST(Merge, KeepsForeignColumnsAfterOurs) {
   zoobench::testing::ScratchDir dir;
   write_file_atomically(
       dir.file("a.csv"),
-      "dev,name,batch_size,accuracy,margin,graph_breaks\ncuda,m1,8,pass,0.123456789,2\n");
+      "dev,name,batch_size,accuracy,margin,npu_graph_count\ncuda,m1,8,pass,0.123456789,2\n");
   write_file_atomically(dir.file("b.csv"),
                         "dev,name,batch_size,accuracy\ncuda,m0,8,fail_accuracy\n");
   MergedResults merged =
       merge_results({load_result_file(dir.file("a.csv")), load_result_file(dir.file("b.csv"))});
   write_merged_results(merged, dir.file("m.json"));  // naming the JSON writes the CSV beside it
   CsvTable table = read_csv(dir.file("m.csv"));
-  EXPECT_EQ(table.header.back(), "graph_breaks");
+  EXPECT_EQ(table.header.back(), "npu_graph_count");
   ASSERT_EQ(table.rows.size(), 2u);
   EXPECT_EQ(table.get(0, "name"), "m0");
-  EXPECT_EQ(table.get(1, "graph_breaks"), "2");
+  EXPECT_EQ(table.get(1, "npu_graph_count"), "2");
   EXPECT_EQ(table.get(1, "margin"), "0.123456789");  // digits kept as written
 }
 
