@@ -3,6 +3,7 @@ progress line each, failures recorded with their reason and skipped, a summary a
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import shutil
@@ -379,6 +380,14 @@ def progress_line(index: int, total: int, outcome: Outcome) -> str:
     return line
 
 
+def _source_scope(planned: PlannedModel):
+    """A source whose models change process state or need stand-ins (a TorchBench checkout)
+    offers scope(): held around the model's whole export, so that tracing and the checks run
+    with what the build had, and nothing leaks into the next model."""
+    scope = getattr(planned.source, "scope", None) if planned.user is None else None
+    return scope() if scope is not None else contextlib.nullcontext()
+
+
 def export_all(planned: List[PlannedModel], options: ExportOptions,
                emit: Callable[[str], None] = print) -> List[Outcome]:
     versions = manifest.library_versions()
@@ -390,7 +399,8 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
             outcome = Outcome(p, "skipped", p.skip_reason)
         else:
             start = time.monotonic()
-            outcome = export_one(p, options, versions)
+            with _source_scope(p):
+                outcome = export_one(p, options, versions)
             outcome.seconds = time.monotonic() - start
             entry = {"name": p.name, "suite": p.suite, "status": outcome.status,
                      "reason": outcome.reason, "source": p.source_label,
