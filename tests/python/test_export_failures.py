@@ -182,8 +182,9 @@ class CommandLineTest(unittest.TestCase):
             code, out = run_cli("--suite", "all", "--list", "--zoo", zoo)
             self.assertEqual(code, 0)
             self.assertFalse(os.path.exists(zoo))
-        self.assertRegex(out, r"torchbench/resnet18 +16 .*torchvision:resnet18 +export")
-        self.assertRegex(out, r"torchbench/hf_Bert .*skip: torchbench.yaml skip.all")
+        # TorchBench's eval batch size of resnet18
+        self.assertRegex(out, r"torchbench/resnet18 +8 .*torchvision:resnet18 +export")
+        self.assertRegex(out, r"torchbench/drq .*skip: torchbench.yaml skip.all: impossible offline")
         self.assertIn("hf:LongformerForMaskedLM(allenai/longformer-base-4096 config)", out)
         self.assertIn("timm:mobilevit_s", out)
 

@@ -19,7 +19,7 @@ from . import aoti_export, manifest, sources, torchscript_export
 from .model_bundle import (SEED, ExportableModel, SourceUnavailable, disable_dropout,
                            flatten_outputs, seed_everything)
 from .sources import torchbench_checkout, user_torchscript
-from .suite_config import ALL_SUITES, SuiteConfig, matches, merge_under
+from .suite_config import ALL_SUITES, SuiteConfig, matches, merge_under, without_skips
 
 
 @dataclass
@@ -78,7 +78,8 @@ def load_suites(options: ExportOptions, suite: str) -> List[SuiteConfig]:
         cfg = SuiteConfig.load(options.suites_dir, name, require=(suite != "custom"))
         if name == "torchbench" and options.torchbench_dir:
             metadata, layout = torchbench_checkout.read_metadata(options.torchbench_dir)
-            cfg.config = merge_under(cfg.config, metadata)
+            cfg.config = without_skips(merge_under(cfg.config, metadata),
+                                       cfg.names_at("zoobench", "run_despite_checkout_skip"))
             cfg.checkout_metadata = layout
         configs.append(cfg)
     return configs
@@ -93,13 +94,14 @@ def _plan_one(cfg: SuiteConfig, name: str, options: ExportOptions, explicit: boo
     else:
         planned.source, planned.source_name = source, resolved
         planned.source_label = source.label(resolved)
-        default = source.default_batch_size(resolved)
+        default = source.default_batch_size(resolved, training=options.training)
         planned.batch_size, planned.batch_size_origin = cfg.resolve_batch_size(
             planned.name, options.training, options.batch_size, default)
         if source is not torchbench_checkout and planned.batch_size is None:
             planned.batch_size, planned.batch_size_origin = default, "source default"
     if not explicit and not options.no_skip:
-        planned.skip_reason = cfg.skip_reason(planned.name, options.device)
+        planned.skip_reason = cfg.skip_reason(planned.name, options.device) or \
+            _canary_skip_reason(cfg, planned, options)
     planned.loss_scale = cfg.loss_scale(planned.name)
     suite_image_size = cfg.value_at("zoobench", "image_size")
     planned.image_size = options.image_size or (int(suite_image_size) if suite_image_size
@@ -107,6 +109,16 @@ def _plan_one(cfg: SuiteConfig, name: str, options: ExportOptions, explicit: boo
     if source is torchbench_checkout and cfg.checkout_metadata:
         planned.metadata["torchbench_metadata"] = cfg.checkout_metadata
     return planned
+
+
+def _canary_skip_reason(cfg: SuiteConfig, planned: PlannedModel,
+                        options: ExportOptions) -> Optional[str]:
+    if (planned.source is torchbench_checkout and options.torchbench_dir
+            and torchbench_checkout.is_canary(options.torchbench_dir, planned.name)
+            and planned.name not in cfg.names_at("canary_models")):
+        return (f"canary model (torchbenchmark/canary_models): exported only with --only "
+                f"{planned.name} or when {cfg.name}.yaml canary_models names it")
+    return None
 
 
 def plan(options: ExportOptions, suite: str, only: Optional[str], filters: List[str],
@@ -185,12 +197,13 @@ def rebuild_record(planned: PlannedModel, options: ExportOptions,
     """What the torch.compile backends need to build the same Python module again (manifest
     `rebuild`): the source, the name it knows the model by, the build context and the seed.
     None for a user's TorchScript file, which has no Python source."""
-    if planned.user is not None or planned.source is None:
-        return None
+    module_name = getattr(planned.source, "__name__", None)
+    if planned.user is not None or module_name is None:
+        return None  # no Python source (a user's file, or a stand-in source in a test)
     ctx = _build_context(planned, options)
     context = {k: v for k, v in vars(ctx).items() if k != "options"}
     context["batch_size"] = bundle.batch_size
-    return {"source": planned.source.__name__.rsplit(".", 1)[-1], "name": planned.source_name,
+    return {"source": module_name.rsplit(".", 1)[-1], "name": planned.source_name,
             "context": context, "seed": SEED, "keep_dropout": bool(bundle.keep_dropout)}
 
 

@@ -71,7 +71,7 @@ def label(name: str) -> str:
     return f"torchbench:{name}"
 
 
-def default_batch_size(name: str) -> Optional[int]:
+def default_batch_size(name: str, training: bool = False) -> Optional[int]:
     return None  # the model's own DEFAULT_{TRAIN,EVAL}_BSIZE
 
 
@@ -89,6 +89,13 @@ def model_dir(checkout: str, name: str) -> Optional[str]:
 
 def has_model(checkout: str, name: str) -> bool:
     return model_dir(checkout, name) is not None
+
+
+def is_canary(checkout: str, name: str) -> bool:
+    """A model of torchbenchmark/canary_models: upstream runs those only when its yaml's
+    canary_models names them."""
+    folder = model_dir(checkout, name)
+    return folder is not None and os.path.basename(os.path.dirname(folder)) == "canary_models"
 
 
 # --- metadata ---------------------------------------------------------------------------------
