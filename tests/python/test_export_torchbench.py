@@ -314,6 +314,26 @@ class CheckoutExportTest(unittest.TestCase):
         self.assertIn("has no torchbenchmark/ folder", out)
 
 
+    def test_canary_models_only_with_only_or_when_the_yaml_names_them(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        checkout = os.path.join(tmp.name, "benchmark")
+        make_checkout(checkout, "new")
+        suites = os.path.join(tmp.name, "suites")
+        os.makedirs(suites)
+        with open(os.path.join(suites, "torchbench_models_list.txt"), "w") as f:
+            f.write("tiny_mlp\ndict_scorer\n")
+        code, out = run_cli("--suite", "torchbench", "--torchbench-dir", checkout,
+                            "--suites-dir", suites, "--list")
+        self.assertRegex(out, r"torchbench/dict_scorer .*skip: canary model "
+                              r"\(torchbenchmark/canary_models\): exported only with --only")
+        self.assertRegex(out, r"torchbench/tiny_mlp .* export")
+        with open(os.path.join(suites, "torchbench.yaml"), "w") as f:
+            f.write("canary_models: [dict_scorer]\n")
+        code, out = run_cli("--suite", "torchbench", "--torchbench-dir", checkout,
+                            "--suites-dir", suites, "--list")
+        self.assertRegex(out, r"torchbench/dict_scorer .* export")
+
 
 class ProcessStateTest(unittest.TestCase):
     """A checkout model changes process-wide state; every bit of it is back after the model,
