@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import os
 import shutil
 import sys
@@ -38,6 +39,7 @@ class ExportOptions:
     torchbench_dir: Optional[str] = None
     hf_attn_implementation: str = "eager"
     no_skip: bool = False
+    skip_exported: bool = False
     check: bool = True
     verbose: bool = False
 
@@ -62,7 +64,7 @@ class PlannedModel:
 @dataclass
 class Outcome:
     model: PlannedModel
-    status: str                        # exported | failed | skipped
+    status: str                        # exported | failed | skipped | kept (--skip-exported)
     reason: Optional[str] = None
     seconds: float = 0.0
     files: Dict[str, int] = field(default_factory=dict)
@@ -381,8 +383,8 @@ def _mb(n: int) -> str:
 
 def progress_line(index: int, total: int, outcome: Outcome) -> str:
     head = f"[{index}/{total}] {outcome.model.suite}/{outcome.model.name}"
-    if outcome.status == "skipped":
-        return f"{head}: skipped ({outcome.reason})"
+    if outcome.status in ("skipped", "kept"):
+        return f"{head}: {outcome.status} ({outcome.reason})"
     if outcome.status == "failed":
         return f"{head}: FAILED in {outcome.seconds:.1f}s: {outcome.reason}"
     files = ", ".join(f"{f} {_mb(n)}" for f, n in outcome.files.items() if f != "manifest.json")
@@ -391,6 +393,33 @@ def progress_line(index: int, total: int, outcome: Outcome) -> str:
     for note in outcome.notes:
         line += f"\n    note: {note}"
     return line
+
+
+def wanted_artifacts(options: ExportOptions) -> List[str]:
+    """The artifact roles an export with these options writes (aoti ones may be recorded as
+    failures instead)."""
+    roles = ["eval"] + (["train"] if options.training else [])
+    if options.aoti:
+        roles += [f"aoti.{dtype}.{device}" for device in options.aoti_devices or [options.device]
+                  for dtype in options.aoti_dtypes]
+    return roles
+
+
+def already_exported(planned: PlannedModel, options: ExportOptions) -> bool:
+    """--skip-exported: the zoo has this model with every artifact this run would write (or,
+    for an AOTInductor package, the recorded reason why it could not be made), traced on the
+    same device. Lets an interrupted export of a whole list continue where it stopped."""
+    path = os.path.join(options.zoo, planned.suite, planned.name, "manifest.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return False
+    artifacts = doc.get("artifacts") or {}
+    failures = doc.get("aoti_failures") or {}
+    if (artifacts.get("eval") or {}).get("traced_on") != options.device:
+        return False
+    return all(role in artifacts or role in failures for role in wanted_artifacts(options))
 
 
 def _source_scope(planned: PlannedModel):
@@ -410,6 +439,8 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
     for i, p in enumerate(planned, start=1):
         if p.skip_reason:
             outcome = Outcome(p, "skipped", p.skip_reason)
+        elif options.skip_exported and already_exported(p, options):
+            outcome = Outcome(p, "kept", "already in the zoo (--skip-exported)")
         else:
             start = time.monotonic()
             with _source_scope(p):
@@ -434,9 +465,12 @@ def summary(outcomes: List[Outcome], seconds: float, zoo: str) -> str:
     exported = [o for o in outcomes if o.status == "exported"]
     failed = [o for o in outcomes if o.status == "failed"]
     skipped = [o for o in outcomes if o.status == "skipped"]
+    kept = [o for o in outcomes if o.status == "kept"]
     size = sum(sum(o.files.values()) for o in exported)
-    lines = [f"exported {len(exported)}, failed {len(failed)}, skipped {len(skipped)} "
-             f"(of {len(outcomes)}) in {seconds:.1f}s; {_mb(size)} written to {zoo}/ "
+    counts = f"exported {len(exported)}, failed {len(failed)}, skipped {len(skipped)}"
+    if kept:
+        counts += f", kept {len(kept)} (exported before)"
+    lines = [f"{counts} (of {len(outcomes)}) in {seconds:.1f}s; {_mb(size)} written to {zoo}/ "
              f"(index: {os.path.join(zoo, 'index.json')})"]
     if failed:
         lines.append("failed (recorded in the index, status failed):")
