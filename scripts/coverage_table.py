@@ -65,11 +65,19 @@ class Row:
 
 # --- inputs ---------------------------------------------------------------------------------------
 
-def read_index(zoo: Optional[str]) -> Optional[Dict[tuple, dict]]:
-    if not zoo:
+def read_index(zoos: List[str]) -> Optional[Dict[tuple, dict]]:
+    """{(suite, name): entry} of one or more zoos (scripts/gpu-lists.sh writes one per GPU);
+    an exported entry wins over a failed one."""
+    if not zoos:
         return None
-    with open(os.path.join(zoo, "index.json"), encoding="utf-8") as f:
-        return {(m.get("suite"), m.get("name")): m for m in json.load(f).get("models", [])}
+    entries: Dict[tuple, dict] = {}
+    for zoo in zoos:
+        with open(os.path.join(zoo, "index.json"), encoding="utf-8") as f:
+            for m in json.load(f).get("models", []):
+                key = (m.get("suite"), m.get("name"))
+                if key not in entries or m.get("status") == "exported":
+                    entries[key] = m
+    return entries
 
 
 def read_accuracy(paths: List[str]) -> Optional[Dict[tuple, dict]]:
@@ -184,8 +192,8 @@ def model_table(rows: List[Row]) -> List[str]:
 
 
 def document(tables: Dict[str, List[Row]], args) -> str:
-    inputs = [f"CPU zoo `{args.cpu_zoo_label or args.cpu_zoo}`",
-              f"H200 zoo `{args.gpu_zoo_label or args.gpu_zoo}`" if args.gpu_zoo else
+    inputs = [f"CPU zoo `{args.cpu_zoo_label or ' '.join(args.cpu_zoo)}`",
+              f"H200 zoos `{args.gpu_zoo_label or ' '.join(args.gpu_zoo)}`" if args.gpu_zoo else
               "no H200 zoo yet",
               f"jit CSVs: {len(args.jit)}", f"aot_inductor CSVs: {len(args.aoti)}"]
     out = ["# Model coverage", "",
@@ -197,7 +205,7 @@ def document(tables: Dict[str, List[Row]], args) -> str:
            "Regenerate, after the GPU run of `scripts/gpu-lists.sh`:", "",
            "```sh",
            "/usr/bin/python3 scripts/coverage_table.py --torchbench-dir ../shared/torchbench \\",
-           "  --cpu-zoo zoo-cpu --gpu-zoo zoo-gpu-lists \\",
+           "  --cpu-zoo zoo-cpu --gpu-zoo zoo-gpu-lists/torchbench zoo-gpu-lists/huggingface-timm \\",
            "  --jit results-gpu/lists-jit/*_accuracy.csv \\",
            "  --aoti results-gpu/lists-aot_inductor/*_accuracy.csv -o docs/coverage.md",
            "```", ""]
@@ -218,8 +226,10 @@ def document(tables: Dict[str, List[Row]], args) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cpu-zoo", required=True, help="zoo exported on the CPU (index.json)")
-    parser.add_argument("--gpu-zoo", help="zoo exported on the H200 (index.json)")
+    parser.add_argument("--cpu-zoo", nargs="+", required=True,
+                        help="zoo(s) exported on the CPU (their index.json)")
+    parser.add_argument("--gpu-zoo", nargs="*", default=[],
+                        help="zoo(s) exported on the H200 (their index.json)")
     parser.add_argument("--jit", nargs="*", default=[], help="accuracy CSVs, backend jit")
     parser.add_argument("--aoti", nargs="*", default=[], help="accuracy CSVs, aot_inductor")
     parser.add_argument("--torchbench-dir", help="the TorchBench checkout the zoos used")
