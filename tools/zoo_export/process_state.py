@@ -59,10 +59,15 @@ def default_device() -> Any:
     """What torch.set_default_device installed, or None when nothing was (always None before
     torch 2.0, which has no such function)."""
     holder = getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None)
-    # torch >= 2.3 keeps it in a threading.local, 2.0-2.2 in the global itself
-    context = getattr(holder, "device_context", holder) if holder is not None else None
-    device = getattr(context, "device", None)
-    return None if device is None else str(device)
+    if holder is not None:
+        # torch >= 2.3 keeps it in a threading.local, 2.0-2.2 in the global itself
+        context = getattr(holder, "device_context", holder)
+        device = getattr(context, "device", None)
+        return None if device is None else str(device)
+    if hasattr(torch, "get_default_device"):  # a torch that keeps it elsewhere
+        device = str(torch.get_default_device())
+        return None if device == "cpu" else device
+    return None
 
 
 def _set_default_device(device: Any) -> None:

@@ -53,7 +53,8 @@ def build(name: str, ctx) -> ExportableModel:
     architecture = MODELS[name].architecture
     model = timm_models.create(architecture)
     # TorchBench's TimmConfig: default_cfg["input_size"], not timm's test size
-    c, h, w = model.default_cfg["input_size"]
+    config = getattr(model, "default_cfg", None) or model.pretrained_cfg  # newer timm: both
+    c, h, w = config["input_size"]
     x, spec = make_input("x", [ctx.batch_size, c, h, w], "randn")
     return ExportableModel(module=model, inputs=(x,), input_specs=[spec], source=label(name),
                            batch_size=ctx.batch_size, output_names=["logits"],
