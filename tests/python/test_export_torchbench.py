@@ -299,6 +299,7 @@ class CheckoutExportTest(unittest.TestCase):
         m = self.manifest(zoo, "dict_scorer")
         self.assertEqual([(s["name"], s["dtype"], s["shape"]) for s in m["inputs"]["spec"]],
                          [("ids", "int64", [2, 7]), ("weights", "float32", [2, 7])])
+        self.assertIs(m["details"]["canary"], True)  # it lives in canary_models
         inputs, out = self.check_reproduces(zoo, "dict_scorer")
         self.assertEqual(list(out.shape), [2, 8])
 

@@ -306,11 +306,13 @@ def build(name: str, ctx) -> ExportableModel:
     return ExportableModel(
         module=module_to_export, inputs=tuple(t.detach().cpu() for t in flat),
         input_specs=specs, source=label(name), batch_size=int(batch_size), deepcopy=deepcopy,
-        details=_details(checkout, test, shims))
+        details=_details(checkout, name, test, shims))
 
 
-def _details(checkout: str, test: str, shims: List[str]) -> Dict[str, Any]:
+def _details(checkout: str, name: str, test: str, shims: List[str]) -> Dict[str, Any]:
     details: Dict[str, Any] = {"checkout": os.path.abspath(checkout), "test": test}
+    if os.path.basename(os.path.dirname(model_dir(checkout, name) or "")) == "canary_models":
+        details["canary"] = True  # exported by --only or the yaml's canary_models
     if shims:
         details["shims"] = shims  # stand-ins for what this torch lacks (process_state)
     return details
