@@ -9,6 +9,11 @@ shapes TorchBench feeds it. Manifests say so (source `torchbench-synthetic:`, de
                            VGG16 perceptual loss) with VGG16 weights=None instead of ImageNet
                            weights; TorchBench feeds frames of its Adobe240 sample (downloaded):
                            here random 352x352 frames and frame indices 0..6
+  yolov3                   the checkout's yolo_models.Darknet(cfg/yolov3-spp.cfg, 512) with
+                           TorchBench's own eval input, torch.rand(batch, 3, 384, 512): its
+                           __init__.py refuses to load without the coco128 data, which eval
+                           never reads (training does: train.pt is the same network in train
+                           mode on that input, not TorchBench's training loop)
   functorch_maml_omniglot  its nn.Sequential, written in its __init__.py (copied here: the file
                            cannot be imported without torchbench's data); TorchBench feeds the
                            first support set of maml_omniglot/batch.pt (downloaded): here random
@@ -38,7 +43,8 @@ from . import torchbench_checkout
 
 
 class Synthetic(NamedTuple):
-    batch: int          # TorchBench's DEFAULT_{TRAIN,EVAL}_BSIZE (the same for both here)
+    train_batch: int    # TorchBench's DEFAULT_TRAIN_BSIZE
+    eval_batch: int     # DEFAULT_EVAL_BSIZE
     inputs: str         # what the inputs are, for the manifest
     builder: Callable   # (checkout, batch, device) -> (module, inputs, specs)
 
@@ -52,7 +58,7 @@ def label(name: str) -> str:
 
 
 def default_batch_size(name: str, training: bool = False) -> int:
-    return MODELS[name].batch
+    return MODELS[name].train_batch if training else MODELS[name].eval_batch
 
 
 def unavailable_reason() -> Optional[str]:
@@ -123,6 +129,16 @@ def _super_slomo(checkout: str, batch: int, device: str):
             [index_spec] + [s for _, s in frames])
 
 
+def _yolov3(checkout: str, batch: int, device: str):
+    with _model_package(checkout, "yolov3") as package:
+        code = importlib.import_module(f"{package}.yolo_models")
+        config = os.path.join(torchbench_checkout.model_dir(checkout, "yolov3"), "cfg",
+                              "yolov3-spp.cfg")
+        model = code.Darknet(config, 512)  # prep_eval: Darknet(opt.cfg, opt.img_size)
+    x, spec = make_input("x", [batch, 3, 384, 512], "rand", note="TorchBench's own eval input")
+    return model, (x,), [spec]
+
+
 def _maml_omniglot(checkout: str, batch: int, device: str):
     # functorch_maml_omniglot/__init__.py's network, as written there (n_way 5, inplace ReLU)
     n_way = 5
@@ -138,13 +154,15 @@ def _maml_omniglot(checkout: str, batch: int, device: str):
 
 
 MODELS: Dict[str, Synthetic] = {
-    "pytorch_stargan": Synthetic(16, "random images in [-1, 1] and 0/1 target labels "
+    "pytorch_stargan": Synthetic(16, 16, "random images in [-1, 1] and 0/1 target labels "
                                      "(CelebA is downloaded by TorchBench's install.py)",
                                  _stargan),
-    "Super_SloMo": Synthetic(6, "random frames and frame indices (TorchBench's Adobe240 "
+    "Super_SloMo": Synthetic(6, 6, "random frames and frame indices (TorchBench's Adobe240 "
                                 "sample is downloaded); VGG16 with random weights",
                              _super_slomo),
-    "functorch_maml_omniglot": Synthetic(1, "random 28x28 images (maml_omniglot/batch.pt is "
+    "yolov3": Synthetic(16, 8, "TorchBench's own torch.rand input (its coco128 data is "
+                               "downloaded, and needed only for training)", _yolov3),
+    "functorch_maml_omniglot": Synthetic(1, 1, "random 28x28 images (maml_omniglot/batch.pt is "
                                             "downloaded)", _maml_omniglot),
 }
 
@@ -155,7 +173,7 @@ def build(name: str, ctx) -> ExportableModel:
         raise SourceUnavailable(f"{name} is built from a TorchBench checkout's code: pass "
                                 "--torchbench-dir DIR")
     entry = MODELS[name]
-    batch = entry.batch  # TorchBench's ALLOW_CUSTOMIZE_BSIZE = False (maml's is not a batch)
+    batch = ctx.batch_size or default_batch_size(name, ctx.training)
     with process_state.checkout_scope():
         module, inputs, specs = entry.builder(os.path.abspath(checkout), batch, ctx.device)
     return ExportableModel(module=module, inputs=tuple(inputs), input_specs=specs,
