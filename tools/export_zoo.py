@@ -20,17 +20,23 @@ exported|failed and the reason. One model failing never stops the export; the ex
 Suites: suites/<suite>_models_list.txt (`name bs`, `name,bs` or `name`) and suites/<suite>.yaml
 (upstream's benchmarks/dynamo schema; ours under `zoobench:`). `--suite all` is torchbench,
 huggingface and timm_models. Models in the yaml's skip.all / skip.device.<device> are skipped
-unless named with --only or --no-skip is given. Batch size: --batch-size > the list's bs >
+unless named with --only or --no-skip is given; so are a TorchBench checkout's canary models
+unless the yaml's canary_models names them. --skip-exported continues an interrupted export.
+Batch size: --batch-size > the list's bs >
 yaml batch_size.<training|inference> > the source's default; upstream's batch_size.divisors
 apply to all but --batch-size.
 
 Sources, by name: torchvision (alexnet, densenet121, mnasnet1_0, mobilenet_v2,
 mobilenet_v3_large, resnet18/50/152, resnext50_32x4d, shufflenet_v2_x1_0, squeezenet1_1,
-vgg16, vision_maskrcnn), text encoder (text_encoder_bert, text_encoder_bert_dropout,
-text_encoder_small), transformers (class names such as BertForMaskedLM, and
-AllenaiLongformerBase, T5Small, DistillGPT2, GoogleFnet, YituTechConvBert, Reformer), timm
-(any name in the timm_models suite), a TorchBench checkout (other torchbench names). A prefix
-forces a source: --only timm:resnet50, hf:BertForMaskedLM, torchvision:resnet18.
+vgg16, vision_maskrcnn; at TorchBench's batch sizes), text encoder (text_encoder_bert,
+text_encoder_bert_dropout, text_encoder_small), transformers (class names such as
+BertForMaskedLM, and AllenaiLongformerBase, T5Small, DistillGPT2, GoogleFnet, YituTechConvBert,
+Reformer), timm (any name in the timm_models suite), TorchBench names built offline with
+TorchBench's architecture, batch sizes and inputs (timm_*, hf_*, basic_gnn_* through timm,
+transformers, torch_geometric; pytorch_stargan, Super_SloMo, functorch_maml_omniglot from the
+checkout's code with synthetic inputs), a TorchBench checkout (other torchbench names; what it
+changes process-wide is put back after each model). A prefix forces a source: --only
+timm:resnet50, hf:BertForMaskedLM, torchvision:resnet18, torchbench:hf_Bert.
 
 Models get random weights from a fixed seed and nothing is downloaded (HF_HUB_OFFLINE=1,
 pretrained=False). Dropout probabilities are set to 0 (manifest "dropout": false) except in
@@ -70,6 +76,9 @@ def parse_args(argv):
                         help="leave out models whose name matches (repeatable)")
     select.add_argument("--no-skip", action="store_true",
                         help="export models the suite yaml skips (skip.all, skip.device.<dev>)")
+    select.add_argument("--skip-exported", action="store_true",
+                        help="leave out models the zoo already has with every artifact this run "
+                             "would write (continues an interrupted export)")
     select.add_argument("--list", action="store_true",
                         help="print what would be exported and from which source, and stop")
 
@@ -183,7 +192,8 @@ def main(argv=None) -> int:
         aoti=args.aoti, aoti_dtypes=dtypes,
         aoti_devices=args.aoti_device, int32_inputs=args.int32_inputs,
         torchbench_dir=args.torchbench_dir, hf_attn_implementation=args.hf_attn_implementation,
-        no_skip=args.no_skip, check=not args.no_check, verbose=args.verbose)
+        no_skip=args.no_skip, skip_exported=args.skip_exported, check=not args.no_check,
+        verbose=args.verbose)
 
     try:
         if args.from_torchscript:
@@ -216,7 +226,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 130
     print(exporter.summary(outcomes, time.monotonic() - start, args.zoo))
-    if any(o.status == "exported" for o in outcomes):
+    if any(o.status in ("exported", "kept") for o in outcomes):
         return 0
     if all(o.status == "skipped" for o in outcomes):
         print("export_zoo: every selected model is skipped by its suite yaml", file=sys.stderr)

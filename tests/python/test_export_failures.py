@@ -156,6 +156,33 @@ class FailureStagesTest(unittest.TestCase):
             self.assertTrue(os.path.isfile(os.path.join(zoo, "custom", "m", "manifest.json")))
 
 
+class SkipExportedTest(unittest.TestCase):
+    """--skip-exported continues an interrupted export of a list: a model already in the zoo
+    with every artifact asked for is kept, one lacking an artifact is exported again."""
+
+    def test_kept_only_with_every_artifact_asked_for(self):
+        with tempfile.TemporaryDirectory() as zoo:
+            args = ("--suite", "torchbench", "--only", "squeezenet1_1", "--batch-size", "1",
+                    "--image-size", "64", "--zoo", zoo, "--skip-exported")
+            code, out = run_cli(*args)
+            self.assertIn("exported 1, failed 0", out)
+            path = os.path.join(zoo, "torchbench", "squeezenet1_1", "manifest.json")
+            first = os.path.getmtime(path)
+            code, out = run_cli(*args)
+            self.assertEqual(code, 0, out)
+            self.assertIn("kept (already in the zoo (--skip-exported))", out)
+            self.assertIn("exported 0, failed 0, skipped 0, kept 1", out)
+            self.assertEqual(os.path.getmtime(path), first)
+            code, out = run_cli(*args, "--training")  # train.pt is missing: export again
+            self.assertIn("exported 1, failed 0", out)
+            with open(path) as f:
+                self.assertEqual(set(json.load(f)["artifacts"]), {"eval", "train"})
+            code, out = run_cli(*args, "--aoti")  # an aoti package, or why not, is missing
+            self.assertIn("exported 1, failed 0", out)
+            code, out = run_cli(*args, "--aoti")
+            self.assertIn("kept 1", out)
+
+
 class CommandLineTest(unittest.TestCase):
     def test_nothing_exported_exits_one_and_usage_errors_exit_two(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -182,8 +209,9 @@ class CommandLineTest(unittest.TestCase):
             code, out = run_cli("--suite", "all", "--list", "--zoo", zoo)
             self.assertEqual(code, 0)
             self.assertFalse(os.path.exists(zoo))
-        self.assertRegex(out, r"torchbench/resnet18 +16 .*torchvision:resnet18 +export")
-        self.assertRegex(out, r"torchbench/hf_Bert .*skip: torchbench.yaml skip.all")
+        # TorchBench's eval batch size of resnet18
+        self.assertRegex(out, r"torchbench/resnet18 +8 .*torchvision:resnet18 +export")
+        self.assertRegex(out, r"torchbench/drq .*skip: torchbench.yaml skip.all: impossible offline")
         self.assertIn("hf:LongformerForMaskedLM(allenai/longformer-base-4096 config)", out)
         self.assertIn("timm:mobilevit_s", out)
 

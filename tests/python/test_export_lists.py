@@ -124,10 +124,15 @@ class SelectionTest(unittest.TestCase):
 
     def test_plan_selects_skips_and_resolves_sources(self):
         options = exporter.ExportOptions(suites_dir=os.path.join(REPO_ROOT, "suites"))
-        planned = {p.name: p for p in exporter.plan(options, "torchbench", None, ["^hf_Bert$",
-                                                                                  "resnet18"], [])}
-        self.assertEqual(set(planned), {"hf_Bert", "resnet18"})
-        self.assertIn("skip.all", planned["hf_Bert"].skip_reason)
+        planned = {p.name: p for p in exporter.plan(options, "torchbench", None,
+                                                    ["^hf_Bert$", "resnet18", "^drq$"], [])}
+        self.assertEqual(set(planned), {"hf_Bert", "resnet18", "drq"})
+        # upstream skips hf_* in torchbench; zoobench builds it offline and runs it
+        self.assertIsNone(planned["hf_Bert"].skip_reason)
+        self.assertEqual(planned["hf_Bert"].source_label, "hf:AutoModelForMaskedLM(BertConfig())")
+        # skip.all with the reason of zoobench.skip_reasons
+        self.assertRegex(planned["drq"].skip_reason,
+                         r"^torchbench.yaml skip.all: impossible offline: needs gym")
         self.assertIsNone(planned["resnet18"].skip_reason)
         self.assertEqual(planned["resnet18"].source_label, "torchvision:resnet18")
         # --only names a model explicitly: no skip

@@ -1,8 +1,10 @@
 """--torchbench-dir: models through TorchBench's model API and metadata from both checkout
 layouts (older: constants in userbenchmark/dynamo/dynamobench/torchbench.py; newer: only
-torchbench.yaml there), on small fake checkouts made here."""
+torchbench.yaml there), the process state a checkout model changes (put back after it), and
+its DEEPCOPY contract, on small fake checkouts made here."""
 
 import contextlib
+import copy
 import io
 import json
 import os
@@ -18,6 +20,7 @@ REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
 sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
 
 import export_zoo  # noqa: E402
+from zoo_export import process_state  # noqa: E402
 from zoo_export.sources import torchbench_checkout  # noqa: E402
 
 # A TorchBench model package: Model(test, device, batch_size, extra_args) with get_module().
@@ -99,6 +102,88 @@ NEW_TORCHBENCH_YAML = textwrap.dedent('''
 ''')
 
 
+# TorchBench's util/env_check.py:set_random_seed, as upstream writes it, but seeding 7 rather
+# than upstream's 1337 (which is also zoobench's seed, and would hide the damage).
+ENV_CHECK = textwrap.dedent('''
+    MAIN_RANDOM_SEED = 7
+
+    def set_random_seed():
+        import random
+        import numpy
+        import torch
+
+        def deterministic_torch_manual_seed(*args, **kwargs):
+            from torch._C import default_generator
+            import torch.cuda
+            if not torch.cuda._is_in_bad_fork():
+                torch.cuda.manual_seed_all(MAIN_RANDOM_SEED)
+            import torch.xpu
+            if not torch.xpu._is_in_bad_fork():
+                torch.xpu.manual_seed_all(MAIN_RANDOM_SEED)
+            return default_generator.manual_seed(MAIN_RANDOM_SEED)
+
+        torch.manual_seed(MAIN_RANDOM_SEED)
+        random.seed(MAIN_RANDOM_SEED)
+        numpy.random.seed(MAIN_RANDOM_SEED)
+        torch.manual_seed = deterministic_torch_manual_seed
+''')
+
+# A model that changes what real checkout models change: the seed function (BenchmarkModel's
+# __init__), cuDNN flags at import (pytorch_stargan, Super_SloMo), deterministic algorithms and
+# CUBLAS_WORKSPACE_CONFIG (the accuracy path), the default device (llama), threads; and uses
+# torch.func (lennard_jones), which torch < 2.0 lacks.
+STATE_CHANGER = textwrap.dedent('''
+    import os
+    import torch
+    from torch.func import vmap
+    from torchbenchmark.util.env_check import set_random_seed
+
+    torch.backends.cudnn.benchmark = not torch.backends.cudnn.benchmark
+    torch.backends.cudnn.deterministic = not torch.backends.cudnn.deterministic
+
+    class Model:
+        DEFAULT_EVAL_BSIZE = 4
+
+        def __init__(self, test, device, batch_size=None, extra_args=[]):
+            set_random_seed()
+            torch.manual_seed(0)  # goes to the replacement: seeds 7
+            torch.use_deterministic_algorithms(True)
+            os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
+            torch.set_default_device(device)
+            torch.set_num_threads(1)
+            if os.environ.get("STATE_CHANGER_FAILS"):
+                raise RuntimeError("state_changer fails after changing the process state")
+            self.batch_size = batch_size or self.DEFAULT_EVAL_BSIZE
+            self.model = torch.nn.Linear(3, 2)
+            self.example_inputs = (torch.randn(self.batch_size, 3),)
+
+        def get_module(self):
+            return self.model, self.example_inputs
+''')
+
+# DEEPCOPY = False, and a module that recurses forever under copy.deepcopy (as fairseq's hub
+# interface did for the Ascend suite): exporting it must never deep-copy it.
+NO_DEEPCOPY = textwrap.dedent('''
+    import copy
+    import torch
+
+    class Recursing(torch.nn.Linear):
+        def __deepcopy__(self, memo):
+            return copy.deepcopy(self)  # no memo: recurses until RecursionError
+
+    class Model:
+        DEEPCOPY = False
+
+        def __init__(self, test, device, batch_size=None, extra_args=[]):
+            self.batch_size = batch_size or 2
+            self.model = Recursing(5, 3)
+            self.example_inputs = (torch.randn(self.batch_size, 5),)
+
+        def get_module(self):
+            return self.model, self.example_inputs
+''')
+
+
 def make_checkout(root, layout):
     def write(rel, text):
         path = os.path.join(root, rel)
@@ -109,6 +194,10 @@ def make_checkout(root, layout):
     write("torchbenchmark/__init__.py", "")
     write("torchbenchmark/models/__init__.py", "")
     write("torchbenchmark/models/tiny_mlp/__init__.py", TINY_MLP)
+    write("torchbenchmark/util/__init__.py", "")
+    write("torchbenchmark/util/env_check.py", ENV_CHECK)
+    write("torchbenchmark/models/state_changer/__init__.py", STATE_CHANGER)
+    write("torchbenchmark/models/no_deepcopy/__init__.py", NO_DEEPCOPY)
     write("torchbenchmark/canary_models/__init__.py", "")
     write("torchbenchmark/canary_models/dict_scorer/__init__.py", DICT_INPUTS)
     bench = "userbenchmark/dynamo/dynamobench/"
@@ -210,6 +299,7 @@ class CheckoutExportTest(unittest.TestCase):
         m = self.manifest(zoo, "dict_scorer")
         self.assertEqual([(s["name"], s["dtype"], s["shape"]) for s in m["inputs"]["spec"]],
                          [("ids", "int64", [2, 7]), ("weights", "float32", [2, 7])])
+        self.assertIs(m["details"]["canary"], True)  # it lives in canary_models
         inputs, out = self.check_reproduces(zoo, "dict_scorer")
         self.assertEqual(list(out.shape), [2, 8])
 
@@ -223,6 +313,119 @@ class CheckoutExportTest(unittest.TestCase):
             code, out = run_cli("--suite", "torchbench", "--torchbench-dir", tmp, "--list")
         self.assertEqual(code, 2)
         self.assertIn("has no torchbenchmark/ folder", out)
+
+
+    def test_canary_models_only_with_only_or_when_the_yaml_names_them(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        checkout = os.path.join(tmp.name, "benchmark")
+        make_checkout(checkout, "new")
+        suites = os.path.join(tmp.name, "suites")
+        os.makedirs(suites)
+        with open(os.path.join(suites, "torchbench_models_list.txt"), "w") as f:
+            f.write("tiny_mlp\ndict_scorer\n")
+        code, out = run_cli("--suite", "torchbench", "--torchbench-dir", checkout,
+                            "--suites-dir", suites, "--list")
+        self.assertRegex(out, r"torchbench/dict_scorer .*skip: canary model "
+                              r"\(torchbenchmark/canary_models\): exported only with --only")
+        self.assertRegex(out, r"torchbench/tiny_mlp .* export")
+        with open(os.path.join(suites, "torchbench.yaml"), "w") as f:
+            f.write("canary_models: [dict_scorer]\n")
+        code, out = run_cli("--suite", "torchbench", "--torchbench-dir", checkout,
+                            "--suites-dir", suites, "--list")
+        self.assertRegex(out, r"torchbench/dict_scorer .* export")
+
+
+class ProcessStateTest(unittest.TestCase):
+    """A checkout model changes process-wide state; every bit of it is back after the model,
+    also when the model fails, and the next model in the same process is built as if alone."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.checkout = os.path.join(self.tmp.name, "benchmark")
+        make_checkout(self.checkout, "new")
+        self.before = process_state.snapshot()
+        self.seed_function = torch.manual_seed
+
+    def export(self, zoo, *args):
+        return run_cli("--suite", "torchbench", "--torchbench-dir", self.checkout, "--zoo",
+                       os.path.join(self.tmp.name, zoo), *args)
+
+    def assert_state_as_before(self):
+        self.assertIs(torch.manual_seed, self.seed_function)
+        self.assertEqual(process_state.snapshot(), self.before)
+        self.assertIsNone(process_state.default_device())
+        self.assertEqual(torch.get_default_dtype(), torch.float32)
+
+    def test_state_is_back_after_a_model_that_changes_it(self):
+        code, out = self.export("zoo", "--only", "state_changer")
+        self.assertEqual(code, 0, out)
+        self.assert_state_as_before()
+        # the shims for this torch are gone again
+        if self.before["torch.xpu"] is process_state._ABSENT:
+            self.assertNotIn("torch.xpu", sys.modules)
+        if self.before["torch.func"] is process_state._ABSENT:
+            self.assertNotIn("torch.func", sys.modules)
+
+    def test_state_is_back_after_a_model_that_fails(self):
+        os.environ["STATE_CHANGER_FAILS"] = "1"
+        self.addCleanup(os.environ.pop, "STATE_CHANGER_FAILS", None)
+        code, out = self.export("zoo", "--only", "state_changer")
+        self.assertEqual(code, 1, out)
+        self.assertIn("state_changer fails after changing the process state", out)
+        self.assert_state_as_before()
+
+    def test_the_next_model_is_seeded_as_when_exported_alone(self):
+        code, out = self.export("alone", "--only", "tiny_mlp")
+        self.assertEqual(code, 0, out)
+        suites = os.path.join(self.tmp.name, "suites")
+        os.makedirs(suites)
+        with open(os.path.join(suites, "torchbench_models_list.txt"), "w") as f:
+            f.write("state_changer\ntiny_mlp\n")
+        code, out = self.export("after", "--suites-dir", suites)
+        self.assertEqual(code, 0, out)
+        self.assertIn("exported 2, failed 0", out)
+        for zoo in ("alone", "after"):
+            folder = os.path.join(self.tmp.name, zoo, "torchbench", "tiny_mlp")
+            inputs = torch.load(os.path.join(folder, "inputs.pt"))
+            if zoo == "alone":
+                expected = inputs
+            else:
+                self.assertTrue(torch.equal(inputs[0], expected[0]),
+                                "tiny_mlp's inputs differ after state_changer: seeded by the "
+                                "checkout's replacement of torch.manual_seed")
+        self.assert_state_as_before()
+
+    def test_a_build_alone_restores_the_state_as_the_rebuild_record_needs(self):
+        from zoo_export import sources
+
+        ctx = sources.BuildContext(batch_size=2, torchbench_dir=self.checkout)
+        bundle = torchbench_checkout.build("state_changer", ctx)
+        self.assertEqual(list(bundle.inputs[0].shape), [2, 3])
+        self.assert_state_as_before()
+
+
+class DeepcopyContractTest(unittest.TestCase):
+    def test_a_model_that_must_not_be_copied_is_exported_without_copying(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        checkout = os.path.join(tmp.name, "benchmark")
+        make_checkout(checkout, "new")
+        zoo = os.path.join(tmp.name, "zoo")
+        code, out = run_cli("--suite", "torchbench", "--torchbench-dir", checkout, "--zoo", zoo,
+                            "--only", "no_deepcopy", "--training")
+        self.assertEqual(code, 0, out)
+        with open(os.path.join(zoo, "torchbench", "no_deepcopy", "manifest.json")) as f:
+            self.assertIs(json.load(f)["deepcopy"], False)
+        # the model really does recurse under deepcopy: an exporter that copied it would fail
+        from zoo_export import sources
+
+        bundle = torchbench_checkout.build(
+            "no_deepcopy", sources.BuildContext(batch_size=2, torchbench_dir=checkout))
+        self.assertFalse(bundle.deepcopy)
+        with self.assertRaises(RecursionError):
+            copy.deepcopy(bundle.module)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,9 @@ progress line each, failures recorded with their reason and skipped, a summary a
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import json
 import os
 import shutil
 import sys
@@ -18,7 +20,7 @@ from . import aoti_export, manifest, sources, torchscript_export
 from .model_bundle import (SEED, ExportableModel, SourceUnavailable, disable_dropout,
                            flatten_outputs, seed_everything)
 from .sources import torchbench_checkout, user_torchscript
-from .suite_config import ALL_SUITES, SuiteConfig, matches, merge_under
+from .suite_config import ALL_SUITES, SuiteConfig, matches, merge_under, without_skips
 
 
 @dataclass
@@ -37,6 +39,7 @@ class ExportOptions:
     torchbench_dir: Optional[str] = None
     hf_attn_implementation: str = "eager"
     no_skip: bool = False
+    skip_exported: bool = False
     check: bool = True
     verbose: bool = False
 
@@ -61,7 +64,7 @@ class PlannedModel:
 @dataclass
 class Outcome:
     model: PlannedModel
-    status: str                        # exported | failed | skipped
+    status: str                        # exported | failed | skipped | kept (--skip-exported)
     reason: Optional[str] = None
     seconds: float = 0.0
     files: Dict[str, int] = field(default_factory=dict)
@@ -77,7 +80,8 @@ def load_suites(options: ExportOptions, suite: str) -> List[SuiteConfig]:
         cfg = SuiteConfig.load(options.suites_dir, name, require=(suite != "custom"))
         if name == "torchbench" and options.torchbench_dir:
             metadata, layout = torchbench_checkout.read_metadata(options.torchbench_dir)
-            cfg.config = merge_under(cfg.config, metadata)
+            cfg.config = without_skips(merge_under(cfg.config, metadata),
+                                       cfg.names_at("zoobench", "run_despite_checkout_skip"))
             cfg.checkout_metadata = layout
         configs.append(cfg)
     return configs
@@ -92,13 +96,14 @@ def _plan_one(cfg: SuiteConfig, name: str, options: ExportOptions, explicit: boo
     else:
         planned.source, planned.source_name = source, resolved
         planned.source_label = source.label(resolved)
-        default = source.default_batch_size(resolved)
+        default = source.default_batch_size(resolved, training=options.training)
         planned.batch_size, planned.batch_size_origin = cfg.resolve_batch_size(
             planned.name, options.training, options.batch_size, default)
         if source is not torchbench_checkout and planned.batch_size is None:
             planned.batch_size, planned.batch_size_origin = default, "source default"
     if not explicit and not options.no_skip:
-        planned.skip_reason = cfg.skip_reason(planned.name, options.device)
+        planned.skip_reason = cfg.skip_reason(planned.name, options.device) or \
+            _canary_skip_reason(cfg, planned, options)
     planned.loss_scale = cfg.loss_scale(planned.name)
     suite_image_size = cfg.value_at("zoobench", "image_size")
     planned.image_size = options.image_size or (int(suite_image_size) if suite_image_size
@@ -106,6 +111,16 @@ def _plan_one(cfg: SuiteConfig, name: str, options: ExportOptions, explicit: boo
     if source is torchbench_checkout and cfg.checkout_metadata:
         planned.metadata["torchbench_metadata"] = cfg.checkout_metadata
     return planned
+
+
+def _canary_skip_reason(cfg: SuiteConfig, planned: PlannedModel,
+                        options: ExportOptions) -> Optional[str]:
+    if (planned.source is torchbench_checkout and options.torchbench_dir
+            and torchbench_checkout.is_canary(options.torchbench_dir, planned.name)
+            and planned.name not in cfg.names_at("canary_models")):
+        return (f"canary model (torchbenchmark/canary_models): exported only with --only "
+                f"{planned.name} or when {cfg.name}.yaml canary_models names it")
+    return None
 
 
 def plan(options: ExportOptions, suite: str, only: Optional[str], filters: List[str],
@@ -186,7 +201,7 @@ def rebuild_record(planned: PlannedModel, options: ExportOptions,
     None for a user's TorchScript file, which has no Python source."""
     module_name = getattr(planned.source, "__name__", None)
     if planned.user is not None or module_name is None:
-        return None
+        return None  # no Python source (a user's file, or a stand-in source in a test)
     ctx = _build_context(planned, options)
     context = {k: v for k, v in vars(ctx).items() if k != "options"}
     context["batch_size"] = bundle.batch_size
@@ -370,8 +385,8 @@ def _mb(n: int) -> str:
 
 def progress_line(index: int, total: int, outcome: Outcome) -> str:
     head = f"[{index}/{total}] {outcome.model.suite}/{outcome.model.name}"
-    if outcome.status == "skipped":
-        return f"{head}: skipped ({outcome.reason})"
+    if outcome.status in ("skipped", "kept"):
+        return f"{head}: {outcome.status} ({outcome.reason})"
     if outcome.status == "failed":
         return f"{head}: FAILED in {outcome.seconds:.1f}s: {outcome.reason}"
     files = ", ".join(f"{f} {_mb(n)}" for f, n in outcome.files.items() if f != "manifest.json")
@@ -380,6 +395,41 @@ def progress_line(index: int, total: int, outcome: Outcome) -> str:
     for note in outcome.notes:
         line += f"\n    note: {note}"
     return line
+
+
+def wanted_artifacts(options: ExportOptions) -> List[str]:
+    """The artifact roles an export with these options writes (aoti ones may be recorded as
+    failures instead)."""
+    roles = ["eval"] + (["train"] if options.training else [])
+    if options.aoti:
+        roles += [f"aoti.{dtype}.{device}" for device in options.aoti_devices or [options.device]
+                  for dtype in options.aoti_dtypes]
+    return roles
+
+
+def already_exported(planned: PlannedModel, options: ExportOptions) -> bool:
+    """--skip-exported: the zoo has this model with every artifact this run would write (or,
+    for an AOTInductor package, the recorded reason why it could not be made), traced on the
+    same device. Lets an interrupted export of a whole list continue where it stopped."""
+    path = os.path.join(options.zoo, planned.suite, planned.name, "manifest.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return False
+    artifacts = doc.get("artifacts") or {}
+    failures = doc.get("aoti_failures") or {}
+    if (artifacts.get("eval") or {}).get("traced_on") != options.device:
+        return False
+    return all(role in artifacts or role in failures for role in wanted_artifacts(options))
+
+
+def _source_scope(planned: PlannedModel):
+    """A source whose models change process state or need stand-ins (a TorchBench checkout)
+    offers scope(): held around the model's whole export, so that tracing and the checks run
+    with what the build had, and nothing leaks into the next model."""
+    scope = getattr(planned.source, "scope", None) if planned.user is None else None
+    return scope() if scope is not None else contextlib.nullcontext()
 
 
 def export_all(planned: List[PlannedModel], options: ExportOptions,
@@ -391,9 +441,12 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
     for i, p in enumerate(planned, start=1):
         if p.skip_reason:
             outcome = Outcome(p, "skipped", p.skip_reason)
+        elif options.skip_exported and already_exported(p, options):
+            outcome = Outcome(p, "kept", "already in the zoo (--skip-exported)")
         else:
             start = time.monotonic()
-            outcome = export_one(p, options, versions)
+            with _source_scope(p):
+                outcome = export_one(p, options, versions)
             outcome.seconds = time.monotonic() - start
             entry = {"name": p.name, "suite": p.suite, "status": outcome.status,
                      "reason": outcome.reason, "source": p.source_label,
@@ -414,9 +467,12 @@ def summary(outcomes: List[Outcome], seconds: float, zoo: str) -> str:
     exported = [o for o in outcomes if o.status == "exported"]
     failed = [o for o in outcomes if o.status == "failed"]
     skipped = [o for o in outcomes if o.status == "skipped"]
+    kept = [o for o in outcomes if o.status == "kept"]
     size = sum(sum(o.files.values()) for o in exported)
-    lines = [f"exported {len(exported)}, failed {len(failed)}, skipped {len(skipped)} "
-             f"(of {len(outcomes)}) in {seconds:.1f}s; {_mb(size)} written to {zoo}/ "
+    counts = f"exported {len(exported)}, failed {len(failed)}, skipped {len(skipped)}"
+    if kept:
+        counts += f", kept {len(kept)} (exported before)"
+    lines = [f"{counts} (of {len(outcomes)}) in {seconds:.1f}s; {_mb(size)} written to {zoo}/ "
              f"(index: {os.path.join(zoo, 'index.json')})"]
     if failed:
         lines.append("failed (recorded in the index, status failed):")

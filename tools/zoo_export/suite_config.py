@@ -3,7 +3,7 @@
 Lists (`suites/<suite>_models_list.txt`) come in upstream's three formats and any list may mix
 them: `name bs` (timm), `name,bs` (huggingface), `name` (torchbench). The yaml
 (`suites/<suite>.yaml`) has the schema of upstream's benchmarks/dynamo/torchbench.yaml; our own
-keys live under `zoobench:` (`extra_models` and `image_size` are the exporter's; `patches`,
+keys live under `zoobench:` (`extra_models`, `image_size` and `skip_reasons` are the exporter's; `patches`,
 `training_patches`, `use_iou_for_bool`, `tolerance_overrides` are the harness's).
 """
 
@@ -119,6 +119,17 @@ def merge_under(base: Dict[str, Any], defaults: Dict[str, Any]) -> Dict[str, Any
     return out
 
 
+def without_skips(config: Dict[str, Any], names: Iterable[str]) -> Dict[str, Any]:
+    """`config` with `names` taken out of skip.all: our yaml's answer to a checkout's yaml that
+    skips what we run (merge_under unites the two skip lists)."""
+    names = set(names)
+    skip = config.get("skip")
+    if not names or not isinstance(skip, dict) or "all" not in skip:
+        return config
+    kept = [n for n in names_in(skip["all"]) if n not in names]
+    return {**config, "skip": {**skip, "all": kept}}
+
+
 @dataclass
 class SuiteConfig:
     name: str
@@ -214,7 +225,8 @@ class SuiteConfig:
     # --- other per-model facts --------------------------------------------------------------------
     def skip_reason(self, name: str, device: str) -> Optional[str]:
         if name in self.names_at("skip", "all"):
-            return f"{self.name}.yaml skip.all"
+            why = _dig(self.config, "zoobench", "skip_reasons", name)
+            return f"{self.name}.yaml skip.all" + (f": {why}" if why else "")
         if name in self.names_at("skip", "device", device):
             return f"{self.name}.yaml skip.device.{device}"
         return None

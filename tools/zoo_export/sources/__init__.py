@@ -2,9 +2,11 @@
 
     provides(name) -> bool             the source knows this name without importing its library
     label(name) -> str                 manifest `source`, e.g. "timm:mobilenetv3_large_100"
-    default_batch_size(name) -> int
+    default_batch_size(name, training=False) -> int|None   None: the model's own
     unavailable_reason() -> str|None   why it cannot build here (library missing), else None
     build(name, ctx: BuildContext) -> ExportableModel
+    scope() -> context manager         optional: held around the model's whole export (a
+                                       TorchBench checkout's process state, process_state.py)
 
 `resolve(name, suite, ctx)` picks the source for a model of a suite.
 """
@@ -14,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Optional
 
-from . import huggingface, text_encoder, timm_models, torchbench_checkout, torchvision_models
+from . import (huggingface, text_encoder, timm_models, torch_geometric_gnn, torchbench_checkout,
+               torchbench_synthetic, torchbench_timm, torchbench_transformers,
+               torchvision_models)
 
 
 @dataclass
@@ -31,14 +35,19 @@ class BuildContext:
 
 
 # Order matters only for names several sources know: our own builds come first (random
-# weights, nothing downloaded), a TorchBench checkout last.
+# weights, nothing downloaded), then TorchBench names built offline (library architectures,
+# the checkout's code with synthetic inputs), a TorchBench checkout last.
 EXPLICIT_PREFIXES = {
     "torchvision": torchvision_models,
     "timm": timm_models,
     "hf": huggingface,
     "text_encoder": text_encoder,
     "torchbench": torchbench_checkout,
+    "torchbench-synthetic": torchbench_synthetic,
 }
+# TorchBench names whose checkout build downloads weights, configs or data: built offline
+OFFLINE_TORCHBENCH = (torchbench_timm, torchbench_transformers, torch_geometric_gnn,
+                      torchbench_synthetic)
 
 
 def resolve(name: str, suite: str, torchbench_dir: Optional[str]):
@@ -53,6 +62,9 @@ def resolve(name: str, suite: str, torchbench_dir: Optional[str]):
         return text_encoder, name
     if torchvision_models.provides(name):
         return torchvision_models, name
+    for source in OFFLINE_TORCHBENCH:
+        if source.provides(name):
+            return source, name
     if suite == "huggingface" or huggingface.provides(name):
         return huggingface, name
     if suite == "timm_models":

@@ -92,7 +92,7 @@ def label(name: str) -> str:
     return f"hf:{EXTRA_SOURCES.get(name, name)}"
 
 
-def default_batch_size(name: str) -> int:
+def default_batch_size(name: str, training: bool = False) -> int:
     return 16  # upstream's default for models not in the list
 
 

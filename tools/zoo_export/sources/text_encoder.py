@@ -46,7 +46,7 @@ def label(name: str) -> str:
     return f"text_encoder:{name}"
 
 
-def default_batch_size(name: str) -> int:
+def default_batch_size(name: str, training: bool = False) -> int:
     return VARIANTS[name].batch_size
 
 

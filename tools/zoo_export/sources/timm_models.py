@@ -17,7 +17,7 @@ def label(name: str) -> str:
     return f"timm:{name}"
 
 
-def default_batch_size(name: str) -> int:
+def default_batch_size(name: str, training: bool = False) -> int:
     return 64
 
 
@@ -29,21 +29,27 @@ def unavailable_reason() -> Optional[str]:
     return None
 
 
-def build(name: str, ctx) -> ExportableModel:
+def create(name: str):
+    """timm.create_model as upstream's runners call it, with random weights."""
     reason = unavailable_reason()
     if reason:
         raise SourceUnavailable(reason)
     import timm
-    from timm.data import resolve_data_config
 
     try:
-        model = timm.create_model(name, pretrained=False, in_chans=3, scriptable=False,
-                                  num_classes=None, drop_rate=0.0, drop_path_rate=None,
-                                  drop_block_rate=None)
+        return timm.create_model(name, pretrained=False, in_chans=3, scriptable=False,
+                                 num_classes=None, drop_rate=0.0, drop_path_rate=None,
+                                 drop_block_rate=None)
     except RuntimeError as e:
         if "Unknown model" in str(e):
             raise SourceUnavailable(f"timm {timm.__version__} has no model {name!r}") from None
         raise
+
+
+def build(name: str, ctx) -> ExportableModel:
+    model = create(name)
+    from timm.data import resolve_data_config
+
     # upstream: the test size for inference, the train size for training
     data_config = resolve_data_config({}, model=model, use_test_size=not ctx.training)
     c, h, w = data_config["input_size"]

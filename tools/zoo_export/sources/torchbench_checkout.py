@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
+from .. import process_state
 from ..model_bundle import (ExportableModel, SourceUnavailable, StructuredInputs,
                             flatten_structure, spec_of_saved)
 from ..suite_config import load_yaml_file
@@ -70,7 +71,7 @@ def label(name: str) -> str:
     return f"torchbench:{name}"
 
 
-def default_batch_size(name: str) -> Optional[int]:
+def default_batch_size(name: str, training: bool = False) -> Optional[int]:
     return None  # the model's own DEFAULT_{TRAIN,EVAL}_BSIZE
 
 
@@ -88,6 +89,13 @@ def model_dir(checkout: str, name: str) -> Optional[str]:
 
 def has_model(checkout: str, name: str) -> bool:
     return model_dir(checkout, name) is not None
+
+
+def is_canary(checkout: str, name: str) -> bool:
+    """A model of torchbenchmark/canary_models: upstream runs those only when its yaml's
+    canary_models names them."""
+    folder = model_dir(checkout, name)
+    return folder is not None and os.path.basename(os.path.dirname(folder)) == "canary_models"
 
 
 # --- metadata ---------------------------------------------------------------------------------
@@ -213,12 +221,15 @@ def _inside_checkout(checkout: str):
                     k.startswith("torchbenchmark.")]:
             del sys.modules[key]
     old_cwd = os.getcwd()
+    old_dont_write_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True  # the checkout may be read-only (shared/): no __pycache__
     sys.path.insert(0, checkout)
     os.chdir(checkout)
     try:
         yield
     finally:
         os.chdir(old_cwd)
+        sys.dont_write_bytecode = old_dont_write_bytecode
         try:
             sys.path.remove(checkout)
         except ValueError:
@@ -238,26 +249,42 @@ def _import_model_module(name: str):
     raise SourceUnavailable(f"could not import any of {candidates}")
 
 
+def scope():
+    """The exporter holds this around everything it does with a checkout model (build, trace,
+    runs): the model's code may use the shims, and may change process state, at any of them."""
+    return process_state.checkout_scope()
+
+
+def _construct(benchmark_cls, test: str, ctx):
+    kwargs = dict(test=test, device=ctx.device, batch_size=ctx.batch_size)
+    try:
+        return benchmark_cls(extra_args=[], **kwargs)
+    except TypeError as e:
+        if "extra_args" not in str(e):
+            raise
+        return benchmark_cls(**kwargs)
+
+
 def build(name: str, ctx) -> ExportableModel:
+    """Builds through TorchBench's model API. Whatever the checkout changes process-wide is put
+    back when this returns (process_state), also for a caller that rebuilds the model from its
+    manifest's `rebuild` record without the exporter around it."""
     checkout = ctx.torchbench_dir
     if not checkout:
         raise SourceUnavailable(f"{name} needs a TorchBench checkout: pass --torchbench-dir DIR")
     if not has_model(checkout, name):
         raise SourceUnavailable(f"{checkout} has no torchbenchmark/models/{name}")
     test = "train" if ctx.training else "eval"
-    with _inside_checkout(checkout):
+    with process_state.checkout_scope() as shims, _inside_checkout(checkout):
         module = _import_model_module(name)
         benchmark_cls = getattr(module, "Model", None)
         if benchmark_cls is None:
             raise SourceUnavailable(f"torchbenchmark model {name} has no class Model")
-        kwargs = dict(test=test, device=ctx.device, batch_size=ctx.batch_size)
-        try:
-            benchmark = benchmark_cls(extra_args=[], **kwargs)
-        except TypeError as e:
-            if "extra_args" not in str(e):
-                raise
-            benchmark = benchmark_cls(**kwargs)
+        benchmark = _construct(benchmark_cls, test, ctx)
         model, example_inputs = benchmark.get_module()
+    # TorchBench's contract: DEEPCOPY = False means the model must never be deep-copied
+    # (upstream found models whose deepcopy recurses forever); the manifest carries it on
+    deepcopy = bool(getattr(benchmark, "DEEPCOPY", True))
     batch_size = getattr(benchmark, "batch_size", None) or ctx.batch_size or 0
 
     if isinstance(example_inputs, torch.Tensor):
@@ -278,5 +305,14 @@ def build(name: str, ctx) -> ExportableModel:
     specs = [spec_of_saved(n, t.detach().cpu()) for n, t in zip(names, flat)]
     return ExportableModel(
         module=module_to_export, inputs=tuple(t.detach().cpu() for t in flat),
-        input_specs=specs, source=label(name), batch_size=int(batch_size),
-        details={"checkout": os.path.abspath(checkout), "test": test})
+        input_specs=specs, source=label(name), batch_size=int(batch_size), deepcopy=deepcopy,
+        details=_details(checkout, name, test, shims))
+
+
+def _details(checkout: str, name: str, test: str, shims: List[str]) -> Dict[str, Any]:
+    details: Dict[str, Any] = {"checkout": os.path.abspath(checkout), "test": test}
+    if os.path.basename(os.path.dirname(model_dir(checkout, name) or "")) == "canary_models":
+        details["canary"] = True  # exported by --only or the yaml's canary_models
+    if shims:
+        details["shims"] = shims  # stand-ins for what this torch lacks (process_state)
+    return details

@@ -31,9 +31,21 @@ def label(name: str) -> str:
     return "torchvision:maskrcnn_resnet50_fpn" if name == MASKRCNN else f"torchvision:{name}"
 
 
-def default_batch_size(name: str) -> int:
-    # upstream's dynamo runner reports vision_maskrcnn at batch 1 and never changes it
-    return 1 if name == MASKRCNN else 16
+# TorchBench's DEFAULT_TRAIN_BSIZE, DEFAULT_EVAL_BSIZE of each (torchbenchmark/models/<name>/
+# __init__.py at 0e83c440; test_export_torchbench_offline.py compares them with a checkout).
+# vision_maskrcnn: 1 for both, and upstream's dynamo runner never changes it.
+TORCHBENCH_BATCH_SIZES = {
+    "alexnet": (128, 128), "densenet121": (256, 64), "mnasnet1_0": (32, 32),
+    "mobilenet_v2": (96, 16), "mobilenet_v3_large": (32, 32), "resnet18": (16, 8),
+    "resnet50": (32, 32), "resnet152": (32, 32), "resnext50_32x4d": (8, 8),
+    "shufflenet_v2_x1_0": (128, 64), "squeezenet1_1": (32, 16), "vgg16": (64, 4),
+    MASKRCNN: (1, 1),
+}
+
+
+def default_batch_size(name: str, training: bool = False) -> int:
+    train, evaluation = TORCHBENCH_BATCH_SIZES.get(name, (16, 16))
+    return train if training else evaluation
 
 
 def unavailable_reason() -> Optional[str]:

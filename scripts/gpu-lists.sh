@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The three model lists of the Ascend suite on the GPU machine (two H200s): export torchbench,
+# huggingface and timm_models on CUDA, then accuracy with jit on two workers; optionally
+# AOTInductor packages and accuracy with aot_inductor. A stage of scripts/gpu-check.sh.
+#
+#   scripts/gpu-lists.sh [PART...]   parts, in this order: export run aoti run-aoti pack
+#                                    (default: export run pack)
+#
+# Resumable, to fit device calls of 10 minutes: every call goes on where the last one stopped
+# (the exporters leave out models already exported, `zoobench run --resume` models already
+# run), and stops itself after LISTS_LIMIT_S seconds, letting the running exporter or zoobench
+# finish cleanly (SIGINT). Call it again until it says "all parts done".
+#
+# GPU memory: one exporter process per GPU (CUDA_VISIBLE_DEVICES), never two on one: the
+# HuggingFace list lost two models when eight exporters shared one GPU. GPU 0 exports the
+# torchbench list, GPU 1 huggingface then timm_models, each into a zoo of its own (the
+# exporter's index is per zoo; no merge, so no copy of multi-GB models):
+#   $LISTS_ZOO/torchbench, $LISTS_ZOO/huggingface-timm
+# zoobench runs each zoo on both GPUs (--devices cuda:0,cuda:1, one model per process).
+#
+# Environment, as gpu-check.sh: PY (python3), BUILD (build-gpu), ZOO (zoo-gpu: the lists go to
+# $ZOO-lists unless LISTS_ZOO says otherwise), RESULTS (results-gpu: CSVs in
+# $RESULTS/lists-jit, $RESULTS/lists-aot_inductor), LOGS (gpu-logs), OUT (gpu-out: `pack`
+# writes $OUT/gpu-lists.tar.gz). Also TORCHBENCH_DIR (default: shared/torchbench, else
+# ../shared/torchbench), LISTS_LIMIT_S (default 540), AOTI_FILTER (the models that get
+# AOTInductor packages: compiling takes a minute or more each; '.' for every model).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$PWD
+PY=${PY:-python3}
+BUILD=${BUILD:-build-gpu}
+ZOO=${ZOO:-zoo-gpu}
+LISTS_ZOO=${LISTS_ZOO:-$ZOO-lists}
+RESULTS=${RESULTS:-results-gpu}
+LOGS=${LOGS:-$ROOT/gpu-logs}
+OUT=${OUT:-$ROOT/gpu-out}
+LIMIT_S=${LISTS_LIMIT_S:-540}
+AOTI_FILTER=${AOTI_FILTER:-'^(adv_inception_v3|beit_base_patch16_224|convnextv2_nano.fcmae_ft_in22k_in1k|deit_base_distilled_patch16_224|deit_tiny_patch16_224.fb_in1k|ghostnet_100|mobilenetv2_100|mobilenetv3_large_100|mobilevit_s|nfnet_l0|repvgg_a2|tf_efficientnet_b0|visformer_small|vit_base_patch16_siglip_256|resnet18|resnet50|mobilenet_v2|dcgan|phlippe_resnet|lennard_jones|timm_efficientnet|BertForMaskedLM|GPT2ForSequenceClassification|T5ForConditionalGeneration)$'}
+if [[ -z ${TORCHBENCH_DIR:-} ]]; then
+  TORCHBENCH_DIR=shared/torchbench
+  [[ -d $TORCHBENCH_DIR/torchbenchmark ]] || TORCHBENCH_DIR=../shared/torchbench
+fi
+export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+mkdir -p "$LOGS" "$OUT" "$RESULTS" "$LISTS_ZOO"
+PARTS=("$@")
+[[ ${#PARTS[@]} -eq 0 ]] && PARTS=(export run pack)
+DEADLINE=$((SECONDS + LIMIT_S))
+UNFINISHED=$LOGS/.lists-unfinished  # exists when something was cut short by the deadline
+rm -f "$UNFINISHED"
+
+log() { echo "== [$(date +%H:%M:%S)] lists: $*"; }
+left() { echo $((DEADLINE - SECONDS)); }
+# within SECONDS COMMAND...: runs COMMAND until the call's deadline; SIGINT then (the exporter
+# keeps what it finished, zoobench writes its rows), SIGKILL 30 s later.
+within() {
+  local remaining
+  remaining=$(left)
+  if ((remaining < 60)); then
+    echo "-- no time left in this call for: $*"
+    touch "$UNFINISHED"
+    return 124
+  fi
+  timeout -k 30 -s INT "$remaining" "$@"
+  local rc=$?
+  # 124: timeout stopped it; 130: the exporter's own exit on SIGINT; 137: killed
+  [[ $rc == 124 || $rc == 130 || $rc == 137 ]] && touch "$UNFINISHED"
+  return $rc
+}
+
+# export_on GPU NAME ARGS...: one exporter on that GPU alone, into $LISTS_ZOO/NAME.
+export_on() {
+  local gpu=$1 name=$2; shift 2
+  CUDA_VISIBLE_DEVICES=$gpu OMP_NUM_THREADS=${EXPORT_THREADS:-8} within \
+    $PY tools/export_zoo.py --zoo "$LISTS_ZOO/$name" --device cuda --skip-exported "$@" \
+    >> "$LOGS/lists-export-$name.log" 2>&1
+  local rc=$?
+  echo "-- export $name (GPU $gpu, rc $rc): $(grep -E '^(exported|export_zoo:)' "$LOGS/lists-export-$name.log" | tail -1)"
+  return $rc
+}
+
+part_export() {
+  [[ -d $TORCHBENCH_DIR/torchbenchmark ]] || log "no TorchBench checkout at $TORCHBENCH_DIR: its models fail with that reason"
+  log "export on CUDA (GPU 0: torchbench; GPU 1: huggingface, timm_models), $(left) s left"
+  export_on 0 torchbench --suite torchbench --torchbench-dir "$TORCHBENCH_DIR" "$@" &
+  (export_on 1 huggingface-timm --suite huggingface "$@"
+    export_on 1 huggingface-timm --suite timm_models "$@") &
+  wait
+}
+
+zb() { "$BUILD/zoobench" "$@"; }
+
+# run_suites BACKEND FILTER: accuracy of the three lists with BACKEND on both GPUs.
+run_suites() {
+  local backend=$1 filter=$2 zoo suite
+  for suite in torchbench huggingface timm_models; do
+    zoo=$LISTS_ZOO/huggingface-timm
+    [[ $suite == torchbench ]] && zoo=$LISTS_ZOO/torchbench
+    [[ -f $zoo/index.json ]] || { echo "-- $suite: no zoo at $zoo yet (part export)"; continue; }
+    log "$suite accuracy with $backend on cuda:0,cuda:1, $(left) s left"
+    within "$BUILD/zoobench" run --resume --zoo "$zoo" --suite "$suite" --accuracy \
+      --devices cuda:0,cuda:1 --backend "$backend" --timeout 300 -k "$filter" \
+      --output-directory "$RESULTS/lists-$backend" > "$LOGS/lists-run-$backend-$suite.log" 2>&1
+    echo "-- $suite $backend rc $?: $(grep -vE '^zoobench (info|progress)' "$LOGS/lists-run-$backend-$suite.log" | tail -1)"
+  done
+}
+
+part_aoti() {
+  log "AOTInductor packages for $AOTI_FILTER, $(left) s left"
+  part_export --aoti --no-check -k "$AOTI_FILTER"
+}
+
+part_pack() {
+  tar czf "$OUT/gpu-lists.tar.gz" --exclude="*.pt" --exclude="*.pt2" "$LOGS"/lists-* \
+    "$RESULTS"/lists-* "$LISTS_ZOO"/*/index.json "$LISTS_ZOO"/*/*/*/manifest.json 2>/dev/null
+  ls -la "$OUT/gpu-lists.tar.gz"
+}
+
+for part in "${PARTS[@]}"; do
+  case $part in
+    export) part_export ;;
+    run) run_suites jit . ;;
+    aoti) part_aoti ;;
+    run-aoti) run_suites aot_inductor "$AOTI_FILTER" ;;
+    pack) part_pack ;;
+    *) echo "unknown part '$part' (parts: export run aoti run-aoti pack)"; exit 2 ;;
+  esac
+done
+# Models that failed are not unfinished: their reasons are in the zoos' index and the CSVs.
+if [[ -f $UNFINISHED ]]; then
+  log "not finished within ${LIMIT_S}s: call again with the same parts to continue"
+  exit 3
+fi
+log "all parts done: ${PARTS[*]}"
