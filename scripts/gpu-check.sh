@@ -164,9 +164,11 @@ stage_overhead() {
   grep -E '"name"|"real_time"' "$LOGS/bench-python-bridge.json" | paste - - | grep median
 }
 
+# The three lists (scripts/gpu-lists.sh: its parts in LISTS_PARTS, default export run); the
+# TorchBench checkout travels as .torchbench (a copy of ../shared/torchbench, carried).
 stage_lists() {
-  [[ -x scripts/gpu-lists.sh ]] || { echo "no scripts/gpu-lists.sh"; return 2; }
-  ZOO=$ZOO-lists RESULTS=$RESULTS LOGS=$LOGS PY=$PY BUILD=$BUILD scripts/gpu-lists.sh
+  TORCHBENCH_DIR=${TORCHBENCH_DIR:-$ROOT/.torchbench} ZOO=$ZOO RESULTS=$RESULTS LOGS=$LOGS PY=$PY BUILD=$BUILD OUT=$OUT \
+    bash scripts/gpu-lists.sh ${LISTS_PARTS:-export run}
 }
 
 # Judged accuracy cases: PyTorch's own torch._dynamo.utils.same on real timm models (eager vs

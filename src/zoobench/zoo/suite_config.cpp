@@ -137,6 +137,12 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
           config.overrides_[item.first.as<std::string>()] = o;
         }
       }
+      // Why a model of a skip list is skipped, in words: {model: reason}.
+      if (auto reasons = ours["skip_reasons"]; reasons && reasons.IsMap()) {
+        for (const auto& item : reasons) {
+          config.skip_reasons_[item.first.as<std::string>()] = item.second.as<std::string>();
+        }
+      }
       if (auto scales = ours["loss_scale"]; scales && scales.IsMap()) {
         for (const auto& item : scales) config.loss_scale_[item.first.as<std::string>()] = item.second.as<double>();
       }
@@ -149,7 +155,10 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
 
 std::optional<std::string> SuiteConfig::skip_reason(const std::string& model, const std::string& device_type,
                                                     Mode mode, bool accuracy) const {
-  if (skip_all_.count(model)) return "skip.all in " + suite_ + ".yaml";
+  if (skip_all_.count(model)) {
+    auto why = skip_reasons_.find(model);
+    return "skip.all in " + suite_ + ".yaml" + (why == skip_reasons_.end() ? "" : ": " + why->second);
+  }
   auto device = skip_device_.find(device_type);
   if (device != skip_device_.end() && device->second.count(model)) {
     return "skip.device." + device_type + " in " + suite_ + ".yaml";

@@ -80,6 +80,7 @@ class SuiteConfig {
   std::map<std::string, std::vector<std::string>> patches_;          // both modes
   std::map<std::string, std::vector<std::string>> training_patches_;  // training only
   std::map<std::string, double> loss_scale_;
+  std::map<std::string, std::string> skip_reasons_;  // zoobench.skip_reasons
 };
 
 // A suite's model list (`<suite>_models_list.txt`), in any upstream format: `name`,

@@ -459,6 +459,15 @@ TEST(ShippedSuites, LoadAndListTheirModels) {
   }
 }
 
+// The shipped torchbench.yaml says in words why a model it skips everywhere cannot run.
+TEST(ShippedSuites, SkippedModelsSayWhy) {
+  SuiteConfig torchbench = SuiteConfig::load(testing::repo_root() + "/suites/torchbench.yaml", "torchbench");
+  auto why = torchbench.skip_reason("drq", "cuda", Mode::kInference, false);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->rfind("skip.all in torchbench.yaml: impossible offline", 0), 0u) << *why;
+  EXPECT_FALSE(torchbench.skip_reason("resnet50", "cuda", Mode::kInference, false).has_value());
+}
+
 TEST(ReadModelList, TheThreeUpstreamFormats) {
   ScratchDir dir;
   // torchbench: names only.
