@@ -5,7 +5,6 @@
 // The interpreter is never finalized: Python's teardown in a process that still holds CUDA
 // state and Torch's static objects has nothing to gain and crashes to risk.
 #include <torch/csrc/autograd/python_variable.h>
-#include <torch/csrc/jit/python/pybind_utils.h>
 
 #include <string>
 
@@ -65,9 +64,36 @@ BridgeResult guarded(Body&& body) {
   }
 }
 
-// Python -> IValue by structure: tensors (shared), tuples, lists, str-keyed dicts, None, bools,
-// ints, floats, strings. torch's toTypeInferredIValue needs one element type per container and
-// cannot type an empty list; results here (outputs, training state) are read by structure.
+// Both directions by structure, with only libtorch_python's exported wrappers
+// (THPVariable_Wrap/Unpack): tensors (shared), tuples, lists, dicts, None, bools, ints, floats,
+// strings. torch's own converters (toPyObject, toTypeInferredIValue) are not exported by every
+// wheel, need one element type per container and cannot type an empty list.
+py::object to_python(const c10::IValue& value) {
+  if (value.isNone()) return py::none();
+  if (value.isTensor()) return py::reinterpret_steal<py::object>(THPVariable_Wrap(value.toTensor()));
+  if (value.isBool()) return py::bool_(value.toBool());
+  if (value.isInt()) return py::int_(value.toInt());
+  if (value.isDouble()) return py::float_(value.toDouble());
+  if (value.isString()) return py::str(value.toStringRef());
+  if (value.isTuple()) {
+    const auto& elements = value.toTupleRef().elements();
+    py::tuple out(elements.size());
+    for (std::size_t i = 0; i < elements.size(); ++i) out[i] = to_python(elements[i]);
+    return std::move(out);
+  }
+  if (value.isList()) {
+    py::list out;
+    for (const auto& element : value.toListRef()) out.append(to_python(element));
+    return std::move(out);
+  }
+  if (value.isGenericDict()) {
+    py::dict out;
+    for (const auto& item : value.toGenericDict()) out[to_python(item.key())] = to_python(item.value());
+    return std::move(out);
+  }
+  throw std::runtime_error("zoobench cannot pass a " + value.tagKind() + " to Python");
+}
+
 c10::IValue to_ivalue(const py::handle& value) {
   if (value.is_none()) return c10::IValue();
   if (THPVariable_Check(value.ptr())) return c10::IValue(THPVariable_Unpack(value.ptr()));
@@ -92,8 +118,8 @@ c10::IValue to_ivalue(const py::handle& value) {
     }
     return dict;
   }
-  // Anything else (a ModelOutput, a torch.Size, ...): torch's own inference, which names the type.
-  return torch::jit::toTypeInferredIValue(value);
+  throw std::runtime_error("zoobench cannot take a " + std::string(py::str(value.get_type().attr("__name__"))) +
+                           " from Python (tensors, tuples, lists, dicts, numbers, strings, None)");
 }
 
 py::object json_loads(const std::string& text) {
@@ -164,7 +190,7 @@ class EmbeddedBridge : public Bridge {
   BridgeResult call(void* object, const char* method, const std::vector<c10::IValue>& arguments) override {
     return guarded([&] {
       py::tuple args(arguments.size());
-      for (std::size_t i = 0; i < arguments.size(); ++i) args[i] = torch::jit::toPyObject(arguments[i]);
+      for (std::size_t i = 0; i < arguments.size(); ++i) args[i] = to_python(arguments[i]);
       py::object out = py::handle(static_cast<PyObject*>(object)).attr(method)(*args);
       BridgeResult result;
       result.value = to_ivalue(out);
