@@ -23,8 +23,8 @@ build(name, context) (their manifests get a `rebuild` record naming it):
                on (the first is the identity check)
   py_hang      likewise, but sleeps forever from the second call on
   py_changed   eval.pt is the MLP; rebuilt, it computes tanh where the export has relu
-  py_reseeded  an MLP with a value outside its state dict (a non-persistent buffer drawn at
-               construction), rebuilt under another seed: other weights than the exported ones
+  py_reseeded  an MLP with a value outside its weights (a plain attribute drawn at
+               construction), rebuilt under another seed: another model than the exported one
 """
 
 import hashlib

@@ -105,13 +105,15 @@ def find_source(record: Dict[str, Any], name: str):
 
 
 def load_exported_weights(model: RebuiltModel, device: str) -> torch.jit.ScriptModule:
-    """Copies eval.pt's parameters and buffers into the module by name; every name must match."""
+    """Copies eval.pt's parameters and buffers into the module by name; every name and shape
+    must match. TorchScript keeps every buffer (also those a module registers as not
+    persistent, such as timm's relative position indices), so the module's side counts them too."""
     path = model.artifact_path("eval")
     if path is None:
         raise RebuildError(f"{model.manifest.get('name')} has no eval.pt to take weights from")
     script = torch.jit.load(path, map_location=device)
     exported = script.state_dict()
-    own = model.module.state_dict()
+    own = dict(named_tensors(model.module, "_parameters") + named_tensors(model.module, "_buffers"))
     missing = sorted(set(own) - set(exported))
     unexpected = sorted(set(exported) - set(own))
     if missing or unexpected:
@@ -125,9 +127,47 @@ def load_exported_weights(model: RebuiltModel, device: str) -> torch.jit.ScriptM
             raise RebuildError(f"the rebuilt module's {key} is {list(own[key].shape)}, eval.pt's "
                                f"{list(value.shape)}: re-export the model")
     with torch.no_grad():
-        model.module.load_state_dict(exported, strict=True)
+        for key, value in exported.items():
+            own[key].copy_(value)
+    follow_run_convolution_settings(script)
     model.script = script
     return script
+
+
+def named_tensors(module: torch.nn.Module, kind: str, prefix: str = "") -> List[Tuple[str, torch.Tensor]]:
+    """Parameters or buffers (kind "_parameters" / "_buffers") by qualified name, in
+    registration order, without removing tensors shared under several names (as TorchScript
+    lists them)."""
+    out = []
+    for name, tensor in getattr(module, kind).items():
+        if tensor is not None:
+            out.append((prefix + name, tensor))
+    for name, child in module._modules.items():
+        if child is not None:
+            out += named_tensors(child, kind, prefix + name + ".")
+    return out
+
+
+def follow_run_convolution_settings(script: torch.jit.ScriptModule) -> int:
+    """What zoobench's C++ loader does to every TorchScript file (zoo/model_files.h): traced
+    convolutions (aten::_convolution, with the cuDNN switches of the moment of tracing, TF32 on
+    by default, as constants) become aten::convolution, which reads the switches when it runs.
+    Then eval.pt computes here what zoobench's eager reference computes."""
+    rewritten = 0
+    for module in script.modules():
+        try:
+            graph = module.graph
+        except (AttributeError, RuntimeError):
+            continue  # no forward
+        for node in graph.findAllNodes("aten::_convolution"):
+            inputs = list(node.inputs())
+            replacement = graph.create("aten::convolution", inputs[:9], 1)
+            replacement.insertBefore(node)
+            replacement.output().setType(node.output().type())
+            node.output().replaceAllUsesWith(replacement.output())
+            node.destroy()
+            rewritten += 1
+    return rewritten
 
 
 def _leaves(value: Any, path: str = "output") -> List[Tuple[str, Any]]:

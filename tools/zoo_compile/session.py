@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from . import rebuild as rebuild_module
+from .rebuild import named_tensors
 from .environment import torch_compile_missing
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
@@ -98,6 +99,9 @@ class ModelSession:
         saved = [(b, b.detach().clone()) for _, b in named_tensors(self.module, "_buffers")]
         for _ in range(calls):
             self._mark_step()
+            # Cleared before every call, as step() does: accumulating into the last call's
+            # gradients would read a CUDA-graph output that the next replay overwrites.
+            self.optimizer.zero_grad(set_to_none=True)
             self._forward_callable()(inputs)
         self.optimizer.zero_grad(set_to_none=True)
         with torch.no_grad():
@@ -214,19 +218,6 @@ def fresh_compile_cache():
     except ImportError:
         from torch._inductor.utils import fresh_inductor_cache as fresh_cache
     return fresh_cache()
-
-
-def named_tensors(module: torch.nn.Module, kind: str, prefix: str = "") -> List[Tuple[str, torch.Tensor]]:
-    """Parameters or buffers (kind "_parameters" / "_buffers") by qualified name, in
-    registration order, without removing tensors shared under several names."""
-    out = []
-    for name, tensor in getattr(module, kind).items():
-        if tensor is not None:
-            out.append((prefix + name, tensor))
-    for name, child in module._modules.items():
-        if child is not None:
-            out += named_tensors(child, kind, prefix + name + ".")
-    return out
 
 
 def reduce_to_scalar_loss(value: Any) -> Optional[torch.Tensor]:

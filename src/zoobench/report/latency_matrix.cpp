@@ -14,8 +14,11 @@ namespace {
 
 using MatrixKey = std::tuple<std::string, std::string, std::string, std::string>;  // suite, dev, mode, dtype
 
+// Rows of one run with a worker per GPU say cuda:0 or cuda:1: one matrix per device type (the
+// workers' GPUs are alike), not per GPU.
 MatrixKey key_of(const ResultRow& row) {
-  return {cell(row, "suite"), cell(row, "dev"), cell(row, "mode"), cell(row, "dtype")};
+  const std::string& dev = cell(row, "dev");
+  return {cell(row, "suite"), dev.substr(0, dev.find(':')), cell(row, "mode"), cell(row, "dtype")};
 }
 
 // Rows written before the column existed come from zoobench's own backends.

@@ -132,6 +132,9 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
   const bool training = options.mode == Mode::kTraining;
   patches::PatchScope* scope = patch_scope.get();
   request.after_load = [scope, training](torch::jit::Module& module) { scope->rewrite(module, training); };
+  // Asked before anything runs: for a Python backend this starts the embedded Python, so the
+  // autograd engine is torch's Python one from the first backward on (a C++ backward first, then
+  // a Python one, trips an internal assert of the engine on CUDA).
   if (auto why = compiled->unsupported_reason(manifest, request)) {
     return fail_all(Status::kFailToRun, options.backend + " cannot run this: " + *why);
   }

@@ -1,6 +1,9 @@
 // Loading verified TorchScript and inputs.
 #include "zoobench/zoo/model_files.h"
 
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/graph_rewrite_helper.h>
+
 #include "zoobench/serialization/torch_save.h"
 #include "zoobench/util/errors.h"
 
@@ -19,11 +22,32 @@ torch::jit::Module load_torchscript(const Manifest& manifest, const std::string&
                          (role == "train" ? " with --training" : ""));
   }
   verify_artifact(artifact->path, artifact->sha256, "TorchScript");
+  torch::jit::Module module;
   try {
-    return torch::jit::load(artifact->path, device);
+    module = torch::jit::load(artifact->path, device);
   } catch (...) {
     throw ModelLoadError("cannot load " + artifact->path + ": " + first_line(current_exception_message()));
   }
+  follow_run_convolution_settings(module);
+  return module;
+}
+
+int follow_run_convolution_settings(torch::jit::Module& module) {
+  static const c10::Symbol kTraced = c10::Symbol::fromQualString("aten::_convolution");
+  auto count = [](const std::shared_ptr<torch::jit::Graph>& graph) {
+    return static_cast<int>(torch::jit::findAllNodes(*graph, kTraced, /*recurse=*/true).size());
+  };
+  int rewritten = 0;
+  for (const auto& submodule : module.modules()) {
+    for (const auto& method : submodule.get_methods()) {
+      std::shared_ptr<torch::jit::Graph> graph = method.graph();
+      const int before = count(graph);
+      if (before == 0) continue;
+      torch::jit::graph_rewrite_helper::replaceConvolutionWithAtenConv(graph);
+      rewritten += before - count(graph);
+    }
+  }
+  return rewritten;
 }
 
 std::vector<c10::IValue> load_inputs(const Manifest& manifest, const c10::Device& device) {

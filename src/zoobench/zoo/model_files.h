@@ -19,6 +19,15 @@ namespace zoobench {
 torch::jit::Module load_torchscript(const Manifest& manifest, const std::string& role,
                                     const c10::Device& device);
 
+// Traced convolutions are recorded as aten::_convolution with the cuDNN switches of the moment
+// of tracing as constants (benchmark, deterministic, cudnn_enabled, allow_tf32): a file traced
+// on CUDA with PyTorch's defaults runs its convolutions in TF32 and never in benchmark mode,
+// whatever the run asks for. This rewrites each into the aten::conv*d op that reads the switches
+// when it runs (PyTorch's own rewrite, which freezing also applies), in every method of every
+// submodule, so accuracy runs get float32 convolutions and performance runs benchmark mode.
+// load_torchscript applies it; returns how many convolutions changed.
+int follow_run_convolution_settings(torch::jit::Module& module);
+
 // The role a mode runs: "train" for training when exported, else "eval".
 std::string torchscript_role(const Manifest& manifest, Mode mode);
 

@@ -79,6 +79,19 @@ TEST(LatencyMatrix, OneMatrixPerSuiteAndNoneForOneBackend) {
   EXPECT_EQ(matrices[1].rows[0].model, "bert");
 }
 
+// With a worker per GPU, a model's backends ran on cuda:0 and cuda:1: still one matrix.
+TEST(LatencyMatrix, WorkersOnSeveralGpusShareOneMatrix) {
+  ResultRow on_second = timed("resnet", "inductor", "torch.compile", 1.0);
+  on_second.cells["dev"] = "cuda:1";
+  ResultRow on_first = timed("resnet", "jit", "zoobench", 2.0);
+  on_first.cells["dev"] = "cuda:0";
+  auto matrices = build_latency_matrices({on_first, on_second});
+  ASSERT_EQ(matrices.size(), 1u);
+  EXPECT_EQ(matrices[0].dev, "cuda");
+  EXPECT_EQ(matrices[0].backends, (std::vector<std::string>{"jit", "inductor"}));
+  EXPECT_DOUBLE_EQ(*matrices[0].rows[0].zoobench_vs_torch_compile, 2.0);
+}
+
 TEST(LatencyMatrix, FailedRunsShowTheirStatusAndNoComparisonWithoutTorchCompileResults) {
   ResultRow failed = timed("resnet", "inductor", "torch.compile", 1.0);
   failed.cells["status"] = "fail_to_run";

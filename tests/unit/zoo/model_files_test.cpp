@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <torch/csrc/jit/ir/ir.h>
 #include <torch/script.h>
 
 namespace zoobench {
@@ -21,6 +22,53 @@ torch::jit::Module embedding_module() {
         return torch.embedding(self.weight, self.position_ids) * self.scale + x
   )");
   return module;
+}
+
+// What torch.jit.trace records for a convolution: aten::_convolution with the cuDNN switches of
+// the moment (here benchmark off, TF32 on) as constants, in a submodule's method.
+torch::jit::Module traced_convolution_model() {
+  torch::jit::Module conv("Conv");
+  conv.register_parameter("weight", at::randn({4, 3, 3, 3}, at::TensorOptions().dtype(at::kFloat)), false);
+  conv.define(R"(
+    def forward(self, x):
+        return torch._convolution(x, self.weight, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+                                  False, False, True, True)
+  )");
+  torch::jit::Module model("Model");
+  model.register_module("conv", conv);
+  model.define(R"(
+    def forward(self, x):
+        return torch.relu(self.conv.forward(x))
+  )");
+  return model;
+}
+
+int traced_convolutions(const torch::jit::Module& module) {
+  int found = 0;
+  for (const auto& submodule : module.modules()) {
+    for (const auto& method : submodule.get_methods()) {
+      found += static_cast<int>(
+          torch::jit::findAllNodes(*method.graph(), c10::Symbol::fromQualString("aten::_convolution"), true).size());
+    }
+  }
+  return found;
+}
+
+// The rewritten convolutions read the run's switches (no constant one is left) and compute what
+// the recorded ones did on the CPU, bit for bit.
+TEST(ConvolutionSettings, TracedConvolutionsFollowTheRun) {
+  at::manual_seed(0);
+  torch::jit::Module recorded = traced_convolution_model();
+  at::manual_seed(0);
+  torch::jit::Module rewritten = traced_convolution_model();  // the same weights
+  ASSERT_EQ(traced_convolutions(rewritten), 1);
+  // Rewritten before its first run, as load_torchscript does (an executor keeps its first plan).
+  EXPECT_EQ(follow_run_convolution_settings(rewritten), 1);
+  EXPECT_EQ(traced_convolutions(rewritten), 0);
+  EXPECT_EQ(traced_convolutions(recorded), 1);
+  at::Tensor x = at::randn({2, 3, 8, 8});
+  EXPECT_TRUE(at::equal(rewritten.forward({x}).toTensor(), recorded.forward({x}).toTensor()));
+  EXPECT_EQ(follow_run_convolution_settings(rewritten), 0);  // nothing left to do
 }
 
 TEST(CastModule, FloatingTensorsOnly) {
