@@ -54,7 +54,29 @@ std::optional<double> geomean(const std::vector<double>& values) {
   return std::exp(log_sum / static_cast<double>(values.size()));
 }
 
+// Columns in reading order: the uncompiled Python baseline, zoobench's backends, then
+// torch.compile's; within a family, in order of first appearance.
+void order_columns(LatencyMatrix& matrix) {
+  auto rank = [](const std::string& family) { return family == "python" ? 0 : family == "zoobench" ? 1 : 2; };
+  std::vector<std::size_t> order(matrix.backends.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rank(matrix.families[a]) < rank(matrix.families[b]); });
+  auto permuted = [&](const auto& values) {
+    std::decay_t<decltype(values)> out;
+    for (std::size_t i : order) out.push_back(values[i]);
+    return out;
+  };
+  matrix.backends = permuted(matrix.backends);
+  matrix.families = permuted(matrix.families);
+  for (MatrixRow& row : matrix.rows) {
+    row.cells.resize(order.size());
+    row.cells = permuted(row.cells);
+  }
+}
+
 void complete(LatencyMatrix& matrix) {
+  order_columns(matrix);
   std::vector<std::vector<double>> ratios(matrix.backends.size());
   std::vector<double> best_ratios;
   for (MatrixRow& row : matrix.rows) {
