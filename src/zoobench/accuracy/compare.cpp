@@ -1,6 +1,8 @@
 // torch._dynamo.utils.same (PyTorch 2.11) over IValue trees, one TensorDiagnosis per leaf.
 #include "zoobench/accuracy/compare.h"
 
+#include "zoobench/serialization/pickle.h"
+
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <fmt/format.h>
@@ -27,34 +29,12 @@ constexpr double kCosineEps = 1e-6;
 constexpr double kNanFallbackTol = 1e-2 * 4;
 constexpr double kHigherTolerance = 2 * 1e-2;
 
+// Python's name of a dtype ("float32", "int64", ...), from the serialization module's table.
 std::string dtype_name(c10::ScalarType dtype) {
-  switch (dtype) {
-    case at::kFloat:
-      return "float32";
-    case at::kDouble:
-      return "float64";
-    case at::kHalf:
-      return "float16";
-    case at::kBFloat16:
-      return "bfloat16";
-    case at::kLong:
-      return "int64";
-    case at::kInt:
-      return "int32";
-    case at::kShort:
-      return "int16";
-    case at::kChar:
-      return "int8";
-    case at::kByte:
-      return "uint8";
-    case at::kBool:
-      return "bool";
-    case at::kComplexFloat:
-      return "complex64";
-    case at::kComplexDouble:
-      return "complex128";
-    default:
-      return c10::toString(dtype);
+  try {
+    return serialization::detail::python_name_of_dtype(dtype);
+  } catch (const std::exception&) {
+    return c10::toString(dtype);  // a dtype torch.save files never hold (quantized, ...)
   }
 }
 

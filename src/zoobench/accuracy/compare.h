@@ -27,7 +27,6 @@ struct SameOptions {
   bool cos_similarity = false;
   bool equal_nan = false;
   bool exact_dtype = true;
-  bool relax_numpy_equality = false;  // accepted for parity; IValues hold no numpy scalars
   bool ignore_non_fp = false;
   bool use_larger_multiplier_for_smaller_tensor = false;
   bool force_max_multiplier = false;

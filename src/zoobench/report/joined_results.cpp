@@ -153,6 +153,13 @@ std::string describe_run(const JoinedResults& joined) {
 JoinedResults join_results(const std::vector<ResultRow>& rows) {
   JoinedResults joined;
   joined.latency_matrices = build_latency_matrices(rows);
+  std::vector<std::string> thresholds;
+  for (const auto& row : rows) {
+    if (row.kind != ExperimentKind::kPerformance) continue;
+    auto value = parse_number(cell(row, "unstable_cov"));
+    add_distinct(thresholds, value ? format_percent(*value) : std::string("2.5%"));
+  }
+  if (!thresholds.empty()) joined.unstable_threshold = join(thresholds, " or ");
   std::vector<SeriesKey> accuracy_keys, performance_keys;
   // model -> column/series index -> cell; the vectors are sized once all keys are known.
   std::map<std::string, std::map<int, AccuracyCell>> accuracy;

@@ -65,6 +65,9 @@ struct JoinedResults {
   std::vector<JoinedModel> models;                    // sorted by name
   // What the rows were run with, distinct values in order of first appearance.
   std::vector<std::string> devices, modes, dtypes, backends;
+  // The CoV thresholds the rows' unstable flags used (their unstable_cov cells; rows made before
+  // that column existed used 2.5%), as text for the reports: "2.5%", or "2.5% or 5.0%".
+  std::string unstable_threshold = "2.5%";
   // Backends side by side, per suite and context (only where two or more backends ran).
   std::vector<LatencyMatrix> latency_matrices;
   // Rows that could not be placed cleanly (e.g. two rows for the same model and column: the

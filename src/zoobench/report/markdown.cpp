@@ -183,10 +183,10 @@ std::string speedup_column(const JoinedResults& joined, const PerformanceSeries&
   return joined.performance_series.size() == 1 ? name : series.label + "_" + name;
 }
 
-std::string unstable_footnote() {
+std::string unstable_footnote(const JoinedResults& joined) {
   return std::string(kUnstableMark) +
-         " unstable: the coefficient of variation of the eager or compiled samples exceeded "
-         "2.5%; the speedup may not reproduce.";
+         " unstable: the coefficient of variation of the eager or compiled samples exceeded " +
+         joined.unstable_threshold + "; the speedup may not reproduce.";
 }
 
 std::string markdown_results_table(const JoinedResults& joined) {
@@ -360,7 +360,7 @@ std::string format_ascend_table(const std::vector<ResultRow>& rows) {
   JoinedResults joined = join_results(rows);
   std::string out = markdown_results_table(joined);
   out += "\n" + markdown_summary_line(joined, summarize(joined)) + "\n";
-  if (any_unstable(joined)) out += "\n" + unstable_footnote() + "\n";
+  if (any_unstable(joined)) out += "\n" + unstable_footnote(joined) + "\n";
   std::string failures = markdown_failures_table(joined);
   if (!failures.empty()) out += "\nFailures:\n\n" + failures;
   return out;
@@ -374,7 +374,7 @@ std::string render_markdown(const JoinedResults& joined, const ReportOptions& op
       "speedups are eager / compiled.\n\n";
   out += markdown_results_table(joined);
   out += "\n" + markdown_summary_line(joined, summarize(joined)) + "\n";
-  if (any_unstable(joined)) out += "\n" + unstable_footnote() + "\n";
+  if (any_unstable(joined)) out += "\n" + unstable_footnote(joined) + "\n";
   if (!joined.latency_matrices.empty()) {
     out += "\n## Latency matrix\n\n" + latency_matrix_legend() + "\n\n" + markdown_latency_matrices(joined);
   }

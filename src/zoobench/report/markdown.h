@@ -49,6 +49,6 @@ std::string latency_matrix_legend();
 
 // What marks an unstable measurement, and the footnote that explains it.
 inline constexpr const char* kUnstableMark = "\u2020";
-std::string unstable_footnote();
+std::string unstable_footnote(const JoinedResults& joined);
 
 }  // namespace zoobench::report

@@ -22,12 +22,6 @@ std::string read_text_file(const std::string& path) {
   return buffer.str();
 }
 
-std::vector<char> read_binary_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 void write_file_atomically(const std::string& path, const std::string& contents) {
   std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());

@@ -80,12 +80,6 @@ std::optional<ZooEntry> ZooCatalog::find(const std::string& suite, const std::st
   return std::nullopt;
 }
 
-std::vector<std::string> ZooCatalog::all_names() const {
-  std::vector<std::string> out;
-  for (const auto& entry : entries_) out.push_back(entry.name);
-  return out;
-}
-
 std::string default_suites_dir() {
   if (const char* env = std::getenv("ZOOBENCH_SUITES")) return env;
   if (fs::is_directory("suites")) return "suites";

@@ -30,8 +30,6 @@ class ZooCatalog {
   std::vector<ZooEntry> models(const std::string& suite) const;
   std::vector<std::string> suites() const;
   std::optional<ZooEntry> find(const std::string& suite, const std::string& name) const;
-  // Every model name in the zoo, for "did you mean" suggestions.
-  std::vector<std::string> all_names() const;
   const std::vector<ExportFailure>& export_failures() const { return failures_; }
 
  private:

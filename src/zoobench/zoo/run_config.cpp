@@ -18,13 +18,6 @@ std::string precision_name(Precision precision) {
   return "float32";
 }
 
-std::optional<Precision> parse_precision(const std::string& name) {
-  for (Precision p : {Precision::kFloat32, Precision::kFloat16, Precision::kBFloat16, Precision::kAmp}) {
-    if (precision_name(p) == name) return p;
-  }
-  return std::nullopt;
-}
-
 c10::ScalarType parameter_dtype(Precision precision) {
   switch (precision) {
     case Precision::kFloat16: return c10::kHalf;

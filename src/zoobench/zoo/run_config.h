@@ -15,7 +15,6 @@ enum class Precision { kFloat32, kFloat16, kBFloat16, kAmp };
 
 std::string mode_name(Mode mode);  // "inference" / "training"
 std::string precision_name(Precision precision);  // "float32", "float16", "bfloat16", "amp"
-std::optional<Precision> parse_precision(const std::string& name);
 
 // The dtype a model's parameters and float inputs are cast to (amp keeps float32 and autocasts).
 c10::ScalarType parameter_dtype(Precision precision);

@@ -133,5 +133,14 @@ TEST(Baseline, PerformanceRunThatNowFailsIsARegression) {
   EXPECT_FALSE(comparison.models[0].op[0]);  // reported once
 }
 
+// The threshold behind the unstable mark travels with the rows (unstable_cov): the footnote says
+// the one the rows used, and 2.5% for rows from before the column.
+TEST(Markdown, UnstableFootnoteSaysTheThresholdTheRowsUsed) {
+  std::vector<ResultRow> rows = {performance_row("cpu", "resnet18", "jit", 20, 10, {{"unstable", "1"}, {"unstable_cov", "0.05"}})};
+  EXPECT_NE(format_ascend_table(rows).find("exceeded 5.0%;"), std::string::npos) << format_ascend_table(rows);
+  rows = {performance_row("cpu", "resnet18", "jit", 20, 10, {{"unstable", "1"}})};
+  EXPECT_NE(format_ascend_table(rows).find("exceeded 2.5%;"), std::string::npos) << format_ascend_table(rows);
+}
+
 }  // namespace
 }  // namespace zoobench::report
