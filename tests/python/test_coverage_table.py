@@ -11,9 +11,7 @@ import tempfile
 import unittest
 from contextlib import redirect_stdout
 
-REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(REPO_ROOT, "scripts"))
+from helpers import REPO_ROOT  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
 
 import coverage_table  # noqa: E402
 

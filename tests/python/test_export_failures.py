@@ -14,9 +14,7 @@ import unittest
 
 import torch
 
-REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+from helpers import REPO_ROOT, run_cli  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
 
 import export_zoo  # noqa: E402
 from zoo_export import exporter  # noqa: E402
@@ -24,13 +22,6 @@ from zoo_export.model_bundle import ExportableModel, make_input  # noqa: E402
 
 HAVE_TIMM = importlib.util.find_spec("timm") is not None
 HAVE_TRANSFORMERS = importlib.util.find_spec("transformers") is not None
-
-
-def run_cli(*argv):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = export_zoo.main(list(argv))
-    return code, out.getvalue()
 
 
 def read_index(zoo):

@@ -6,9 +6,7 @@ import sys
 import tempfile
 import unittest
 
-REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+from helpers import REPO_ROOT  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
 
 from zoo_export import exporter, sources  # noqa: E402
 from zoo_export.suite_config import (SuiteConfig, SuiteError, matches, names_in,  # noqa: E402
@@ -153,3 +151,32 @@ class SelectionTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SourceInterfaceTest(unittest.TestCase):
+    """Every source a name can resolve to is a ModelSource: the functions exist, with the
+    parameters the exporter and the torch.compile backends' rebuild call them with."""
+
+    def test_every_source_implements_the_protocol(self):
+        import inspect
+
+        from zoo_export import sources
+
+        expected = {name: [p for p in inspect.signature(getattr(sources.ModelSource, name)).parameters
+                           if p != "self"]
+                    for name in ("provides", "label", "default_batch_size", "unavailable_reason",
+                                 "build")}
+        for source in sources.ALL_SOURCES:
+            with self.subTest(source=source.__name__):
+                self.assertIsInstance(source, sources.ModelSource)
+                for name, parameters in expected.items():
+                    got = list(inspect.signature(getattr(source, name)).parameters)
+                    self.assertEqual(got[:len(parameters)], parameters, f"{source.__name__}.{name}")
+
+    def test_a_module_missing_a_function_is_not_a_source(self):
+        import types
+
+        from zoo_export import sources
+
+        partial = types.SimpleNamespace(provides=lambda n: False, label=lambda n: n)
+        self.assertNotIsInstance(partial, sources.ModelSource)

@@ -14,21 +14,12 @@ import unittest
 import torch
 import torchvision
 
-REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+from helpers import REPO_ROOT, run_cli  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
 
 import export_zoo  # noqa: E402
 from zoo_export import exporter  # noqa: E402
 from zoo_export.model_bundle import ExportableModel, make_input  # noqa: E402
 from zoo_export.torchscript_export import ExportError, compare_outputs  # noqa: E402
-
-
-def run_cli(*argv):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = export_zoo.main(list(argv))
-    return code, out.getvalue()
 
 
 def sha256(path):

@@ -15,9 +15,7 @@ import unittest
 
 import torch
 
-REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+from helpers import REPO_ROOT, run_cli  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
 
 import export_zoo  # noqa: E402
 from zoo_export import process_state  # noqa: E402
@@ -207,13 +205,6 @@ def make_checkout(root, layout):
         # newer checkouts keep a torchbench.py that loads the yaml; the yaml wins
         write(bench + "torchbench.py", "from common import main\nSKIP = {'from_py'}\n")
         write(bench + "torchbench.yaml", NEW_TORCHBENCH_YAML)
-
-
-def run_cli(*argv):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = export_zoo.main(list(argv))
-    return code, out.getvalue()
 
 
 class MetadataTest(unittest.TestCase):

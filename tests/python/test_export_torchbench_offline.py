@@ -19,9 +19,7 @@ from unittest import mock
 import torch
 from torch import nn
 
-REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+from helpers import REPO_ROOT, run_cli  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
 
 import export_zoo  # noqa: E402
 from zoo_export import exporter, sources  # noqa: E402
@@ -50,13 +48,6 @@ EXPECTED_SOURCE = {
     torchbench_synthetic: {"pytorch_stargan", "Super_SloMo", "functorch_maml_omniglot",
                            "yolov3"},
 }
-
-
-def run_cli(*argv):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = export_zoo.main(list(argv))
-    return code, out.getvalue()
 
 
 def torchbench_list():

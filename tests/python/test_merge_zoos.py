@@ -12,8 +12,8 @@ import unittest
 
 import torch
 
-REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
+from helpers import REPO_ROOT  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
+
 EXPORT = os.path.join(REPO_ROOT, "tools", "export_zoo.py")
 MERGE = os.path.join(REPO_ROOT, "scripts", "merge_zoos.py")
 

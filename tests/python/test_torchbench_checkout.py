@@ -21,9 +21,7 @@ import unittest
 
 import torch
 
-REPO_ROOT = os.environ.get("ZOOBENCH_REPO_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(REPO_ROOT, "tools"))
+from helpers import REPO_ROOT  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
 
 import export_zoo  # noqa: E402
 from zoo_export import process_state  # noqa: E402

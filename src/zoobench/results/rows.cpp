@@ -61,8 +61,10 @@ void ResultRow::set_status(Status status) {
 std::string ResultRow::identity() const {
   return fmt::format("{}|{}|{}|{}|{}|{}", cell_or(cells, "dev", ""), cell_or(cells, "name", ""),
                      cell_or(cells, "mode", ""), cell_or(cells, "backend", ""),
-                     cell_or(cells, "dtype", ""), cell_or(cells, "input_layout", "contiguous"));
+                     cell_or(cells, "dtype", ""), cell_or(cells, "input_layout", kDefaultInputLayout));
 }
+
+std::string input_layout_of(const ResultRow& row) { return cell_or(row.cells, "input_layout", kDefaultInputLayout); }
 
 std::string format_cell(double value) {
   if (std::isnan(value)) return "nan";

@@ -33,6 +33,13 @@ struct ResultRow {
   std::string identity() const;
 };
 
+// The input layout of an accuracy row that names none (and of runs without --input-layouts):
+// the inputs as saved.
+inline constexpr const char* kDefaultInputLayout = "contiguous";
+
+// A row's input layout: its input_layout cell, or the default.
+std::string input_layout_of(const ResultRow& row);
+
 // A row's cell, or "" when the row has no such column (upstream's files have fewer columns,
 // JSON records may leave empty ones out).
 const std::string& cell(const ResultRow& row, const std::string& column);

@@ -65,10 +65,6 @@ RowContext context_for(const RunOptions& options, const ZooEntry& entry, const s
   return c;
 }
 
-std::vector<std::string> requested_layouts(const RunOptions& options) {
-  return options.input_layouts.empty() ? std::vector<std::string>{"contiguous"} : options.input_layouts;
-}
-
 std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
                                      const std::string& device, const std::string& log,
                                      std::vector<ResultRow> rows, const ChildOutcome& outcome) {
@@ -108,13 +104,12 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
     for (const auto& row : rows) {
       if (row.kind != kind) continue;
       if (kind == ExperimentKind::kPerformance) return true;
-      auto it = row.cells.find("input_layout");
-      if ((it == row.cells.end() ? "contiguous" : it->second) == layout) return true;
+      if (input_layout_of(row) == layout) return true;
     }
     return false;
   };
   if (options.accuracy) {
-    for (const auto& layout : requested_layouts(options)) {
+    for (const auto& layout : accuracy_layouts(options)) {
       if (has(ExperimentKind::kAccuracy, layout)) continue;
       c.input_layout = layout;
       rows.push_back(failure_row(ExperimentKind::kAccuracy, status, reason, c));

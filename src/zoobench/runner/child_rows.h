@@ -31,7 +31,4 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
 RowContext context_for(const RunOptions& options, const ZooEntry& entry, const std::string& device,
                        const std::string& log);
 
-// The input layouts the accuracy experiment runs: --input-layouts, or contiguous alone.
-std::vector<std::string> requested_layouts(const RunOptions& options);
-
 }  // namespace zoobench

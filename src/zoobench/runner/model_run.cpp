@@ -20,7 +20,7 @@ namespace zoobench {
 namespace {
 
 struct LayoutedInputs {
-  std::string layout = "contiguous";
+  std::string layout = kDefaultInputLayout;
   std::vector<c10::IValue> reference;  // dense values, for eager and the fp64 golden
   std::vector<c10::IValue> compiled;   // the same values in the layout
   bool applied = false;
@@ -144,8 +144,7 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
   inputs = cast_inputs(inputs, request.dtype());
 
   if (options.accuracy) {
-    std::vector<std::string> layouts = options.input_layouts;
-    if (layouts.empty()) layouts.push_back("contiguous");
+    const std::vector<std::string> layouts = accuracy_layouts(options);
     const std::string device_type = device.is_cuda() ? "cuda" : "cpu";
     for (const auto& layout : layouts) {
       RowContext layout_context = context;
@@ -162,7 +161,7 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
       accuracy.summary = options.accu_summary;
       std::vector<c10::IValue> reference_inputs = inputs;
       std::string layout_note;
-      if (layout != "contiguous") {
+      if (layout != kDefaultInputLayout) {
         auto laid = layout_inputs(inputs, layout, manifest);
         reference_inputs = laid.reference;
         accuracy.compiled_inputs = laid.compiled;

@@ -55,7 +55,7 @@ void Progress::finished(const std::string& model, const std::string& device, con
     if (row.kind == ExperimentKind::kAccuracy) {
       std::string layout = row.cells.count("input_layout") ? row.cells.at("input_layout") : "";
       parts.push_back("accuracy=" + std::string(status_name(row.status())) +
-                      (layout.empty() || layout == "contiguous" ? "" : "[" + layout + "]"));
+                      (layout.empty() || layout == kDefaultInputLayout ? "" : "[" + layout + "]"));
     } else {
       std::string speedup = row.cells.count("speedup") ? row.cells.at("speedup") : "";
       parts.push_back(row.status() == Status::kPass ? "speedup=" + speedup + "x"

@@ -22,7 +22,7 @@ struct RowContext {
   std::string mode;
   std::string dtype;
   std::vector<std::string> patches;
-  std::string input_layout = "contiguous";
+  std::string input_layout = kDefaultInputLayout;
   std::string log;
   std::string suite;
   std::string backend_family;  // Backend::family()

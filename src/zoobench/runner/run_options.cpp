@@ -3,6 +3,8 @@
 
 #include <filesystem>
 
+#include "zoobench/results/rows.h"
+
 namespace zoobench {
 
 std::string result_csv_path(const RunOptions& options, const std::string& experiment,
@@ -24,6 +26,10 @@ std::string result_csv_path(const RunOptions& options, const std::string& experi
   std::string name = options.suite + "_" + backend_file_part(options.backend) + "_" + mode_name(options.mode) + "_" +
                      precision_name(options.precision) + "_" + device_part + "_" + experiment + ".csv";
   return (std::filesystem::path(options.output_directory) / name).string();
+}
+
+std::vector<std::string> accuracy_layouts(const RunOptions& options) {
+  return options.input_layouts.empty() ? std::vector<std::string>{kDefaultInputLayout} : options.input_layouts;
 }
 
 std::string backend_file_part(const std::string& backend) {

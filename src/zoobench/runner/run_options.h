@@ -50,6 +50,9 @@ struct RunOptions {
   std::string log_file;                   // child mode: the log file the parent captures into
 };
 
+// The input layouts the accuracy experiment runs: --input-layouts, or the default alone.
+std::vector<std::string> accuracy_layouts(const RunOptions& options);
+
 // The CSV path of one experiment of this run: --output when given (with _accuracy /
 // _performance inserted before the extension when both experiments run), else
 // <output-directory>/<suite>_<backend>_<mode>_<dtype>_<device>_<experiment>.csv, for

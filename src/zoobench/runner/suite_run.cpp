@@ -120,7 +120,7 @@ MissingRows missing_rows(const RunOptions& options, RunSinks& sinks, const ZooEn
     RowContext c = context_for(options, entry, device, "");
     if (options.accuracy) {
       bool all = true;
-      for (const auto& layout : requested_layouts(options)) {
+      for (const auto& layout : accuracy_layouts(options)) {
         c.input_layout = layout;
         auto row = failure_row(ExperimentKind::kAccuracy, Status::kPass, "", c);
         all = all && sinks.sink(options.backend, ExperimentKind::kAccuracy).identities().count(row.identity()) > 0;

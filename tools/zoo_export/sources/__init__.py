@@ -1,20 +1,16 @@
-"""Where models come from. Each source module offers the same small interface:
+"""Where models come from. Each source module offers the same small interface, ModelSource
+below (tests/python/test_export_lists.py checks every source against it), and may offer
+scope() -> context manager, held around the model's whole export (a TorchBench checkout's
+process state, process_state.py). The torch.compile backends call the same build() again from
+a manifest's `rebuild` record (tools/zoo_compile/rebuild.py).
 
-    provides(name) -> bool             the source knows this name without importing its library
-    label(name) -> str                 manifest `source`, e.g. "timm:mobilenetv3_large_100"
-    default_batch_size(name, training=False) -> int|None   None: the model's own
-    unavailable_reason() -> str|None   why it cannot build here (library missing), else None
-    build(name, ctx: BuildContext) -> ExportableModel
-    scope() -> context manager         optional: held around the model's whole export (a
-                                       TorchBench checkout's process state, process_state.py)
-
-`resolve(name, suite, ctx)` picks the source for a model of a suite.
+`resolve(name, suite, torchbench_dir)` picks the source for a model of a suite.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Protocol, runtime_checkable
 
 from . import (huggingface, text_encoder, timm_models, torch_geometric_gnn, torchbench_checkout,
                torchbench_synthetic, torchbench_timm, torchbench_transformers,
@@ -34,6 +30,25 @@ class BuildContext:
     options: Dict[str, Any] = field(default_factory=dict)
 
 
+@runtime_checkable
+class ModelSource(Protocol):
+    def provides(self, name: str) -> bool:
+        """Whether the source knows this name without importing its library."""
+
+    def label(self, name: str) -> str:
+        """The manifest's `source`, e.g. "timm:mobilenetv3_large_100"."""
+
+    def default_batch_size(self, name: str, training: bool = False) -> Optional[int]:
+        """The batch size when neither the command line nor the suite gives one (None: the
+        model's own)."""
+
+    def unavailable_reason(self) -> Optional[str]:
+        """Why the source cannot build here (a library missing), else None."""
+
+    def build(self, name: str, ctx: "BuildContext") -> Any:
+        """The model as an ExportableModel (model_bundle.py)."""
+
+
 # Order matters only for names several sources know: our own builds come first (random
 # weights, nothing downloaded), then TorchBench names built offline (library architectures,
 # the checkout's code with synthetic inputs), a TorchBench checkout last.
@@ -48,6 +63,9 @@ EXPLICIT_PREFIXES = {
 # TorchBench names whose checkout build downloads weights, configs or data: built offline
 OFFLINE_TORCHBENCH = (torchbench_timm, torchbench_transformers, torch_geometric_gnn,
                       torchbench_synthetic)
+# Every source a suite's name can resolve to.
+ALL_SOURCES = (text_encoder, torchvision_models, huggingface, timm_models, torchbench_checkout,
+               *OFFLINE_TORCHBENCH)
 
 
 def resolve(name: str, suite: str, torchbench_dir: Optional[str]):
