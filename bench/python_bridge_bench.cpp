@@ -23,7 +23,8 @@ zoobench::python::Object one_op() {
 }
 
 std::vector<c10::IValue> inputs_on(const c10::Device& device) {
-  return {c10::ivalue::Tuple::create({c10::IValue(at::ones({8}, at::TensorOptions().device(device)))})};
+  return {
+      c10::ivalue::Tuple::create({c10::IValue(at::ones({8}, at::TensorOptions().device(device)))})};
 }
 
 void from_cpp(benchmark::State& state, const c10::Device& device) {
@@ -32,7 +33,8 @@ void from_cpp(benchmark::State& state, const c10::Device& device) {
   auto timer = zoobench::make_timer(device);
   auto iteration = [&] { object.call("run", inputs); };
   timer->time(iteration, 100);  // warm-up
-  for (auto _ : state) state.SetIterationTime(timer->time(iteration, kPerSample).end_to_end_ms / 1e3);
+  for (auto _ : state)
+    state.SetIterationTime(timer->time(iteration, kPerSample).end_to_end_ms / 1e3);
 }
 
 void in_python(benchmark::State& state, const c10::Device& device) {
@@ -45,14 +47,34 @@ void in_python(benchmark::State& state, const c10::Device& device) {
 
 void BM_BridgeCallCpu(benchmark::State& state) { from_cpp(state, c10::Device(c10::kCPU)); }
 void BM_PythonLoopCpu(benchmark::State& state) { in_python(state, c10::Device(c10::kCPU)); }
-BENCHMARK(BM_BridgeCallCpu)->UseManualTime()->Iterations(50)->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
-BENCHMARK(BM_PythonLoopCpu)->UseManualTime()->Iterations(50)->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
+BENCHMARK(BM_BridgeCallCpu)
+    ->UseManualTime()
+    ->Iterations(50)
+    ->Unit(benchmark::kMicrosecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly();
+BENCHMARK(BM_PythonLoopCpu)
+    ->UseManualTime()
+    ->Iterations(50)
+    ->Unit(benchmark::kMicrosecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly();
 
 #if ZOOBENCH_WITH_CUDA
 void BM_BridgeCallCuda(benchmark::State& state) { from_cpp(state, c10::Device(c10::kCUDA, 0)); }
 void BM_PythonLoopCuda(benchmark::State& state) { in_python(state, c10::Device(c10::kCUDA, 0)); }
-BENCHMARK(BM_BridgeCallCuda)->UseManualTime()->Iterations(50)->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
-BENCHMARK(BM_PythonLoopCuda)->UseManualTime()->Iterations(50)->Unit(benchmark::kMicrosecond)->Repetitions(5)->ReportAggregatesOnly();
+BENCHMARK(BM_BridgeCallCuda)
+    ->UseManualTime()
+    ->Iterations(50)
+    ->Unit(benchmark::kMicrosecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly();
+BENCHMARK(BM_PythonLoopCuda)
+    ->UseManualTime()
+    ->Iterations(50)
+    ->Unit(benchmark::kMicrosecond)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly();
 #endif
 
 }  // namespace

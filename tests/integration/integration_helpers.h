@@ -121,8 +121,8 @@ inline std::multiset<std::pair<std::string, std::string>> names_and_statuses(
 }
 
 // Adds `models` to <zoo>/<suite>/ with the exporter (tests/integration/make_zoo.py).
-inline void make_zoo(const std::string& zoo, const std::string& suites_dir, const std::string& suite,
-                     const Models& models) {
+inline void make_zoo(const std::string& zoo, const std::string& suites_dir,
+                     const std::string& suite, const Models& models) {
   std::string dict;
   for (const auto& [name, kind] : models) dict += "'" + name + "': '" + kind + "', ";
   zt::run_python("import sys\nsys.path.insert(0, '" ZOOBENCH_INTEGRATION_DIR

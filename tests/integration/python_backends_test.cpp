@@ -39,9 +39,10 @@ TEST(PythonBackends, PythonEagerRunsThePipelineBesideJitInOneInvocation) {
   zt::ScratchDir dir;
   const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
   make_zoo(zoo, suites, "py", {{"mlp", "py_mlp"}, {"conv", "py_conv"}});
-  auto run = zt::run_command(zoobench_command("run --suite py --accuracy --performance --backend jit,python_eager --repeat 5 "
-                                      "--warmup 2 --timeout 300 --suites-dir " + quote(suites) + " --zoo " + quote(zoo) +
-                                      " --output-directory " + quote(out)));
+  auto run = zt::run_command(zoobench_command(
+      "run --suite py --accuracy --performance --backend jit,python_eager --repeat 5 "
+      "--warmup 2 --timeout 300 --suites-dir " +
+      quote(suites) + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const std::string backend : {"jit", "python_eager"}) {
     SCOPED_TRACE(backend);
@@ -70,9 +71,10 @@ TEST(PythonBackends, TorchCompileRunsOrSaysWhyNot) {
   const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
   make_zoo(zoo, suites, "py", {{"mlp", "py_mlp"}});
   const bool available = available_here("inductor");
-  auto run = zt::run_command(zoobench_command("run --suite py --accuracy --backend inductor,aot_eager --timeout 600 "
-                                      "--suites-dir " + quote(suites) + " --zoo " + quote(zoo) +
-                                      " --output-directory " + quote(out)));
+  auto run = zt::run_command(zoobench_command(
+      "run --suite py --accuracy --backend inductor,aot_eager --timeout 600 "
+      "--suites-dir " +
+      quote(suites) + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const std::string backend : {"inductor", "aot_eager"}) {
     SCOPED_TRACE(backend);
@@ -92,8 +94,9 @@ TEST(PythonBackends, TorchCompileRunsOrSaysWhyNot) {
   }
   if (available) {
     // A name dynamo does not know is a typo: a usage error before anything runs.
-    auto typo = zt::run_command(zoobench_command("run --suite py --accuracy --backend inductr --zoo " + quote(zoo) +
-                                         " --suites-dir " + quote(suites) + " --output-directory " + quote(out)));
+    auto typo = zt::run_command(
+        zoobench_command("run --suite py --accuracy --backend inductr --zoo " + quote(zoo) +
+                         " --suites-dir " + quote(suites) + " --output-directory " + quote(out)));
     EXPECT_EQ(typo.exit_code, 2) << typo.output;
     EXPECT_THAT(typo.output, HasSubstr("dynamo has no backend 'inductr'"));
   }
@@ -109,8 +112,9 @@ TEST(PythonBackends, FailuresInsideThePythonBackendAreRows) {
             {"reseeded", "py_reseeded"},
             {"torchscript_only", "mlp"},
             {"good", "py_mlp"}});
-  auto run = zt::run_command(zoobench_command("run --suite py --accuracy --backend python_eager --timeout 30 --suites-dir " +
-                                      quote(suites) + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
+  auto run = zt::run_command(zoobench_command(
+      "run --suite py --accuracy --backend python_eager --timeout 30 --suites-dir " +
+      quote(suites) + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   auto rows = by_name(read_csv(accuracy_csv(out, "py", "python_eager")));
   ASSERT_EQ(rows.size(), 6u) << run.output;
@@ -141,30 +145,34 @@ TEST(PythonBackends, ListBackendsSaysWhatRunsHere) {
   for (const char* name : {"eager", "jit", "cudagraphs", "aot_inductor", "python_eager", "inductor",
                            "inductor:reduce-overhead", "aot_eager"}) {
     EXPECT_TRUE(std::regex_search(listing.output, std::regex(std::string("(^|\n)") + name + " ")))
-        << name << " missing from:\n" << listing.output;
+        << name << " missing from:\n"
+        << listing.output;
   }
   EXPECT_TRUE(available_here("python_eager")) << listing.output;
   EXPECT_TRUE(available_here("jit")) << listing.output;
   // Every backend that cannot run here says why.
   const auto no_lines = lines_with(listing.output, "  no  ");
   const auto why_lines = lines_with(listing.output, "why not:");
-  EXPECT_EQ(std::count(no_lines.begin(), no_lines.end(), '\n'), std::count(why_lines.begin(), why_lines.end(), '\n'))
+  EXPECT_EQ(std::count(no_lines.begin(), no_lines.end(), '\n'),
+            std::count(why_lines.begin(), why_lines.end(), '\n'))
       << listing.output;
 }
 
 TEST(PythonBackends, CompileOptionsMustBeAJsonObjectAndExcludeAMode) {
   zt::ScratchDir dir;
   const std::string zoo = dir.file("zoo");
-  auto bad_json = zt::run_command(zoobench_command("run --accuracy --zoo " + quote(zoo) +
-                                           " --backend inductor --compile-options '{oops'"));
+  auto bad_json = zt::run_command(zoobench_command(
+      "run --accuracy --zoo " + quote(zoo) + " --backend inductor --compile-options '{oops'"));
   EXPECT_EQ(bad_json.exit_code, 2) << bad_json.output;
   EXPECT_THAT(bad_json.output, HasSubstr("--compile-options is not JSON"));
-  auto with_mode = zt::run_command(zoobench_command("run --accuracy --zoo " + quote(zoo) +
-                                            " --backend inductor:reduce-overhead --compile-options "
-                                            "'{\"triton.cudagraphs\": false}'"));
+  auto with_mode =
+      zt::run_command(zoobench_command("run --accuracy --zoo " + quote(zoo) +
+                                       " --backend inductor:reduce-overhead --compile-options "
+                                       "'{\"triton.cudagraphs\": false}'"));
   EXPECT_EQ(with_mode.exit_code, 2) << with_mode.output;
   EXPECT_THAT(with_mode.output, HasSubstr("a mode or options, not both"));
-  auto unknown_mode = zt::run_command(zoobench_command("run --accuracy --zoo " + quote(zoo) + " --backend inductor:fast"));
+  auto unknown_mode = zt::run_command(
+      zoobench_command("run --accuracy --zoo " + quote(zoo) + " --backend inductor:fast"));
   EXPECT_EQ(unknown_mode.exit_code, 2) << unknown_mode.output;
   EXPECT_THAT(unknown_mode.output, HasSubstr("unknown torch.compile mode 'fast'"));
 }

@@ -170,6 +170,21 @@ bool python_equal(const c10::IValue& a, const c10::IValue& b, std::string& why) 
   return false;
 }
 
+// Dict keys in the order upstream's `same` sorts them: strings, or numbers (a bool as 0 or 1).
+bool dict_key_less(const c10::IValue& a, const c10::IValue& b) {
+  if (a.isString()) return a.toStringRef() < b.toStringRef();
+  auto number = [](const c10::IValue& k) { return k.isBool() ? int64_t{k.toBool()} : k.toInt(); };
+  return number(a) < number(b);
+}
+
+// A dict key as a tensor's path shows it: 'name', 3, True.
+std::string dict_key_text(const c10::IValue& key) {
+  if (key.isString()) return "'" + key.toStringRef() + "'";
+  if (key.isBool()) return key.toBool() ? "True" : "False";
+  if (key.isInt()) return std::to_string(key.toInt());
+  return repr(key);
+}
+
 class TreeComparer {
  public:
   TreeComparer(const SameOptions& options, std::vector<TensorDiagnosis>& leaves)
@@ -240,21 +255,14 @@ class TreeComparer {
     if (!all_strings && !all_numbers) {
       return fail(path, "dict keys of mixed types cannot be sorted", "dict");
     }
-    auto key_less = [](const c10::IValue& a, const c10::IValue& b) {
-      if (a.isString()) return a.toStringRef() < b.toStringRef();
-      auto number = [](const c10::IValue& k) {
-        return k.isBool() ? int64_t{k.toBool()} : k.toInt();
-      };
-      return number(a) < number(b);
-    };
-    std::sort(keys.begin(), keys.end(), key_less);
+    std::sort(keys.begin(), keys.end(), dict_key_less);
 
     std::vector<std::string> only_ref, only_res;
     for (const auto& k : keys) {
-      if (!s.contains(k)) only_ref.push_back(key_text(k));
+      if (!s.contains(k)) only_ref.push_back(dict_key_text(k));
     }
     for (const auto& entry : s) {
-      if (!r.contains(entry.key())) only_res.push_back(key_text(entry.key()));
+      if (!r.contains(entry.key())) only_res.push_back(dict_key_text(entry.key()));
     }
     if (!only_ref.empty() || !only_res.empty()) {
       // Upstream stops here (an assertion); the common keys are still compared below so the
@@ -266,7 +274,7 @@ class TreeComparer {
     }
     for (const auto& k : keys) {
       if (!s.contains(k)) continue;
-      const std::string child = fmt::format("{}[{}]", path, key_text(k));
+      const std::string child = fmt::format("{}[{}]", path, dict_key_text(k));
       if (!fp64.isGenericDict()) {
         fail(child, fmt::format("the fp64 reference is a {}, not a dict", kind_name(fp64)), "dict");
         continue;
@@ -278,12 +286,6 @@ class TreeComparer {
       }
       visit(r.at(k), s.at(k), f.at(k), child);
     }
-  }
-
-  static std::string key_text(const c10::IValue& key) {
-    if (key.isString()) return "'" + key.toStringRef() + "'";
-    if (key.isBool()) return key.toBool() ? "True" : "False";
-    return std::to_string(key.toInt());
   }
 
   // Upstream's to_tensor: a Python number becomes torch.tensor(number) (float32 for floats).
@@ -352,19 +354,11 @@ void flatten_into(const c10::IValue& v, const std::string& path, std::vector<Lea
       return e.first.isString() == entries.front().first.isString();
     });
     if (sortable) {
-      std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-        if (a.first.isString()) return a.first.toStringRef() < b.first.toStringRef();
-        auto number = [](const c10::IValue& k) {
-          return k.isBool() ? int64_t{k.toBool()} : k.toInt();
-        };
-        return number(a.first) < number(b.first);
-      });
+      std::sort(entries.begin(), entries.end(),
+                [](const auto& a, const auto& b) { return dict_key_less(a.first, b.first); });
     }
-    for (const auto& [key, value] : entries) {
-      std::string text = key.isString() ? "'" + key.toStringRef() + "'"
-                                        : (key.isInt() ? std::to_string(key.toInt()) : repr(key));
-      flatten_into(value, fmt::format("{}[{}]", path, text), out);
-    }
+    for (const auto& [key, value] : entries)
+      flatten_into(value, fmt::format("{}[{}]", path, dict_key_text(key)), out);
   } else {
     out.push_back({path, v});
   }
@@ -388,139 +382,113 @@ double rmse_multiplier(const SameOptions& options, double tol, c10::ScalarType r
   return multiplier;
 }
 
-TensorDiagnosis compare_tensors(const std::string& path, const at::Tensor& ref_in,
-                                const at::Tensor& res_in, const at::Tensor& fp64_in,
-                                const SameOptions& o) {
-  at::NoGradGuard no_grad;
-  at::Tensor ref = ref_in;
-  at::Tensor res = res_in;
-  at::Tensor fp64 = fp64_in.defined() ? fp64_in : ref_in;
-  const std::string dtype = dtype_name(ref.scalar_type());
+namespace {
 
-  if (ref.is_sparse()) {
-    if (!res.is_sparse())
-      return structural_failure(path, Rule::kStructure, "ref is sparse, res is not", dtype);
-    ref = ref.to_dense();
-    res = res.to_dense();
-  }
-  if (fp64.is_sparse()) fp64 = fp64.to_dense();
-  // Upstream expects one device; moving is what a caller would have to do anyway.
-  if (res.device() != ref.device()) res = res.to(ref.device());
-  if (fp64.device() != ref.device()) fp64 = fp64.to(ref.device());
+// One function per rule of upstream's `same` for a pair of tensors of one shape. Each fills the
+// diagnosis `d` (path, dtype and sizes already set) and returns it.
 
-  TensorDiagnosis d;
-  d.path = path;
-  d.is_tensor = true;
-  d.dtype = dtype;
-  d.sizes = ref.sizes().vec();
-  d.numel = ref.numel();
-
-  auto shape = broadcast_shape(ref.sizes(), res.sizes());
-  if (!shape) {
-    TensorDiagnosis failure =
-        structural_failure(path, Rule::kStructure,
-                           fmt::format("shapes do not broadcast: ref [{}], res [{}]",
-                                       fmt::join(ref.sizes(), ", "), fmt::join(res.sizes(), ", ")),
-                           dtype);
-    failure.is_tensor = true;
-    failure.sizes = d.sizes;
-    failure.numel = d.numel;
-    return failure;
-  }
-
-  if (o.exact_dtype && ref.scalar_type() != res.scalar_type()) {
-    d.rule = Rule::kDtype;
-    d.pass = false;
-    d.reason = fmt::format("dtype mismatch: ref {}, res {}", dtype, dtype_name(res.scalar_type()));
-    d.margin = kInf;
-    d.min_passing_tol = kInf;
-    // How far apart they are anyway, in float64.
-    if (!ref.is_complex() && !res.is_complex()) {
-      at::Tensor f = fp64.scalar_type() == at::kDouble ? fp64_like(fp64, *shape) : at::Tensor();
-      auto stats = detail::error_stats(ref.to(at::kDouble).expand(*shape),
-                                       res.to(at::kDouble).expand(*shape), f, o.tol, o.equal_nan);
-      record_stats(d, stats);
-      if (f.defined()) record_rmse(d, stats);
-    }
-    return d;
-  }
-  if (!ref.sizes().equals(*shape)) ref = ref.expand(*shape);
-  if (!res.sizes().equals(*shape)) res = res.expand(*shape);
-
-  if (o.exact_dtype && ref.scalar_type() == at::kBool) {
-    if (o.ignore_non_fp) {
-      d.rule = Rule::kIgnored;
-      d.pass = true;
-      return d;
-    }
-    // Upstream compares bool tensors as uint8 ("triton stores bool as int8").
-    auto stats = detail::error_stats(ref.view(at::kByte), res.view(at::kByte), at::Tensor(), o.tol,
-                                     o.equal_nan);
-    record_stats(d, stats);
-    if (o.use_iou_for_bool) {
-      d.rule = Rule::kIou;
-      const int64_t intersection = at::logical_and(ref, res).sum().item<int64_t>();
-      const int64_t union_count = at::logical_or(ref, res).sum().item<int64_t>();
-      if (union_count == 0) {  // two empty masks
-        d.pass = intersection == 0;
-        d.iou = 1.0;
-        d.margin = 0;
-        d.min_passing_tol = 0;
-        return d;
-      }
-      // Upstream divides float32 counts.
-      const float iou = static_cast<float>(intersection) / static_cast<float>(union_count);
-      d.iou = iou;
-      d.pass = !(static_cast<double>(iou) < o.iou_threshold);
-      d.margin = agreeing_margin(
-          o.iou_threshold < 1 ? (1.0 - iou) / (1.0 - o.iou_threshold) : (d.pass ? 0 : kInf),
-          d.pass);
-      d.min_passing_tol = d.pass ? 0 : kInf;
-      if (!d.pass) {
-        d.reason = fmt::format("IoU {:.4f} < {} (intersection {}, union {})", iou, o.iou_threshold,
-                               intersection, union_count);
-      }
-      return d;
-    }
-    d.rule = Rule::kAllclose;
-    d.pass = stats.allclose();
-    d.margin = agreeing_margin(ratio(stats.tol_needed, o.tol), d.pass);
-    d.min_passing_tol = stats.tol_needed;
-    if (!d.pass) d.reason = fmt::format("{} of {} booleans differ", stats.mismatched, stats.numel);
-    return d;
-  }
-
-  if (o.cos_similarity) {
-    const at::Tensor r32 = ref.flatten().to(at::kFloat);
-    const at::Tensor s32 = res.flatten().to(at::kFloat);
-    at::Tensor f = fp64.scalar_type() == at::kDouble ? fp64_like(fp64, *shape) : at::Tensor();
-    if (f.defined()) f = f.flatten();
-    // Upstream's early exit: allclose with equal_nan=True on the float32 copies.
-    auto stats = detail::error_stats(r32, s32, f, o.tol, /*equal_nan=*/true);
+// Dtypes differ and exact_dtype holds: a failure, with how far apart the values are anyway.
+TensorDiagnosis dtype_mismatch(TensorDiagnosis d, const at::Tensor& ref, const at::Tensor& res,
+                               const at::Tensor& fp64, const std::vector<int64_t>& shape,
+                               const SameOptions& o) {
+  d.rule = Rule::kDtype;
+  d.pass = false;
+  d.reason = fmt::format("dtype mismatch: ref {}, res {}", d.dtype, dtype_name(res.scalar_type()));
+  d.margin = kInf;
+  d.min_passing_tol = kInf;
+  if (!ref.is_complex() && !res.is_complex()) {
+    at::Tensor f = fp64.scalar_type() == at::kDouble ? fp64_like(fp64, shape) : at::Tensor();
+    auto stats = detail::error_stats(ref.to(at::kDouble).expand(shape),
+                                     res.to(at::kDouble).expand(shape), f, o.tol, o.equal_nan);
     record_stats(d, stats);
     if (f.defined()) record_rmse(d, stats);
-    float score = 1.0f;
-    if (stats.numel > 0) score = at::cosine_similarity(r32, s32, 0, kCosineEps).item<float>();
-    d.cosine = score;
-    // The comparison `score >= 0.99` happens in float32 (a float32 tensor and a Python float).
-    const bool score_passes = score >= static_cast<float>(kCosineThreshold);
-    d.min_passing_tol = score_passes ? 0 : stats.tol_needed;
-    if (stats.allclose()) {
-      d.rule = Rule::kAllclose;
-      d.pass = true;
-      d.margin = agreeing_margin(ratio(stats.tol_needed, o.tol), true);
-      return d;
-    }
-    d.rule = Rule::kCosine;
-    d.pass = score_passes;
-    d.margin = agreeing_margin(ratio(1.0 - score, 1.0 - kCosineThreshold), d.pass);
-    if (!d.pass) d.reason = fmt::format("cosine similarity {:.6f} < {}", score, kCosineThreshold);
+  }
+  return d;
+}
+
+// Boolean masks: compared as uint8 as upstream does ("triton stores bool as int8"), or by
+// intersection over union where the model asks for it.
+TensorDiagnosis compare_bools(TensorDiagnosis d, const at::Tensor& ref, const at::Tensor& res,
+                              const SameOptions& o) {
+  if (o.ignore_non_fp) {
+    d.rule = Rule::kIgnored;
+    d.pass = true;
     return d;
   }
+  auto stats = detail::error_stats(ref.view(at::kByte), res.view(at::kByte), at::Tensor(), o.tol,
+                                   o.equal_nan);
+  record_stats(d, stats);
+  if (o.use_iou_for_bool) {
+    d.rule = Rule::kIou;
+    const int64_t intersection = at::logical_and(ref, res).sum().item<int64_t>();
+    const int64_t union_count = at::logical_or(ref, res).sum().item<int64_t>();
+    if (union_count == 0) {  // two empty masks
+      d.pass = intersection == 0;
+      d.iou = 1.0;
+      d.margin = 0;
+      d.min_passing_tol = 0;
+      return d;
+    }
+    // Upstream divides float32 counts.
+    const float iou = static_cast<float>(intersection) / static_cast<float>(union_count);
+    d.iou = iou;
+    d.pass = !(static_cast<double>(iou) < o.iou_threshold);
+    d.margin = agreeing_margin(
+        o.iou_threshold < 1 ? (1.0 - iou) / (1.0 - o.iou_threshold) : (d.pass ? 0 : kInf), d.pass);
+    d.min_passing_tol = d.pass ? 0 : kInf;
+    if (!d.pass) {
+      d.reason = fmt::format("IoU {:.4f} < {} (intersection {}, union {})", iou, o.iou_threshold,
+                             intersection, union_count);
+    }
+    return d;
+  }
+  d.rule = Rule::kAllclose;
+  d.pass = stats.allclose();
+  d.margin = agreeing_margin(ratio(stats.tol_needed, o.tol), d.pass);
+  d.min_passing_tol = stats.tol_needed;
+  if (!d.pass) d.reason = fmt::format("{} of {} booleans differ", stats.mismatched, stats.numel);
+  return d;
+}
 
+// --cosine: allclose first (upstream's early exit on float32 copies), else cosine similarity.
+TensorDiagnosis compare_cosine(TensorDiagnosis d, const at::Tensor& ref, const at::Tensor& res,
+                               const at::Tensor& fp64, const std::vector<int64_t>& shape,
+                               const SameOptions& o) {
+  const at::Tensor ref32 = ref.flatten().to(at::kFloat);
+  const at::Tensor res32 = res.flatten().to(at::kFloat);
+  at::Tensor f = fp64.scalar_type() == at::kDouble ? fp64_like(fp64, shape) : at::Tensor();
+  if (f.defined()) f = f.flatten();
+  auto stats = detail::error_stats(ref32, res32, f, o.tol, /*equal_nan=*/true);
+  record_stats(d, stats);
+  if (f.defined()) record_rmse(d, stats);
+  float score = 1.0f;
+  if (stats.numel > 0) score = at::cosine_similarity(ref32, res32, 0, kCosineEps).item<float>();
+  d.cosine = score;
+  // The comparison `score >= 0.99` happens in float32 (a float32 tensor and a Python float).
+  const bool score_passes = score >= static_cast<float>(kCosineThreshold);
+  d.min_passing_tol = score_passes ? 0 : stats.tol_needed;
+  if (stats.allclose()) {
+    d.rule = Rule::kAllclose;
+    d.pass = true;
+    d.margin = agreeing_margin(ratio(stats.tol_needed, o.tol), true);
+    return d;
+  }
+  d.rule = Rule::kCosine;
+  d.pass = score_passes;
+  d.margin = agreeing_margin(ratio(1.0 - score, 1.0 - kCosineThreshold), d.pass);
+  if (!d.pass) d.reason = fmt::format("cosine similarity {:.6f} < {}", score, kCosineThreshold);
+  return d;
+}
+
+// Upstream's float path: allclose; else, with a float64 reference, its NaN corner case and the
+// RMSE rule (res may be `multiplier` times as far from float64 as ref); else a failure, unless
+// non-floating results are ignored.
+TensorDiagnosis compare_values(TensorDiagnosis d, at::Tensor ref, const at::Tensor& res,
+                               const at::Tensor& fp64, const std::vector<int64_t>& shape,
+                               c10::IntArrayRef original_ref_sizes, const SameOptions& o) {
   if (!o.exact_dtype && ref.scalar_type() != res.scalar_type()) ref = ref.to(res.scalar_type());
   const bool fp64_is_double = fp64.scalar_type() == at::kDouble;
-  const at::Tensor f = fp64_is_double ? fp64_like(fp64, *shape) : at::Tensor();
+  const at::Tensor f = fp64_is_double ? fp64_like(fp64, shape) : at::Tensor();
   const auto stats = detail::error_stats(ref, res, f, o.tol, o.equal_nan);
   record_stats(d, stats);
   if (f.defined()) record_rmse(d, stats);
@@ -528,7 +496,7 @@ TensorDiagnosis compare_tensors(const std::string& path, const at::Tensor& ref_i
   const double ref_error = d.rmse_ref;
   const double res_error = d.rmse_res;
   auto multiplier_at = [&](double tol) {
-    return rmse_multiplier(o, tol, res.scalar_type(), fp64.numel(), ref_in.sizes());
+    return rmse_multiplier(o, tol, res.scalar_type(), fp64.numel(), original_ref_sizes);
   };
   const double rmse_tol =
       f.defined() ? rmse_min_passing_tol(ref_error, res_error, o.equal_nan, multiplier_at) : kInf;
@@ -543,10 +511,10 @@ TensorDiagnosis compare_tensors(const std::string& path, const at::Tensor& ref_i
   if (fp64_is_double) {
     if (!f.defined()) {
       TensorDiagnosis failure = structural_failure(
-          path, Rule::kStructure,
+          d.path, Rule::kStructure,
           fmt::format("the fp64 reference's shape [{}] does not broadcast to [{}]",
-                      fmt::join(fp64.sizes(), ", "), fmt::join(*shape, ", ")),
-          dtype);
+                      fmt::join(fp64.sizes(), ", "), fmt::join(shape, ", ")),
+          d.dtype);
       failure.is_tensor = true;
       return failure;
     }
@@ -592,6 +560,56 @@ TensorDiagnosis compare_tensors(const std::string& path, const at::Tensor& ref_i
   d.reason = fmt::format("{} of {} elements outside allclose(atol=rtol={})", stats.mismatched,
                          stats.numel, o.tol);
   return d;
+}
+
+}  // namespace
+
+TensorDiagnosis compare_tensors(const std::string& path, const at::Tensor& ref_in,
+                                const at::Tensor& res_in, const at::Tensor& fp64_in,
+                                const SameOptions& o) {
+  at::NoGradGuard no_grad;
+  at::Tensor ref = ref_in;
+  at::Tensor res = res_in;
+  at::Tensor fp64 = fp64_in.defined() ? fp64_in : ref_in;
+  const std::string dtype = dtype_name(ref.scalar_type());
+
+  if (ref.is_sparse()) {
+    if (!res.is_sparse())
+      return structural_failure(path, Rule::kStructure, "ref is sparse, res is not", dtype);
+    ref = ref.to_dense();
+    res = res.to_dense();
+  }
+  if (fp64.is_sparse()) fp64 = fp64.to_dense();
+  // Upstream expects one device; moving is what a caller would have to do anyway.
+  if (res.device() != ref.device()) res = res.to(ref.device());
+  if (fp64.device() != ref.device()) fp64 = fp64.to(ref.device());
+
+  TensorDiagnosis d;
+  d.path = path;
+  d.is_tensor = true;
+  d.dtype = dtype;
+  d.sizes = ref.sizes().vec();
+  d.numel = ref.numel();
+
+  auto shape = broadcast_shape(ref.sizes(), res.sizes());
+  if (!shape) {
+    TensorDiagnosis failure =
+        structural_failure(path, Rule::kStructure,
+                           fmt::format("shapes do not broadcast: ref [{}], res [{}]",
+                                       fmt::join(ref.sizes(), ", "), fmt::join(res.sizes(), ", ")),
+                           dtype);
+    failure.is_tensor = true;
+    failure.sizes = d.sizes;
+    failure.numel = d.numel;
+    return failure;
+  }
+  if (o.exact_dtype && ref.scalar_type() != res.scalar_type())
+    return dtype_mismatch(d, ref, res, fp64, *shape, o);
+  if (!ref.sizes().equals(*shape)) ref = ref.expand(*shape);
+  if (!res.sizes().equals(*shape)) res = res.expand(*shape);
+  if (o.exact_dtype && ref.scalar_type() == at::kBool) return compare_bools(d, ref, res, o);
+  if (o.cos_similarity) return compare_cosine(d, ref, res, fp64, *shape, o);
+  return compare_values(d, ref, res, fp64, *shape, ref_in.sizes(), o);
 }
 
 SameResult same(const c10::IValue& ref, const c10::IValue& res, const c10::IValue& fp64_ref,

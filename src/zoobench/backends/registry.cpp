@@ -35,8 +35,9 @@ std::vector<std::string> entry_names() {
 
 // The torch.compile forms `zoobench list --backends` shows, beside the entries.
 const std::vector<std::string>& torch_compile_examples() {
-  static const std::vector<std::string> kExamples = {"inductor", "inductor:reduce-overhead", "inductor:max-autotune",
-                                                     "inductor:max-autotune-no-cudagraphs", "aot_eager"};
+  static const std::vector<std::string> kExamples = {
+      "inductor", "inductor:reduce-overhead", "inductor:max-autotune",
+      "inductor:max-autotune-no-cudagraphs", "aot_eager"};
   return kExamples;
 }
 
@@ -46,9 +47,11 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
   for (const auto& entry : entries()) {
     if (entry.name == name) return entry.make();
   }
-  if (auto spec = parse_torch_compile_name(name, entry_names())) return make_torch_compile_backend(*spec);
+  if (auto spec = parse_torch_compile_name(name, entry_names()))
+    return make_torch_compile_backend(*spec);
   throw UsageError("unknown backend '" + name + "'; available: " + join(entry_names(), ", ") +
-                   ", or a torch.compile backend NAME[:MODE] (inductor, inductor:reduce-overhead, aot_eager, ...; "
+                   ", or a torch.compile backend NAME[:MODE] (inductor, inductor:reduce-overhead, "
+                   "aot_eager, ...; "
                    "`zoobench list --backends` shows them)");
 }
 
@@ -64,9 +67,10 @@ std::vector<BackendListing> list_backends(bool probe_python) {
   auto add = [&](const std::string& name) {
     auto backend = make_backend(name);
     BackendListing listing{backend->name(), backend->description(), std::nullopt};
-    const bool needs_python = std::find(torch_compile_examples().begin(), torch_compile_examples().end(), name) !=
-                                  torch_compile_examples().end() ||
-                              name == "python_eager";
+    const bool needs_python =
+        std::find(torch_compile_examples().begin(), torch_compile_examples().end(), name) !=
+            torch_compile_examples().end() ||
+        name == "python_eager";
     if (probe_python || !needs_python) listing.unavailable = backend->unavailable_reason();
     out.push_back(std::move(listing));
   };

@@ -4,11 +4,11 @@
 // up, so compilation is preparation time, as jit's profiling runs are.
 #include "zoobench/backends/torch_compile.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <mutex>
 #include <regex>
-
-#include <fmt/format.h>
 
 #include "zoobench/python/embedded_python.h"
 #include "zoobench/util/errors.h"
@@ -49,14 +49,20 @@ constexpr int kWarmUpCalls = 3;
 
 std::string dtype_name(c10::ScalarType dtype) {
   switch (dtype) {
-    case c10::kHalf: return "float16";
-    case c10::kBFloat16: return "bfloat16";
-    case c10::kDouble: return "float64";
-    default: return "float32";
+    case c10::kHalf:
+      return "float16";
+    case c10::kBFloat16:
+      return "bfloat16";
+    case c10::kDouble:
+      return "float64";
+    default:
+      return "float32";
   }
 }
 
-c10::IValue as_tuple(const std::vector<c10::IValue>& inputs) { return c10::ivalue::Tuple::create(inputs); }
+c10::IValue as_tuple(const std::vector<c10::IValue>& inputs) {
+  return c10::ivalue::Tuple::create(inputs);
+}
 
 std::vector<std::pair<std::string, at::Tensor>> named_tensors(const c10::IValue& list) {
   std::vector<std::pair<std::string, at::Tensor>> out;
@@ -90,7 +96,8 @@ class UncompiledSide : public Executable {
 
 class PythonModelExecutable : public Executable {
  public:
-  PythonModelExecutable(python::Object session, bool compiled, std::optional<double> compile_seconds)
+  PythonModelExecutable(python::Object session, bool compiled,
+                        std::optional<double> compile_seconds)
       : session_(std::move(session)), compile_seconds_(compile_seconds) {
     if (compiled) uncompiled_ = std::make_unique<UncompiledSide>(*this);
   }
@@ -103,7 +110,9 @@ class PythonModelExecutable : public Executable {
   }
 
   c10::IValue run(const std::vector<c10::IValue>& inputs) override { return call("run", inputs); }
-  StepResult step(const std::vector<c10::IValue>& inputs) override { return as_step(call("step", inputs)); }
+  StepResult step(const std::vector<c10::IValue>& inputs) override {
+    return as_step(call("step", inputs));
+  }
   TrainingState training_state() const override {
     c10::IValue state = session_.call("training_state");
     const auto& parts = state.toTupleRef().elements();
@@ -142,7 +151,9 @@ class PythonModelExecutable : public Executable {
   std::unique_ptr<UncompiledSide> uncompiled_;
 };
 
-c10::IValue UncompiledSide::run(const std::vector<c10::IValue>& inputs) { return owner_.call("run_uncompiled", inputs); }
+c10::IValue UncompiledSide::run(const std::vector<c10::IValue>& inputs) {
+  return owner_.call("run_uncompiled", inputs);
+}
 StepResult UncompiledSide::step(const std::vector<c10::IValue>& inputs) {
   return PythonModelExecutable::as_step(owner_.call("step_uncompiled", inputs));
 }
@@ -155,7 +166,9 @@ class PythonModelBackend : public Backend {
   std::string name() const override { return spec_ ? spec_->name : "python_eager"; }
   std::string family() const override { return spec_ ? "torch.compile" : "python"; }
   std::string description() const override {
-    if (!spec_) return "the zoo model's Python module, uncompiled (upstream's eager baseline), in embedded Python";
+    if (!spec_)
+      return "the zoo model's Python module, uncompiled (upstream's eager baseline), in embedded "
+             "Python";
     return "torch.compile(backend=\"" + spec_->dynamo_backend + "\"" +
            (spec_->mode.empty() ? "" : ", mode=\"" + spec_->mode + "\"") + ") in embedded Python";
   }
@@ -164,16 +177,20 @@ class PythonModelBackend : public Backend {
     const PythonFacts& python = python_facts();
     if (python.unavailable) return python.unavailable;
     if (!spec_) return std::nullopt;
-    if (!python.facts.value("torch_compile", false)) return python.facts.value("why_not", "no torch.compile");
+    if (!python.facts.value("torch_compile", false))
+      return python.facts.value("why_not", "no torch.compile");
     if (auto check = check_dynamo_backend(spec_->dynamo_backend); check && !check->known) {
-      return "dynamo has no backend '" + spec_->dynamo_backend + "' (it has: " + join(check->available, ", ") + ")";
+      return "dynamo has no backend '" + spec_->dynamo_backend +
+             "' (it has: " + join(check->available, ", ") + ")";
     }
     return std::nullopt;
   }
 
-  std::optional<std::string> unsupported_reason(const Manifest&, const BackendRequest& request) const override {
+  std::optional<std::string> unsupported_reason(const Manifest&,
+                                                const BackendRequest& request) const override {
     if (auto why = unavailable_reason()) return why;
-    if (spec_ && request.precision == Precision::kAmp && !request.device.is_cuda() && !request.device.is_cpu()) {
+    if (spec_ && request.precision == Precision::kAmp && !request.device.is_cuda() &&
+        !request.device.is_cpu()) {
       return "--amp runs on cpu and cuda only";
     }
     return std::nullopt;
@@ -182,7 +199,8 @@ class PythonModelBackend : public Backend {
   std::unique_ptr<Executable> prepare(const Manifest& manifest, const BackendRequest& request,
                                       const std::vector<c10::IValue>& example_inputs) override {
     const Artifact* eval = manifest.artifact("eval");
-    if (eval == nullptr) throw ModelLoadError(manifest.name + " has no eval.pt to rebuild its Python module against");
+    if (eval == nullptr)
+      throw ModelLoadError(manifest.name + " has no eval.pt to rebuild its Python module against");
     // The Python side loads eval.pt's weights and the zoo's inputs: the same files, verified.
     verify_artifact(eval->path, eval->sha256, "TorchScript");
     verify_artifact(manifest.inputs_path, manifest.inputs_sha256, "inputs");
@@ -193,16 +211,18 @@ class PythonModelBackend : public Backend {
         {"dtype", dtype_name(request.dtype())},
         {"amp", request.precision == Precision::kAmp},
         {"loss_scale", request.loss_scale},
-        {"optimizer", {{"kind", request.optimizer.kind}, {"learning_rate", request.optimizer.learning_rate}}},
+        {"optimizer",
+         {{"kind", request.optimizer.kind}, {"learning_rate", request.optimizer.learning_rate}}},
         {"compile", nullptr},
     };
     if (spec_) {
-      config["compile"] = {{"backend", spec_->dynamo_backend},
-                           {"mode", spec_->mode.empty() ? nlohmann::json() : nlohmann::json(spec_->mode)},
-                           {"options", request.compile_options_json.empty()
-                                           ? nlohmann::json()
-                                           : nlohmann::json::parse(request.compile_options_json)},
-                           {"keep_cache", request.keep_compile_cache}};
+      config["compile"] = {
+          {"backend", spec_->dynamo_backend},
+          {"mode", spec_->mode.empty() ? nlohmann::json() : nlohmann::json(spec_->mode)},
+          {"options", request.compile_options_json.empty()
+                          ? nlohmann::json()
+                          : nlohmann::json::parse(request.compile_options_json)},
+          {"keep_cache", request.keep_compile_cache}};
     }
     try {
       python::Object session = python::make_object("zoo_compile.session", "open_session", config);
@@ -212,10 +232,13 @@ class PythonModelBackend : public Backend {
       if (spec_) {
         // Compilation happens on the first calls: time them as the compile.
         auto start = std::chrono::steady_clock::now();
-        session.call("warm_up", {as_tuple(clone_inputs(example_inputs)), c10::IValue(int64_t{kWarmUpCalls})});
-        compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        session.call("warm_up",
+                     {as_tuple(clone_inputs(example_inputs)), c10::IValue(int64_t{kWarmUpCalls})});
+        compile_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       }
-      return std::make_unique<PythonModelExecutable>(std::move(session), spec_.has_value(), compile_seconds);
+      return std::make_unique<PythonModelExecutable>(std::move(session), spec_.has_value(),
+                                                     compile_seconds);
     } catch (const python::PythonError& e) {
       rethrow_python(e);
     }
@@ -233,8 +256,8 @@ const std::vector<std::string>& torch_compile_modes() {
   return kModes;
 }
 
-std::optional<TorchCompileSpec> parse_torch_compile_name(const std::string& name,
-                                                         const std::vector<std::string>& builtin_names) {
+std::optional<TorchCompileSpec> parse_torch_compile_name(
+    const std::string& name, const std::vector<std::string>& builtin_names) {
   static const std::string kExplicit = "compile:";
   const bool explicit_prefix = starts_with(name, kExplicit);
   const std::string rest = explicit_prefix ? name.substr(kExplicit.size()) : name;
@@ -244,23 +267,29 @@ std::optional<TorchCompileSpec> parse_torch_compile_name(const std::string& name
   std::string mode = colon == std::string::npos ? "" : rest.substr(colon + 1);
   static const std::regex kIdentifier(R"([A-Za-z_][A-Za-z0-9_]*)");
   if (!std::regex_match(spec.dynamo_backend, kIdentifier)) return std::nullopt;
-  const bool builtin = std::find(builtin_names.begin(), builtin_names.end(), spec.dynamo_backend) != builtin_names.end();
+  const bool builtin = std::find(builtin_names.begin(), builtin_names.end(), spec.dynamo_backend) !=
+                       builtin_names.end();
   if (builtin && !explicit_prefix) {
     if (colon == std::string::npos) return std::nullopt;  // the built-in backend itself
-    throw UsageError("'" + name + "': " + spec.dynamo_backend + " is zoobench's own backend and takes no mode; " +
+    throw UsageError("'" + name + "': " + spec.dynamo_backend +
+                     " is zoobench's own backend and takes no mode; " +
                      "for dynamo's backend of that name write compile:" + name);
   }
   const auto& modes = torch_compile_modes();
   if (colon != std::string::npos && std::find(modes.begin(), modes.end(), mode) == modes.end()) {
-    throw UsageError("'" + name + "': unknown torch.compile mode '" + mode + "' (modes: " + join(modes, ", ") + ")");
+    throw UsageError("'" + name + "': unknown torch.compile mode '" + mode +
+                     "' (modes: " + join(modes, ", ") + ")");
   }
   if (mode == "default") mode.clear();
   spec.mode = mode;
-  spec.name = (explicit_prefix ? kExplicit : std::string()) + spec.dynamo_backend + (mode.empty() ? "" : ":" + mode);
+  spec.name = (explicit_prefix ? kExplicit : std::string()) + spec.dynamo_backend +
+              (mode.empty() ? "" : ":" + mode);
   return spec;
 }
 
-std::unique_ptr<Backend> make_python_eager_backend() { return std::make_unique<PythonModelBackend>(std::nullopt); }
+std::unique_ptr<Backend> make_python_eager_backend() {
+  return std::make_unique<PythonModelBackend>(std::nullopt);
+}
 
 std::unique_ptr<Backend> make_torch_compile_backend(const TorchCompileSpec& spec) {
   return std::make_unique<PythonModelBackend>(spec);
@@ -273,7 +302,8 @@ std::optional<DynamoBackendCheck> check_dynamo_backend(const std::string& dynamo
   for (const auto& known : python.facts.value("dynamo_backends", nlohmann::json::array())) {
     check.available.push_back(known.get<std::string>());
   }
-  check.known = std::find(check.available.begin(), check.available.end(), dynamo_backend) != check.available.end();
+  check.known = std::find(check.available.begin(), check.available.end(), dynamo_backend) !=
+                check.available.end();
   return check;
 }
 

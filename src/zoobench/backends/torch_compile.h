@@ -24,8 +24,8 @@ struct TorchCompileSpec {
 // NAME, NAME:MODE or compile:NAME[:MODE] -> the spec; nullopt for a name of another form (a
 // built-in backend's, or text that cannot be a dynamo backend). Throws UsageError for a known
 // form with a wrong part (an unknown mode, a mode after a built-in backend's name).
-std::optional<TorchCompileSpec> parse_torch_compile_name(const std::string& name,
-                                                         const std::vector<std::string>& builtin_names);
+std::optional<TorchCompileSpec> parse_torch_compile_name(
+    const std::string& name, const std::vector<std::string>& builtin_names);
 
 std::unique_ptr<Backend> make_python_eager_backend();
 std::unique_ptr<Backend> make_torch_compile_backend(const TorchCompileSpec& spec);

@@ -34,9 +34,11 @@ class Bridge {
   virtual BridgeResult call_function_json(const std::string& module, const std::string& function,
                                           const std::string& json_argument) = 0;
   // object.method(*arguments), IValues converted both ways (tensors shared).
-  virtual BridgeResult call(void* object, const char* method, const std::vector<c10::IValue>& arguments) = 0;
+  virtual BridgeResult call(void* object, const char* method,
+                            const std::vector<c10::IValue>& arguments) = 0;
   // json.dumps(object.method(json.loads(json_argument))).
-  virtual BridgeResult call_json(void* object, const char* method, const std::string& json_argument) = 0;
+  virtual BridgeResult call_json(void* object, const char* method,
+                                 const std::string& json_argument) = 0;
   virtual void release(void* object) = 0;
 };
 

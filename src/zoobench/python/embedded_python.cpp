@@ -43,8 +43,8 @@ std::string tools_path() { return env_or("ZOOBENCH_TOOLS_DIR", ZOOBENCH_TOOLS_DI
 Loaded load() {
   Loaded out;
   if (!ZOOBENCH_WITH_PYTHON) {
-    out.failure = std::string("zoobench was built without an embeddable Python (") + ZOOBENCH_PYTHON_MISSING +
-                  "); install what is missing and reconfigure the build";
+    out.failure = std::string("zoobench was built without an embeddable Python (") +
+                  ZOOBENCH_PYTHON_MISSING + "); install what is missing and reconfigure the build";
     return out;
   }
   // RTLD_GLOBAL: libpython's symbols must be visible to the extension modules Python imports
@@ -52,7 +52,8 @@ Loaded load() {
   void* library = ::dlopen(plugin_path().c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (library == nullptr) {
     const char* error = ::dlerror();
-    out.failure = "cannot load the Python plugin " + plugin_path() + ": " + (error ? error : "unknown error");
+    out.failure =
+        "cannot load the Python plugin " + plugin_path() + ": " + (error ? error : "unknown error");
     return out;
   }
   using Factory = Bridge* (*)();
@@ -109,7 +110,8 @@ nlohmann::json Object::call_json(const char* method, const nlohmann::json& argum
   return parsed(checked(handle_->bridge->call_json(handle_->object, method, argument.dump())).json);
 }
 
-Object make_object(const std::string& module, const std::string& function, const nlohmann::json& argument) {
+Object make_object(const std::string& module, const std::string& function,
+                   const nlohmann::json& argument) {
   Bridge& bridge = bridge_or_throw();
   auto handle = std::make_shared<Object::Handle>();
   handle->object = checked(bridge.make_object(module, function, argument.dump())).object;
@@ -117,7 +119,8 @@ Object make_object(const std::string& module, const std::string& function, const
   return Object(std::move(handle));
 }
 
-nlohmann::json call_json(const std::string& module, const std::string& function, const nlohmann::json& argument) {
+nlohmann::json call_json(const std::string& module, const std::string& function,
+                         const nlohmann::json& argument) {
   Bridge& bridge = bridge_or_throw();
   return parsed(checked(bridge.call_function_json(module, function, argument.dump())).json);
 }

@@ -8,9 +8,9 @@
 #pragma once
 
 #include <ATen/core/ivalue.h>
-#include <nlohmann/json.hpp>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,7 +22,8 @@ namespace zoobench::python {
 // row keeps) and Python's traceback after it (what the model's log keeps).
 class PythonError : public std::runtime_error {
  public:
-  PythonError(std::string type, const std::string& what) : std::runtime_error(what), type_(std::move(type)) {}
+  PythonError(std::string type, const std::string& what)
+      : std::runtime_error(what), type_(std::move(type)) {}
   // The exception's qualified class name, e.g. "torch._dynamo.exc.BackendCompilerFailed".
   const std::string& type() const { return type_; }
 
@@ -58,7 +59,8 @@ class Object {
 
 // `module.function(json_argument)`, its result kept as an Object (e.g. a model session).
 // Throws PythonError, or std::runtime_error with unavailable_reason() when Python cannot run.
-Object make_object(const std::string& module, const std::string& function, const nlohmann::json& argument);
+Object make_object(const std::string& module, const std::string& function,
+                   const nlohmann::json& argument);
 
 // `module.function(json_argument)` with a JSON result.
 nlohmann::json call_json(const std::string& module, const std::string& function,

@@ -12,7 +12,8 @@
 namespace zoobench::report {
 namespace {
 
-using MatrixKey = std::tuple<std::string, std::string, std::string, std::string>;  // suite, dev, mode, dtype
+using MatrixKey =
+    std::tuple<std::string, std::string, std::string, std::string>;  // suite, dev, mode, dtype
 
 // Rows of one run with a worker per GPU say cuda:0 or cuda:1: one matrix per device type (the
 // workers' GPUs are alike), not per GPU.
@@ -27,7 +28,8 @@ std::string family_of(const ResultRow& row) {
   return family.empty() ? "zoobench" : family;
 }
 
-std::size_t column_of(LatencyMatrix& matrix, const std::string& backend, const std::string& family) {
+std::size_t column_of(LatencyMatrix& matrix, const std::string& backend,
+                      const std::string& family) {
   auto it = std::find(matrix.backends.begin(), matrix.backends.end(), backend);
   if (it != matrix.backends.end()) return static_cast<std::size_t>(it - matrix.backends.begin());
   matrix.backends.push_back(backend);
@@ -37,7 +39,8 @@ std::size_t column_of(LatencyMatrix& matrix, const std::string& backend, const s
 
 // The best usable latency of one family in a row: a passing performance row whose accuracy did
 // not fail.
-std::optional<double> best_of(const LatencyMatrix& matrix, const MatrixRow& row, const std::string& family) {
+std::optional<double> best_of(const LatencyMatrix& matrix, const MatrixRow& row,
+                              const std::string& family) {
   std::optional<double> best;
   for (std::size_t b = 0; b < row.cells.size(); ++b) {
     const MatrixCell& c = row.cells[b];
@@ -57,11 +60,14 @@ std::optional<double> geomean(const std::vector<double>& values) {
 // Columns in reading order: the uncompiled Python baseline, zoobench's backends, then
 // torch.compile's; within a family, in order of first appearance.
 void order_columns(LatencyMatrix& matrix) {
-  auto rank = [](const std::string& family) { return family == "python" ? 0 : family == "zoobench" ? 1 : 2; };
+  auto rank = [](const std::string& family) {
+    return family == "python" ? 0 : family == "zoobench" ? 1 : 2;
+  };
   std::vector<std::size_t> order(matrix.backends.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return rank(matrix.families[a]) < rank(matrix.families[b]); });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return rank(matrix.families[a]) < rank(matrix.families[b]);
+  });
   auto permuted = [&](const auto& values) {
     std::decay_t<decltype(values)> out;
     for (std::size_t i : order) out.push_back(values[i]);
@@ -96,7 +102,8 @@ void complete(LatencyMatrix& matrix) {
     }
     if (!reference) continue;
     for (std::size_t b = 0; b < row.cells.size(); ++b) {
-      if (row.cells[b].latency_ms && !row.cells[b].accuracy_failed()) ratios[b].push_back(*row.cells[b].latency_ms / *reference);
+      if (row.cells[b].latency_ms && !row.cells[b].accuracy_failed())
+        ratios[b].push_back(*row.cells[b].latency_ms / *reference);
     }
   }
   for (const auto& values : ratios) matrix.geomean_vs_torch_compile.push_back(geomean(values));
@@ -121,9 +128,7 @@ std::string LatencyMatrix::title() const {
   return out;
 }
 
-bool LatencyMatrix::compares_with_torch_compile() const {
-  return compared > 0;
-}
+bool LatencyMatrix::compares_with_torch_compile() const { return compared > 0; }
 
 std::vector<LatencyMatrix> build_latency_matrices(const std::vector<ResultRow>& rows) {
   std::map<MatrixKey, LatencyMatrix> matrices;
@@ -149,7 +154,8 @@ std::vector<LatencyMatrix> build_latency_matrices(const std::vector<ResultRow>& 
     if (model.cells.size() <= b) model.cells.resize(b + 1);
     model.cells[b].status = cell(row, "status");
     auto latency = parse_number(cell(row, "abs_latency"));
-    if (model.cells[b].status == "pass" && latency && *latency > 0) model.cells[b].latency_ms = latency;
+    if (model.cells[b].status == "pass" && latency && *latency > 0)
+      model.cells[b].latency_ms = latency;
   }
   for (const auto& row : rows) {
     if (row.kind != ExperimentKind::kAccuracy || !matrices.count(key_of(row))) continue;

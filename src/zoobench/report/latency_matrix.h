@@ -33,7 +33,8 @@ struct MatrixRow {
 
 struct LatencyMatrix {
   std::string suite, dev, mode, dtype;
-  std::vector<std::string> backends;  // python_eager, zoobench's, torch.compile's; else first appearance
+  std::vector<std::string>
+      backends;  // python_eager, zoobench's, torch.compile's; else first appearance
   std::vector<std::string> families;  // parallel: "zoobench", "torch.compile", "python"
   std::vector<MatrixRow> rows;        // sorted by model
   // Per backend: geomean of latency / best torch.compile latency over the models where both exist.

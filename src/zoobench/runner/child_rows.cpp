@@ -1,10 +1,10 @@
 // Child row files and the rows for what a child did not report.
 #include "zoobench/runner/child_rows.h"
 
+#include <fmt/format.h>
+
 #include <csignal>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/util/crash_report.h"
@@ -65,15 +65,17 @@ RowContext context_for(const RunOptions& options, const ZooEntry& entry, const s
   return c;
 }
 
-std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
-                                     const std::string& device, const std::string& log,
-                                     std::vector<ResultRow> rows, const ChildOutcome& outcome) {
+std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry,
+                                     const SuiteConfig& config, const std::string& device,
+                                     const std::string& log, std::vector<ResultRow> rows,
+                                     const ChildOutcome& outcome) {
   Status status = Status::kInfraError;
   std::string reason;
   switch (outcome.kind) {
     case ChildOutcome::Kind::kTimedOut:
       status = Status::kTimeout;
-      reason = fmt::format("no result after {:.0f}s (--timeout); process group killed", options.timeout_s);
+      reason = fmt::format("no result after {:.0f}s (--timeout); process group killed",
+                           options.timeout_s);
       break;
     case ChildOutcome::Kind::kSignaled:
       status = Status::kCrash;
@@ -84,7 +86,8 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
           line.rfind(signal_name(outcome.signal) + " ", 0) == 0) {
         reason = "killed by " + line + " (backtrace in the log)";
       }
-      if (outcome.signal == SIGKILL) reason += " (the kernel's OOM killer sends this when host memory runs out)";
+      if (outcome.signal == SIGKILL)
+        reason += " (the kernel's OOM killer sends this when host memory runs out)";
       break;
     case ChildOutcome::Kind::kInterrupted:
       // An interrupted model gets no row, not even those its child finished (accuracy before
@@ -94,7 +97,8 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
       reason = outcome.error;
       break;
     case ChildOutcome::Kind::kExited:
-      reason = fmt::format("exited with status {} without a result: {}", outcome.exit_code, last_error_line(log));
+      reason = fmt::format("exited with status {} without a result: {}", outcome.exit_code,
+                           last_error_line(log));
       break;
   }
   RowContext c = context_for(options, entry, device, log);

@@ -23,9 +23,10 @@ std::vector<ResultRow> read_rows_file(const std::string& path);
 // it did not report, with the status its end implies: timeout, crash (with the phase from its
 // crash report), or infra_error with the log's last line. None at all for an interrupted
 // child: --resume runs the whole model again.
-std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
-                                     const std::string& device, const std::string& log,
-                                     std::vector<ResultRow> rows, const ChildOutcome& outcome);
+std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry,
+                                     const SuiteConfig& config, const std::string& device,
+                                     const std::string& log, std::vector<ResultRow> rows,
+                                     const ChildOutcome& outcome);
 
 // The cells every row of `entry` on `device` shares (batch size from its manifest when it reads).
 RowContext context_for(const RunOptions& options, const ZooEntry& entry, const std::string& device,

@@ -3,7 +3,6 @@
 #include "zoobench/runner/run_flags.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "zoobench/backends/backend.h"
@@ -16,40 +15,53 @@ namespace zoobench {
 
 void add_run_flags(CLI::App& c, RunFlags& f) {
   RunOptions& o = f.options;
-  c.add_option("--zoo", o.zoo_dir, "zoo folder written by tools/export_zoo.py")->capture_default_str();
-  c.add_option("--suites-dir", o.suites_dir, "folder with <suite>.yaml (default: ./suites or the source tree's)");
-  c.add_option("--suite", o.suite, "torchbench, huggingface, timm_models, demo, ... or all")->capture_default_str();
-  c.add_flag("--accuracy", o.accuracy, "check the compiled result against eager and a float64 golden run");
-  c.add_flag("--performance", o.performance, "measure eager vs compiled latency, kernel time, memory");
+  c.add_option("--zoo", o.zoo_dir, "zoo folder written by tools/export_zoo.py")
+      ->capture_default_str();
+  c.add_option("--suites-dir", o.suites_dir,
+               "folder with <suite>.yaml (default: ./suites or the source tree's)");
+  c.add_option("--suite", o.suite, "torchbench, huggingface, timm_models, demo, ... or all")
+      ->capture_default_str();
+  c.add_flag("--accuracy", o.accuracy,
+             "check the compiled result against eager and a float64 golden run");
+  c.add_flag("--performance", o.performance,
+             "measure eager vs compiled latency, kernel time, memory");
   c.add_flag("--training", f.training, "fwd + loss + bwd + optimizer step");
   c.add_flag("--inference", f.inference, "forward only (default)");
-  c.add_option("--only", o.only, "run only this model (repeatable); one model runs in this process");
+  c.add_option("--only", o.only,
+               "run only this model (repeatable); one model runs in this process");
   c.add_option("-k,--filter", o.filters, "regex a model name must match (repeatable)");
   c.add_option("-x,--exclude", o.excludes, "regex of models to leave out (repeatable)");
-  c.add_option("--backend", f.backends,
-               "one or several (comma-separated): eager, jit, cudagraphs, aot_inductor, python_eager, or a "
-               "torch.compile backend NAME[:MODE] (inductor, inductor:reduce-overhead, aot_eager, ...); "
-               "`zoobench list --backends` shows them")
+  c.add_option(
+       "--backend", f.backends,
+       "one or several (comma-separated): eager, jit, cudagraphs, aot_inductor, python_eager, or a "
+       "torch.compile backend NAME[:MODE] (inductor, inductor:reduce-overhead, aot_eager, ...); "
+       "`zoobench list --backends` shows them")
       ->capture_default_str();
   c.add_option("--compile-options", f.compile_options,
-               "torch.compile backends: torch.compile's options as a JSON object, e.g. '{\"triton.cudagraphs\": false}'");
-  c.add_flag("--keep-compile-cache", o.keep_compile_cache,
-             "torch.compile backends: let Inductor's and Triton's caches carry compiled code between "
-             "preparations (default: every compile is cold)");
-  c.add_flag("--disable-cudagraphs", f.disable_cudagraphs, "on CUDA, do not run compiled backends in CUDA graphs");
+               "torch.compile backends: torch.compile's options as a JSON object, e.g. "
+               "'{\"triton.cudagraphs\": false}'");
+  c.add_flag(
+      "--keep-compile-cache", o.keep_compile_cache,
+      "torch.compile backends: let Inductor's and Triton's caches carry compiled code between "
+      "preparations (default: every compile is cold)");
+  c.add_flag("--disable-cudagraphs", f.disable_cudagraphs,
+             "on CUDA, do not run compiled backends in CUDA graphs");
   c.add_option("--devices", f.devices, "cpu, cuda, cuda:N, or a comma list: one worker per device")
       ->capture_default_str();
-  c.add_option("--cpu-affinity", f.cpu_affinity,
-               "CPUs the model processes run on, taskset's syntax (4 or 2-5,8); with several workers "
-               "each gets an equal consecutive share");
+  c.add_option(
+      "--cpu-affinity", f.cpu_affinity,
+      "CPUs the model processes run on, taskset's syntax (4 or 2-5,8); with several workers "
+      "each gets an equal consecutive share");
   c.add_flag("--float32", f.float32, "float32 (default)");
   c.add_flag("--float16", f.float16, "cast model and float inputs to float16");
   c.add_flag("--bfloat16", f.bfloat16, "cast model and float inputs to bfloat16");
   c.add_flag("--amp", f.amp, "autocast (float16 on CUDA, bfloat16 on CPU)");
-  c.add_option("--iterations", o.training_steps, "training steps in an accuracy check")->capture_default_str();
+  c.add_option("--iterations", o.training_steps, "training steps in an accuracy check")
+      ->capture_default_str();
   c.add_option("--iterations-per-run", o.measurement.iterations_per_run,
                "iterations per timed sample (default: chosen so a sample lasts >= 1 ms)");
-  c.add_option("--repeat", o.measurement.repeat, "timed samples per side, interleaved")->capture_default_str();
+  c.add_option("--repeat", o.measurement.repeat, "timed samples per side, interleaved")
+      ->capture_default_str();
   c.add_option("--warmup", o.measurement.warmup_iterations, "untimed warm-up iterations per side")
       ->capture_default_str();
   c.add_option("--settle-iterations", o.measurement.settle_iterations,
@@ -59,17 +71,25 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--timeout", o.timeout_s, "seconds per model before its process is killed (0: none)")
       ->capture_default_str();
   c.add_flag("--cosine", o.cosine, "compare with cosine similarity instead of allclose/RMSE");
-  c.add_flag("--accu-summary", o.accu_summary, "print per-group accuracy figures and the worst tensors");
-  c.add_option("--tolerance", f.tolerance, "tolerance for every model (overrides the suite's rule)");
-  c.add_option("--output", o.output, "result CSV (with both experiments: <stem>_accuracy / _performance)");
-  c.add_option("--output-directory", o.output_directory, "where results and logs go")->capture_default_str();
-  c.add_option("--total-partitions", o.total_partitions, "split the models into N partitions")->capture_default_str();
-  c.add_option("--partition-id", o.partition_id, "run partition I (0-based)")->capture_default_str();
+  c.add_flag("--accu-summary", o.accu_summary,
+             "print per-group accuracy figures and the worst tensors");
+  c.add_option("--tolerance", f.tolerance,
+               "tolerance for every model (overrides the suite's rule)");
+  c.add_option("--output", o.output,
+               "result CSV (with both experiments: <stem>_accuracy / _performance)");
+  c.add_option("--output-directory", o.output_directory, "where results and logs go")
+      ->capture_default_str();
+  c.add_option("--total-partitions", o.total_partitions, "split the models into N partitions")
+      ->capture_default_str();
+  c.add_option("--partition-id", o.partition_id, "run partition I (0-based)")
+      ->capture_default_str();
   c.add_flag("--resume", o.resume, "skip models that already have their rows in the output");
   c.add_flag("--no-patches", f.no_patches, "do not apply the models' patches");
   c.add_option("--input-layouts", f.input_layouts,
-               "with --accuracy: feed the compiled backend these layouts (contiguous,transposed,gapped,overlapping,expanded)");
-  c.add_option("--optimizer", o.optimizer.kind, "training optimizer: sgd or adam")->capture_default_str();
+               "with --accuracy: feed the compiled backend these layouts "
+               "(contiguous,transposed,gapped,overlapping,expanded)");
+  c.add_option("--optimizer", o.optimizer.kind, "training optimizer: sgd or adam")
+      ->capture_default_str();
   c.add_option("--lr", f.lr, "training learning rate")->capture_default_str();
   // Internal: how a suite run talks to its per-model child processes.
   c.add_option("--row-out", o.row_out)->group("");
@@ -77,10 +97,23 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
 }
 
 const std::vector<std::string>& parent_decided_flags() {
-  static const std::vector<std::string> kFlags = {
-      "--suite",  "--only",   "--filter", "--exclude", "--accuracy", "--performance", "--backend",
-      "--devices", "--cpu-affinity", "--timeout", "--output", "--output-directory", "--total-partitions",
-      "--partition-id", "--resume", "--row-out", "--log-file"};
+  static const std::vector<std::string> kFlags = {"--suite",
+                                                  "--only",
+                                                  "--filter",
+                                                  "--exclude",
+                                                  "--accuracy",
+                                                  "--performance",
+                                                  "--backend",
+                                                  "--devices",
+                                                  "--cpu-affinity",
+                                                  "--timeout",
+                                                  "--output",
+                                                  "--output-directory",
+                                                  "--total-partitions",
+                                                  "--partition-id",
+                                                  "--resume",
+                                                  "--row-out",
+                                                  "--log-file"};
   return kFlags;
 }
 
@@ -108,7 +141,8 @@ std::vector<std::string> flags_for_children(const CLI::App& command) {
   for (const CLI::Option* option : command.get_options()) {
     if (option->count() == 0 || option->get_lnames().empty()) continue;
     const std::string name = "--" + option->get_lnames().front();
-    if (name == "--help" || std::find(decided.begin(), decided.end(), name) != decided.end()) continue;
+    if (name == "--help" || std::find(decided.begin(), decided.end(), name) != decided.end())
+      continue;
     if (option->get_expected_max() == 0) {
       tokens.push_back(name);  // a flag
       continue;
@@ -129,8 +163,10 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
   o.mode = f.training ? Mode::kTraining : Mode::kInference;
   int precisions = int(f.float32) + int(f.float16) + int(f.bfloat16) + int(f.amp);
   if (precisions > 1) throw UsageError("choose one of --float32, --float16, --bfloat16, --amp");
-  o.precision = f.float16 ? Precision::kFloat16 : f.bfloat16 ? Precision::kBFloat16
-                : f.amp   ? Precision::kAmp     : Precision::kFloat32;
+  o.precision = f.float16    ? Precision::kFloat16
+                : f.bfloat16 ? Precision::kBFloat16
+                : f.amp      ? Precision::kAmp
+                             : Precision::kFloat32;
   o.cudagraphs = !f.disable_cudagraphs;
   o.patches = !f.no_patches;
   o.backends = backend_names(f.backends);
@@ -142,11 +178,14 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
     } catch (const std::exception& e) {
       throw UsageError("--compile-options is not JSON: " + first_line(e.what()));
     }
-    if (!parsed.is_object()) throw UsageError("--compile-options must be a JSON object, e.g. '{\"triton.cudagraphs\": false}'");
+    if (!parsed.is_object())
+      throw UsageError(
+          "--compile-options must be a JSON object, e.g. '{\"triton.cudagraphs\": false}'");
     for (const auto& name : o.backends) {
       const std::string bare = starts_with(name, "compile:") ? name.substr(8) : name;
       if (bare.find(':') != std::string::npos) {
-        throw UsageError("--compile-options with " + name + ": torch.compile takes a mode or options, not both; "
+        throw UsageError("--compile-options with " + name +
+                         ": torch.compile takes a mode or options, not both; "
                          "write the mode's settings as options instead");
       }
     }
@@ -156,7 +195,8 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
   for (const auto& d : split(f.devices, ',')) {
     if (!trim(d).empty()) o.devices.push_back(trim(d));
   }
-  if (o.devices.empty()) throw UsageError("--devices needs at least one device (cpu, cuda, cuda:N)");
+  if (o.devices.empty())
+    throw UsageError("--devices needs at least one device (cpu, cuda, cuda:N)");
   if (!f.cpu_affinity.empty()) o.cpu_affinity = parse_cpu_list(f.cpu_affinity);
   if (!f.input_layouts.empty()) {
     for (auto layout : boundary::parse_input_layouts(f.input_layouts)) {

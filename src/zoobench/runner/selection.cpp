@@ -96,9 +96,6 @@ std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOpt
     if (config != configs.end()) {
       model.skip_reason = config->second.skip_reason(entry.name, device_type, options.mode, options.accuracy &&
                                                                                              !options.performance);
-      if (!model.skip_reason && options.only.empty() && config->second.is_canary(entry.name)) {
-        model.skip_reason = "canary model: runs only with --only";
-      }
     }
     selected.push_back(std::move(model));
   }

@@ -1,7 +1,8 @@
 // Which models a run covers: the zoo's models of the chosen suite(s), narrowed by --only,
 // -k/--filter, -x/--exclude and a deterministic partition, with each model's reason to be
-// skipped (suite yaml skip lists, canary models outside --only) — `zoobench list` shows the
-// same reasons a run applies.
+// skipped (suite yaml skip lists) — `zoobench list` shows the same reasons a run applies. A
+// canary model runs when it is in the zoo: the exporter exports one only with --only or when
+// the yaml's canary_models names it (upstream's meaning of that list).
 #pragma once
 
 #include <map>

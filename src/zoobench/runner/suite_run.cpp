@@ -2,19 +2,19 @@
 // JSON per backend and experiment), the workers (worker_pool.h), and the final summary.
 #include "zoobench/runner/suite_run.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <unistd.h>
-
-#include <fmt/format.h>
 
 #include "zoobench/backends/backend.h"
 #include "zoobench/perf/statistics.h"
@@ -76,7 +76,9 @@ class RunSinks {
         const std::string path = result_csv_path(one, std::string(experiment_name(kind)), label);
         if (!by_path_.count(path)) {
           if (!options.resume && fs::exists(path) && fs::file_size(path) > 0) {
-            log::warn("{} exists; new rows are appended (use --resume to skip models it already has)", path);
+            log::warn(
+                "{} exists; new rows are appended (use --resume to skip models it already has)",
+                path);
           }
           by_path_[path] = std::make_unique<ResultSink>(kind, path, context_);
           paths_.push_back(path);
@@ -86,7 +88,9 @@ class RunSinks {
     }
   }
 
-  ResultSink& sink(const std::string& backend, ExperimentKind kind) { return *by_path_.at(path_of_.at({backend, kind})); }
+  ResultSink& sink(const std::string& backend, ExperimentKind kind) {
+    return *by_path_.at(path_of_.at({backend, kind}));
+  }
 
   void write(const ResultRow& row) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -123,13 +127,17 @@ MissingRows missing_rows(const RunOptions& options, RunSinks& sinks, const ZooEn
       for (const auto& layout : accuracy_layouts(options)) {
         c.input_layout = layout;
         auto row = failure_row(ExperimentKind::kAccuracy, Status::kPass, "", c);
-        all = all && sinks.sink(options.backend, ExperimentKind::kAccuracy).identities().count(row.identity()) > 0;
+        all = all && sinks.sink(options.backend, ExperimentKind::kAccuracy)
+                             .identities()
+                             .count(row.identity()) > 0;
       }
       if (all) missing.accuracy = false;
     }
     if (options.performance) {
       auto row = failure_row(ExperimentKind::kPerformance, Status::kPass, "", c);
-      if (sinks.sink(options.backend, ExperimentKind::kPerformance).identities().count(row.identity()) > 0) {
+      if (sinks.sink(options.backend, ExperimentKind::kPerformance)
+              .identities()
+              .count(row.identity()) > 0) {
         missing.performance = false;
       }
     }
@@ -144,13 +152,16 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
   std::vector<std::string> backends;
   for (const auto& row : rows) {
     const std::string& backend = cell(row, "backend");
-    if (std::find(backends.begin(), backends.end(), backend) == backends.end()) backends.push_back(backend);
-    by_status[std::string(experiment_name(row.kind)) + ":" + std::string(status_name(row.status()))]++;
+    if (std::find(backends.begin(), backends.end(), backend) == backends.end())
+      backends.push_back(backend);
+    by_status[std::string(experiment_name(row.kind)) + ":" +
+              std::string(status_name(row.status()))]++;
     if (row.kind == ExperimentKind::kAccuracy) {
       accuracy[backend].second++;
       accuracy[backend].first += is_passing(row.status()) ? 1 : 0;
     } else if (row.status() == Status::kPass) {
-      if (auto s = report::parse_number(cell(row, "speedup")); s && *s > 0) speedups[backend].push_back(*s);
+      if (auto s = report::parse_number(cell(row, "speedup")); s && *s > 0)
+        speedups[backend].push_back(*s);
     }
   }
   std::fprintf(out, "\nsummary:");
@@ -161,8 +172,8 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
                    100.0 * it->second.first / it->second.second);
     }
     if (auto it = speedups.find(backend); it != speedups.end() && !it->second.empty()) {
-      std::fprintf(out, " geomean speedup %.3fx over %zu models;", stats::geometric_mean(it->second),
-                   it->second.size());
+      std::fprintf(out, " geomean speedup %.3fx over %zu models;",
+                   stats::geometric_mean(it->second), it->second.size());
     }
   }
   if (skipped) std::fprintf(out, "%s %zu skipped;", backends.size() > 1 ? "\n " : "", skipped);
@@ -176,8 +187,9 @@ void check_cpu_affinity(const RunOptions& options) {
   const std::vector<int> allowed = current_cpu_affinity();
   for (int cpu : options.cpu_affinity) {
     if (!allowed.empty() && !std::binary_search(allowed.begin(), allowed.end(), cpu)) {
-      throw UsageError(fmt::format("--cpu-affinity names CPU {}, but this process may run only on CPUs {}",
-                                   cpu, format_cpu_list(allowed)));
+      throw UsageError(
+          fmt::format("--cpu-affinity names CPU {}, but this process may run only on CPUs {}", cpu,
+                      format_cpu_list(allowed)));
     }
   }
   worker_cpu_share(options.cpu_affinity, 0, options.devices.size());  // UsageError: too few CPUs
@@ -189,7 +201,8 @@ void check_backends_exist(const RunOptions& options) {
   for (const auto& name : options.backends) {
     if (!is_torch_compile_backend(name)) continue;
     auto backend = make_backend(name);
-    if (auto why = backend->unavailable_reason(); why && why->rfind("dynamo has no backend", 0) == 0) {
+    if (auto why = backend->unavailable_reason();
+        why && why->rfind("dynamo has no backend", 0) == 0) {
       throw UsageError("--backend " + name + ": " + *why);
     }
   }
@@ -211,9 +224,11 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   if (!options.accuracy && !options.performance) {
     throw UsageError("say what to measure: --accuracy and/or --performance");
   }
-  const std::string suites_dir = options.suites_dir.empty() ? default_suites_dir() : options.suites_dir;
+  const std::string suites_dir =
+      options.suites_dir.empty() ? default_suites_dir() : options.suites_dir;
   ZooCatalog catalog = ZooCatalog::scan(options.zoo_dir);
-  std::vector<std::string> suites = options.suite == "all" ? catalog.suites() : std::vector<std::string>{options.suite};
+  std::vector<std::string> suites =
+      options.suite == "all" ? catalog.suites() : std::vector<std::string>{options.suite};
   auto configs = load_suite_configs(suites_dir, suites);
   const char* cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
   for (const auto& device : options.devices) {
@@ -241,8 +256,10 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
       if (options.accuracy && starts_with(*model.skip_reason, "accuracy.skip")) {
         // Upstream records these as pass_due_to_skip: known not to be checkable, not a failure.
         for (const auto& backend : options.backends) {
-          RowContext c = context_for(for_backend(options, backend), model.entry, options.devices[0], "");
-          sinks.write(failure_row(ExperimentKind::kAccuracy, Status::kPassDueToSkip, *model.skip_reason, c));
+          RowContext c =
+              context_for(for_backend(options, backend), model.entry, options.devices[0], "");
+          sinks.write(failure_row(ExperimentKind::kAccuracy, Status::kPassDueToSkip,
+                                  *model.skip_reason, c));
         }
       }
       log::info("skip {}: {}", model.entry.name, *model.skip_reason);
@@ -267,10 +284,11 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   // One model with one backend on one device runs in this process, unless that device or the
   // CPUs must be pinned in a child (pinned before it starts, so Torch's thread pools see only
   // its CPUs).
-  const bool single = jobs.size() == 1 && options.only.size() == 1 && options.backends.size() == 1 &&
-                      options.devices.size() == 1 &&
-                      child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0] &&
-                      options.cpu_affinity.empty();
+  const bool single =
+      jobs.size() == 1 && options.only.size() == 1 && options.backends.size() == 1 &&
+      options.devices.size() == 1 &&
+      child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0] &&
+      options.cpu_affinity.empty();
   if (single) {
     const ChildJob& job = jobs.front();
     run_model(job.entry, job.options, configs.at(job.entry.suite), options.devices[0],
@@ -284,9 +302,10 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
     settings.timeout_s = options.timeout_s;
     settings.cuda_visible_devices = cuda_visible_devices;
-    run_jobs(std::move(jobs), settings, configs, progress, g_interrupted, [&](const std::vector<ResultRow>& rows) {
-      for (const auto& row : rows) sinks.write(row);
-    });
+    run_jobs(std::move(jobs), settings, configs, progress, g_interrupted,
+             [&](const std::vector<ResultRow>& rows) {
+               for (const auto& row : rows) sinks.write(row);
+             });
     progress.close();
   }
 
@@ -299,11 +318,13 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     }
   }
   for (const auto& path : sinks.paths()) {
-    const bool accuracy = path.size() >= 13 && path.compare(path.size() - 13, 13, "_accuracy.csv") == 0;
+    const bool accuracy =
+        path.size() >= 13 && path.compare(path.size() - 13, 13, "_accuracy.csv") == 0;
     std::printf("%s rows: %s\n", accuracy ? "accuracy" : "performance", path.c_str());
   }
   if (g_interrupted.load()) {
-    std::printf("interrupted: finished models keep their rows; run again with --resume to continue\n");
+    std::printf(
+        "interrupted: finished models keep their rows; run again with --resume to continue\n");
     return 130;
   }
   return 0;

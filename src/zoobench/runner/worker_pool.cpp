@@ -1,12 +1,12 @@
 // Worker threads and the child processes they run.
 #include "zoobench/runner/worker_pool.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_process.h"
@@ -26,12 +26,12 @@ std::string file_part(std::string text) {
 
 }  // namespace
 
-std::vector<std::string> child_arguments(const RunOptions& o, const std::string& suite, const std::string& model,
-                                         const std::string& device, const std::string& row_out,
-                                         const std::string& log_file) {
-  std::vector<std::string> a = {"run",      "--suite",    suite,   "--only",      model,    "--devices",
-                                device,     "--backend",  o.backend, "--timeout", "0",      "--row-out",
-                                row_out,    "--log-file", log_file};
+std::vector<std::string> child_arguments(const RunOptions& o, const std::string& suite,
+                                         const std::string& model, const std::string& device,
+                                         const std::string& row_out, const std::string& log_file) {
+  std::vector<std::string> a = {"run",       "--suite",   suite,       "--only",     model,
+                                "--devices", device,      "--backend", o.backend,    "--timeout",
+                                "0",         "--row-out", row_out,     "--log-file", log_file};
   if (o.accuracy) a.push_back("--accuracy");
   if (o.performance) a.push_back("--performance");
   a.insert(a.end(), o.child_flags.begin(), o.child_flags.end());
@@ -60,26 +60,32 @@ void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
         jobs.pop_front();
       }
       const RunOptions& options = job.options;
-      const std::string stem = fmt::format("{}/{}.{}.{}.{}", settings.logs_dir, job.entry.name, mode_name(options.mode),
-                                           file_part(options.backend), file_part(device));
+      const std::string stem =
+          fmt::format("{}/{}.{}.{}.{}", settings.logs_dir, job.entry.name, mode_name(options.mode),
+                      file_part(options.backend), file_part(device));
       const std::string log_path = stem + ".log", row_path = stem + ".rows.json";
       fs::remove(row_path);
-      const std::string label =
-          options.backends.size() > 1 ? job.entry.name + " [" + options.backend + "]" : job.entry.name;
+      const std::string label = options.backends.size() > 1
+                                    ? job.entry.name + " [" + options.backend + "]"
+                                    : job.entry.name;
       progress.started(label, device);
       const ChildDevice child = child_device_for(device, settings.cuda_visible_devices);
       if (child.pinned()) {
-        std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device << " runs this model with "
-                                               << join(child.environment, " ") << ", as " << child.device << "\n";
+        std::ofstream(log_path, std::ios::app)
+            << "zoobench: the worker for " << device << " runs this model with "
+            << join(child.environment, " ") << ", as " << child.device << "\n";
       }
       if (!cpus.empty()) {
-        std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device << " runs this model on CPUs "
-                                               << format_cpu_list(cpus) << "\n";
+        std::ofstream(log_path, std::ios::app)
+            << "zoobench: the worker for " << device << " runs this model on CPUs "
+            << format_cpu_list(cpus) << "\n";
       }
       std::vector<std::string> argv = {executable};
-      auto args = child_arguments(options, job.entry.suite, job.entry.name, child.device, row_path, log_path);
+      auto args = child_arguments(options, job.entry.suite, job.entry.name, child.device, row_path,
+                                  log_path);
       argv.insert(argv.end(), args.begin(), args.end());
-      ChildOutcome outcome = run_child(argv, log_path, settings.timeout_s, interrupted, child.environment, cpus);
+      ChildOutcome outcome =
+          run_child(argv, log_path, settings.timeout_s, interrupted, child.environment, cpus);
       auto rows = complete_rows(options, job.entry, configs.at(job.entry.suite), device, log_path,
                                 read_rows_file(row_path), outcome);
       for (auto& row : rows) {
@@ -88,7 +94,8 @@ void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
       }
       deliver(rows);
       fs::remove(row_path);
-      if (outcome.kind != ChildOutcome::Kind::kInterrupted) progress.finished(label, device, rows, outcome.seconds);
+      if (outcome.kind != ChildOutcome::Kind::kInterrupted)
+        progress.finished(label, device, rows, outcome.seconds);
     }
   };
   std::vector<std::thread> workers;

@@ -22,12 +22,13 @@ namespace zoobench {
 
 struct ChildJob {
   ZooEntry entry;
-  RunOptions options;  // the run's, narrowed to this job: its backend, the experiments it still needs
+  RunOptions
+      options;  // the run's, narrowed to this job: its backend, the experiments it still needs
 };
 
 struct WorkerPoolSettings {
-  std::vector<std::string> devices;    // one worker each
-  std::vector<int> cpu_affinity;       // split among the workers; empty: not pinned
+  std::vector<std::string> devices;  // one worker each
+  std::vector<int> cpu_affinity;     // split among the workers; empty: not pinned
   std::string logs_dir;
   double timeout_s = 0;
   const char* cuda_visible_devices = nullptr;  // the parent's CUDA_VISIBLE_DEVICES

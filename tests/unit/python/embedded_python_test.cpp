@@ -2,12 +2,12 @@
 // cross without copies in both directions, nested values keep their structure, JSON goes both
 // ways, and a Python exception becomes a PythonError with the exception's line first and the
 // traceback after it.
+#include "zoobench/python/embedded_python.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
-
-#include "zoobench/python/embedded_python.h"
 
 namespace zoobench::python {
 namespace {
@@ -25,7 +25,9 @@ TEST(EmbeddedPython, StartsAndImportsTheLinkedTorch) {
   nlohmann::json facts = call_json("bridge_helpers", "torch_version");
   // The interpreter's torch is the LibTorch this test links: same version string prefix.
   const std::string version = facts.at("torch").get<std::string>();
-  EXPECT_EQ(version.rfind(std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR), 0), 0u)
+  EXPECT_EQ(version.rfind(
+                std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR), 0),
+            0u)
       << version;
 }
 
@@ -46,8 +48,10 @@ TEST(EmbeddedPython, NestedValuesKeepTheirStructure) {
   c10::impl::GenericList list(c10::AnyType::get());
   list.push_back(at::ones({2}));
   list.push_back(at::zeros({1}));
-  c10::IValue tuple = c10::ivalue::Tuple::create({c10::IValue(at::full({3}, 2.0)), c10::IValue(list)});
-  c10::IValue out = object.call("echo", {tuple, c10::IValue(int64_t{7}), c10::IValue(2.5), c10::IValue("text")});
+  c10::IValue tuple =
+      c10::ivalue::Tuple::create({c10::IValue(at::full({3}, 2.0)), c10::IValue(list)});
+  c10::IValue out =
+      object.call("echo", {tuple, c10::IValue(int64_t{7}), c10::IValue(2.5), c10::IValue("text")});
   ASSERT_TRUE(out.isTuple());
   const auto& values = out.toTupleRef().elements();
   ASSERT_EQ(values.size(), 4u);

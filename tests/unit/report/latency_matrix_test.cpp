@@ -17,9 +17,10 @@ namespace {
 using testing::accuracy_row;
 using testing::performance_row;
 
-ResultRow timed(const std::string& model, const std::string& backend, const std::string& family, double ms,
-                const std::string& suite = "timm_models") {
-  return performance_row("cuda", model, backend, 10.0, ms, {{"backend_family", family}, {"suite", suite}});
+ResultRow timed(const std::string& model, const std::string& backend, const std::string& family,
+                double ms, const std::string& suite = "timm_models") {
+  return performance_row("cuda", model, backend, 10.0, ms,
+                         {{"backend_family", family}, {"suite", suite}});
 }
 
 ResultRow checked(const std::string& model, const std::string& backend, const std::string& status,
@@ -29,19 +30,25 @@ ResultRow checked(const std::string& model, const std::string& backend, const st
 
 TEST(LatencyMatrix, BackendsSideBySideWithTheFastestAndTheRatioToTorchCompile) {
   std::vector<ResultRow> rows = {
-      timed("resnet", "jit", "zoobench", 2.0),          timed("resnet", "aot_inductor", "zoobench", 1.0),
-      timed("resnet", "inductor", "torch.compile", 1.6), timed("resnet", "python_eager", "python", 4.0),
-      timed("vit", "jit", "zoobench", 3.0),             timed("vit", "aot_inductor", "zoobench", 0.5),
-      timed("vit", "inductor", "torch.compile", 2.0),   timed("vit", "python_eager", "python", 5.0),
+      timed("resnet", "jit", "zoobench", 2.0),
+      timed("resnet", "aot_inductor", "zoobench", 1.0),
+      timed("resnet", "inductor", "torch.compile", 1.6),
+      timed("resnet", "python_eager", "python", 4.0),
+      timed("vit", "jit", "zoobench", 3.0),
+      timed("vit", "aot_inductor", "zoobench", 0.5),
+      timed("vit", "inductor", "torch.compile", 2.0),
+      timed("vit", "python_eager", "python", 5.0),
       // aot_inductor is fastest on vit but fails accuracy there: it is neither fastest nor counted.
-      checked("vit", "aot_inductor", "fail_accuracy"),  checked("resnet", "aot_inductor", "pass"),
+      checked("vit", "aot_inductor", "fail_accuracy"),
+      checked("resnet", "aot_inductor", "pass"),
   };
   auto matrices = build_latency_matrices(rows);
   ASSERT_EQ(matrices.size(), 1u);
   const LatencyMatrix& m = matrices[0];
   EXPECT_EQ(m.title(), "timm_models \u00b7 cuda \u00b7 inference \u00b7 float32");
   // The uncompiled baseline first, then zoobench's backends, then torch.compile's.
-  EXPECT_EQ(m.backends, (std::vector<std::string>{"python_eager", "jit", "aot_inductor", "inductor"}));
+  EXPECT_EQ(m.backends,
+            (std::vector<std::string>{"python_eager", "jit", "aot_inductor", "inductor"}));
   ASSERT_EQ(m.rows.size(), 2u);
   const MatrixRow& resnet = m.rows[0];
   const MatrixRow& vit = m.rows[1];
@@ -50,7 +57,8 @@ TEST(LatencyMatrix, BackendsSideBySideWithTheFastestAndTheRatioToTorchCompile) {
   EXPECT_EQ(vit.fastest, 3u);     // inductor, since aot_inductor failed accuracy
   EXPECT_TRUE(vit.cells[2].accuracy_failed());
   EXPECT_DOUBLE_EQ(*resnet.zoobench_vs_torch_compile, 1.0 / 1.6);
-  EXPECT_DOUBLE_EQ(*vit.zoobench_vs_torch_compile, 3.0 / 2.0);  // jit: the best zoobench result that passed
+  EXPECT_DOUBLE_EQ(*vit.zoobench_vs_torch_compile,
+                   3.0 / 2.0);  // jit: the best zoobench result that passed
   EXPECT_EQ(m.compared, 2);
   EXPECT_EQ(m.zoobench_at_or_below, 1);
   EXPECT_NEAR(*m.geomean_zoobench_vs_torch_compile, std::sqrt(1.0 / 1.6 * 1.5), 1e-12);
@@ -63,13 +71,17 @@ TEST(LatencyMatrix, BackendsSideBySideWithTheFastestAndTheRatioToTorchCompile) {
   EXPECT_NE(markdown.find("| vit "), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("0.500 \u2717"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("**1.000**"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("at or below torch.compile's fastest on 1 of 2 models"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("at or below torch.compile's fastest on 1 of 2 models"),
+            std::string::npos)
+      << markdown;
 }
 
 TEST(LatencyMatrix, OneMatrixPerSuiteAndNoneForOneBackend) {
   std::vector<ResultRow> rows = {
-      timed("resnet", "jit", "zoobench", 2.0, "timm_models"),      timed("resnet", "inductor", "torch.compile", 1.0, "timm_models"),
-      timed("bert", "jit", "zoobench", 5.0, "huggingface"),        timed("bert", "inductor", "torch.compile", 4.0, "huggingface"),
+      timed("resnet", "jit", "zoobench", 2.0, "timm_models"),
+      timed("resnet", "inductor", "torch.compile", 1.0, "timm_models"),
+      timed("bert", "jit", "zoobench", 5.0, "huggingface"),
+      timed("bert", "inductor", "torch.compile", 4.0, "huggingface"),
       timed("alexnet", "jit", "zoobench", 1.0, "torchbench"),
   };
   auto matrices = build_latency_matrices(rows);

@@ -1,12 +1,13 @@
 // `zoobench run`'s flags and what reaches a child: every flag is either forwarded to the
 // per-model child as the user gave it or decided by the parent for each child, so a new flag
 // cannot be forgotten on its way to the child (this test fails until it is one or the other).
+#include "zoobench/runner/run_flags.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 
-#include "zoobench/runner/run_flags.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/util/errors.h"
 
@@ -16,15 +17,31 @@ namespace {
 // A valid value for each flag that takes one. A new flag needs its entry here.
 const std::map<std::string, std::string>& sample_values() {
   static const std::map<std::string, std::string> kValues = {
-      {"--zoo", "some-zoo"},        {"--suites-dir", "some-suites"},  {"--suite", "demo"},
-      {"--only", "resnet18"},       {"--filter", "res"},              {"--exclude", "vgg"},
-      {"--backend", "jit,python_eager"}, {"--compile-options", "{\"triton.cudagraphs\": false}"},
-      {"--devices", "cpu"},         {"--cpu-affinity", "0"},          {"--iterations", "3"},
-      {"--iterations-per-run", "7"}, {"--repeat", "11"},              {"--warmup", "4"},
-      {"--settle-iterations", "2"}, {"--timeout", "99"},              {"--tolerance", "0.01"},
-      {"--output", "out.csv"},      {"--output-directory", "out"},    {"--total-partitions", "3"},
-      {"--partition-id", "1"},      {"--input-layouts", "contiguous,transposed"},
-      {"--optimizer", "adam"},      {"--lr", "0.5"},                  {"--row-out", "rows.json"},
+      {"--zoo", "some-zoo"},
+      {"--suites-dir", "some-suites"},
+      {"--suite", "demo"},
+      {"--only", "resnet18"},
+      {"--filter", "res"},
+      {"--exclude", "vgg"},
+      {"--backend", "jit,python_eager"},
+      {"--compile-options", "{\"triton.cudagraphs\": false}"},
+      {"--devices", "cpu"},
+      {"--cpu-affinity", "0"},
+      {"--iterations", "3"},
+      {"--iterations-per-run", "7"},
+      {"--repeat", "11"},
+      {"--warmup", "4"},
+      {"--settle-iterations", "2"},
+      {"--timeout", "99"},
+      {"--tolerance", "0.01"},
+      {"--output", "out.csv"},
+      {"--output-directory", "out"},
+      {"--total-partitions", "3"},
+      {"--partition-id", "1"},
+      {"--input-layouts", "contiguous,transposed"},
+      {"--optimizer", "adam"},
+      {"--lr", "0.5"},
+      {"--row-out", "rows.json"},
       {"--log-file", "model.log"}};
   return kValues;
 }
@@ -62,14 +79,17 @@ TEST(RunFlags, EveryFlagIsForwardedToTheChildOrDecidedByTheParent) {
   for (const auto& name : given) {
     const bool by_parent = std::find(decided.begin(), decided.end(), name) != decided.end();
     const bool in_child = std::find(forwarded.begin(), forwarded.end(), name) != forwarded.end();
-    EXPECT_NE(by_parent, in_child) << name << (by_parent ? " is decided by the parent and also forwarded"
-                                                         : " reaches the child neither way");
+    EXPECT_NE(by_parent, in_child) << name
+                                   << (by_parent ? " is decided by the parent and also forwarded"
+                                                 : " reaches the child neither way");
   }
   // The parent's list names real flags only.
   for (const auto& name : decided) {
-    EXPECT_NE(std::find(given.begin(), given.end(), name), given.end()) << name << " is no flag of run";
+    EXPECT_NE(std::find(given.begin(), given.end(), name), given.end())
+        << name << " is no flag of run";
   }
-  // A child's command line: the parent's decisions for it, then the user's other flags, values kept.
+  // A child's command line: the parent's decisions for it, then the user's other flags, values
+  // kept.
   RunOptions job = flags.options;
   job.backend = "python_eager";
   auto child = child_arguments(job, "demo", "resnet18", "cpu", "rows.json", "model.log");
@@ -90,9 +110,11 @@ TEST(RunFlags, SeveralBackendsAreParsedInOrderAndChecked) {
   CLI::App command("run");
   RunFlags flags;
   add_run_flags(command, flags);
-  command.parse(std::vector<std::string>{"jit, inductor:reduce-overhead,python_eager", "--backend", "--accuracy"});
+  command.parse(std::vector<std::string>{"jit, inductor:reduce-overhead,python_eager", "--backend",
+                                         "--accuracy"});
   finish_run_flags(command, flags);
-  EXPECT_EQ(flags.options.backends, (std::vector<std::string>{"jit", "inductor:reduce-overhead", "python_eager"}));
+  EXPECT_EQ(flags.options.backends,
+            (std::vector<std::string>{"jit", "inductor:reduce-overhead", "python_eager"}));
   EXPECT_EQ(flags.options.backend, "jit");
 
   for (const std::string bad : {"jit,jit", "jit,nope!", ","}) {

@@ -4,11 +4,11 @@
 //
 // The interpreter is never finalized: Python's teardown in a process that still holds CUDA
 // state and Torch's static objects has nothing to gain and crashes to risk.
+#include "zoobench/python/bridge.h"
+
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <string>
-
-#include "zoobench/python/bridge.h"
 
 namespace py = pybind11;
 
@@ -31,12 +31,14 @@ BridgeResult python_failure(py::error_already_set& e) {
     result.error_type = qualified_name(e.type());
     std::string message = py::str(e.value());
     std::string traceback;
-    py::object lines = py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());
+    py::object lines =
+        py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());
     for (const auto& line : lines) traceback += py::str(line).cast<std::string>();
     result.error = result.error_type + ": " + first_line_of(message) + "\n" + traceback;
   } catch (...) {
     result.error_type = "Exception";
-    result.error = std::string("Python raised an exception that could not be formatted: ") + e.what();
+    result.error =
+        std::string("Python raised an exception that could not be formatted: ") + e.what();
   }
   return result;
 }
@@ -70,7 +72,8 @@ BridgeResult guarded(Body&& body) {
 // wheel, need one element type per container and cannot type an empty list.
 py::object to_python(const c10::IValue& value) {
   if (value.isNone()) return py::none();
-  if (value.isTensor()) return py::reinterpret_steal<py::object>(THPVariable_Wrap(value.toTensor()));
+  if (value.isTensor())
+    return py::reinterpret_steal<py::object>(THPVariable_Wrap(value.toTensor()));
   if (value.isBool()) return py::bool_(value.toBool());
   if (value.isInt()) return py::int_(value.toInt());
   if (value.isDouble()) return py::float_(value.toDouble());
@@ -88,7 +91,8 @@ py::object to_python(const c10::IValue& value) {
   }
   if (value.isGenericDict()) {
     py::dict out;
-    for (const auto& item : value.toGenericDict()) out[to_python(item.key())] = to_python(item.value());
+    for (const auto& item : value.toGenericDict())
+      out[to_python(item.key())] = to_python(item.value());
     return std::move(out);
   }
   throw std::runtime_error("zoobench cannot pass a " + value.tagKind() + " to Python");
@@ -118,7 +122,8 @@ c10::IValue to_ivalue(const py::handle& value) {
     }
     return dict;
   }
-  throw std::runtime_error("zoobench cannot take a " + std::string(py::str(value.get_type().attr("__name__"))) +
+  throw std::runtime_error("zoobench cannot take a " +
+                           std::string(py::str(value.get_type().attr("__name__"))) +
                            " from Python (tensors, tuples, lists, dicts, numbers, strings, None)");
 }
 
@@ -187,7 +192,8 @@ class EmbeddedBridge : public Bridge {
     });
   }
 
-  BridgeResult call(void* object, const char* method, const std::vector<c10::IValue>& arguments) override {
+  BridgeResult call(void* object, const char* method,
+                    const std::vector<c10::IValue>& arguments) override {
     return guarded([&] {
       py::tuple args(arguments.size());
       for (std::size_t i = 0; i < arguments.size(); ++i) args[i] = to_python(arguments[i]);
@@ -198,10 +204,12 @@ class EmbeddedBridge : public Bridge {
     });
   }
 
-  BridgeResult call_json(void* object, const char* method, const std::string& json_argument) override {
+  BridgeResult call_json(void* object, const char* method,
+                         const std::string& json_argument) override {
     return guarded([&] {
       BridgeResult result;
-      result.json = json_dumps(py::handle(static_cast<PyObject*>(object)).attr(method)(json_loads(json_argument)));
+      result.json = json_dumps(
+          py::handle(static_cast<PyObject*>(object)).attr(method)(json_loads(json_argument)));
       return result;
     });
   }
@@ -216,7 +224,8 @@ class EmbeddedBridge : public Bridge {
 }  // namespace
 }  // namespace zoobench::python
 
-extern "C" __attribute__((visibility("default"))) zoobench::python::Bridge* zoobench_python_bridge() {
+extern "C" __attribute__((visibility("default"))) zoobench::python::Bridge*
+zoobench_python_bridge() {
   static zoobench::python::EmbeddedBridge bridge;
   return &bridge;
 }
