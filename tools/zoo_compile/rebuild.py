@@ -227,6 +227,7 @@ def check_identity(model: RebuiltModel, device: str) -> None:
     """Runs the module and eval.pt (the TorchScript interpreter with optimizations off, as
     zoobench's eager reference) on the zoo's inputs; raises RebuildError if they differ."""
     from zoo_export.model_bundle import seed_everything
+    from zoo_export.torchscript_export import clone_all, detach_all
 
     inputs_entry = model.manifest.get("inputs", {})
     inputs = torch.load(os.path.join(model.folder, inputs_entry.get("path", "inputs.pt")))
@@ -240,16 +241,16 @@ def check_identity(model: RebuiltModel, device: str) -> None:
     try:
         seed_everything()
         with torch.no_grad(), torch.jit.optimized_execution(False):
-            expected = model.script(*_clones(inputs))
+            expected = model.script(*clone_all(inputs))
         seed_everything()
         # A trace is made with autograd on (eager fast paths that only run without it must not
         # be taken): run the module the way it was traced.
         with torch.set_grad_enabled(method == "trace"):
-            got = model.module(*_clones(inputs))
+            got = model.module(*clone_all(inputs))
     finally:
         model.module.train(training)
         restore()
-    where = first_difference(_detached(expected), _detached(got), bitwise=torch.device(device).type == "cpu")
+    where = first_difference(detach_all(expected), detach_all(got), bitwise=torch.device(device).type == "cpu")
     if where:
         raise RebuildError(f"the rebuilt Python module is not the exported model: {where}")
 
@@ -269,16 +270,3 @@ def _exact_numerics():
 
     return restore
 
-
-def _clones(inputs):
-    return tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in inputs)
-
-
-def _detached(value):
-    if isinstance(value, torch.Tensor):
-        return value.detach()
-    if isinstance(value, dict):
-        return {k: _detached(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_detached(v) for v in value]
-    return value

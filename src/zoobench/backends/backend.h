@@ -128,6 +128,10 @@ class Backend {
 std::unique_ptr<Backend> make_backend(const std::string& name);
 // Whether `name` is one of torch.compile's (NAME[:MODE], compile:NAME), not zoobench's own.
 bool is_torch_compile_backend(const std::string& name);
+// A torch.compile name whose dynamo backend the embedded Python does not know is a typo:
+// UsageError naming the ones it knows. Silent where that cannot be asked (the rows say why).
+// Starts the embedded Python for torch.compile names.
+void require_known_backend(const std::string& name);
 
 struct BackendListing {
   std::string name;

@@ -62,6 +62,14 @@ bool is_torch_compile_backend(const std::string& name) {
   return parse_torch_compile_name(name, entry_names()).has_value();
 }
 
+void require_known_backend(const std::string& name) {
+  if (!is_torch_compile_backend(name)) return;
+  if (auto why =
+          unknown_dynamo_backend(parse_torch_compile_name(name, entry_names())->dynamo_backend)) {
+    throw UsageError("--backend " + name + ": " + *why);
+  }
+}
+
 std::vector<BackendListing> list_backends(bool probe_python) {
   std::vector<BackendListing> out;
   auto add = [&](const std::string& name) {

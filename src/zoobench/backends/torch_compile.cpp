@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "zoobench/python/embedded_python.h"
+#include "zoobench/serialization/pickle.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
@@ -46,19 +47,6 @@ const PythonFacts& python_facts() {
 // Calls that wait for the first compile of a model (and, in CUDA-graph modes, its recording:
 // cudagraph trees warm up, then record, then replay).
 constexpr int kWarmUpCalls = 3;
-
-std::string dtype_name(c10::ScalarType dtype) {
-  switch (dtype) {
-    case c10::kHalf:
-      return "float16";
-    case c10::kBFloat16:
-      return "bfloat16";
-    case c10::kDouble:
-      return "float64";
-    default:
-      return "float32";
-  }
-}
 
 c10::IValue as_tuple(const std::vector<c10::IValue>& inputs) {
   return c10::ivalue::Tuple::create(inputs);
@@ -179,21 +167,12 @@ class PythonModelBackend : public Backend {
     if (!spec_) return std::nullopt;
     if (!python.facts.value("torch_compile", false))
       return python.facts.value("why_not", "no torch.compile");
-    if (auto check = check_dynamo_backend(spec_->dynamo_backend); check && !check->known) {
-      return "dynamo has no backend '" + spec_->dynamo_backend +
-             "' (it has: " + join(check->available, ", ") + ")";
-    }
-    return std::nullopt;
+    return unknown_dynamo_backend(spec_->dynamo_backend);
   }
 
   std::optional<std::string> unsupported_reason(const Manifest&,
-                                                const BackendRequest& request) const override {
-    if (auto why = unavailable_reason()) return why;
-    if (spec_ && request.precision == Precision::kAmp && !request.device.is_cuda() &&
-        !request.device.is_cpu()) {
-      return "--amp runs on cpu and cuda only";
-    }
-    return std::nullopt;
+                                                const BackendRequest&) const override {
+    return unavailable_reason();
   }
 
   std::unique_ptr<Executable> prepare(const Manifest& manifest, const BackendRequest& request,
@@ -208,7 +187,7 @@ class PythonModelBackend : public Backend {
         {"manifest", manifest.directory + "/manifest.json"},
         {"device", device_name(request.device)},
         {"mode", mode_name(request.mode)},
-        {"dtype", dtype_name(request.dtype())},
+        {"dtype", serialization::detail::python_name_of_dtype(request.dtype())},
         {"amp", request.precision == Precision::kAmp},
         {"loss_scale", request.loss_scale},
         {"optimizer",
@@ -295,16 +274,17 @@ std::unique_ptr<Backend> make_torch_compile_backend(const TorchCompileSpec& spec
   return std::make_unique<PythonModelBackend>(spec);
 }
 
-std::optional<DynamoBackendCheck> check_dynamo_backend(const std::string& dynamo_backend) {
+std::optional<std::string> unknown_dynamo_backend(const std::string& dynamo_backend) {
   const PythonFacts& python = python_facts();
   if (python.unavailable || !python.facts.value("torch_compile", false)) return std::nullopt;
-  DynamoBackendCheck check;
+  std::vector<std::string> available;
   for (const auto& known : python.facts.value("dynamo_backends", nlohmann::json::array())) {
-    check.available.push_back(known.get<std::string>());
+    available.push_back(known.get<std::string>());
   }
-  check.known = std::find(check.available.begin(), check.available.end(), dynamo_backend) !=
-                check.available.end();
-  return check;
+  if (std::find(available.begin(), available.end(), dynamo_backend) != available.end()) {
+    return std::nullopt;
+  }
+  return "dynamo has no backend '" + dynamo_backend + "' (it has: " + join(available, ", ") + ")";
 }
 
 }  // namespace zoobench

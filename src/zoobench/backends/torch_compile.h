@@ -30,13 +30,9 @@ std::optional<TorchCompileSpec> parse_torch_compile_name(
 std::unique_ptr<Backend> make_python_eager_backend();
 std::unique_ptr<Backend> make_torch_compile_backend(const TorchCompileSpec& spec);
 
-// Whether the embedded Python's dynamo knows `dynamo_backend`: nullopt when that cannot be
-// asked (no Python, or a torch without torch.compile: the rows say so), else the answer and,
-// when false, the names it knows.
-struct DynamoBackendCheck {
-  bool known = false;
-  std::vector<std::string> available;
-};
-std::optional<DynamoBackendCheck> check_dynamo_backend(const std::string& dynamo_backend);
+// Why the embedded Python's dynamo cannot run `dynamo_backend` because it knows no backend of
+// that name ("dynamo has no backend 'X' (it has: ...)"), or nullopt: it knows it, or that cannot
+// be asked (no Python, or a torch without torch.compile: unavailable_reason says which).
+std::optional<std::string> unknown_dynamo_backend(const std::string& dynamo_backend);
 
 }  // namespace zoobench

@@ -99,7 +99,13 @@ class RunSinks {
   }
 
   const std::vector<ResultRow>& written() const { return written_; }
-  const std::vector<std::string>& paths() const { return paths_; }
+  // "accuracy rows: <path>" for each result file, in the order the backends were given.
+  void print_paths(std::FILE* out) const {
+    for (const auto& path : paths_) {
+      std::fprintf(out, "%s rows: %s\n",
+                   std::string(experiment_name(by_path_.at(path)->kind())).c_str(), path.c_str());
+    }
+  }
 
  private:
   nlohmann::json context_;
@@ -195,19 +201,6 @@ void check_cpu_affinity(const RunOptions& options) {
   worker_cpu_share(options.cpu_affinity, 0, options.devices.size());  // UsageError: too few CPUs
 }
 
-// A torch.compile backend whose name dynamo does not know is a typo: say so before anything
-// runs (where the embedded Python can tell; where it cannot, the rows say why).
-void check_backends_exist(const RunOptions& options) {
-  for (const auto& name : options.backends) {
-    if (!is_torch_compile_backend(name)) continue;
-    auto backend = make_backend(name);
-    if (auto why = backend->unavailable_reason();
-        why && why->rfind("dynamo has no backend", 0) == 0) {
-      throw UsageError("--backend " + name + ": " + *why);
-    }
-  }
-}
-
 int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config) {
   std::vector<ResultRow> rows;
   run_model(entry, options, config, options.devices.at(0), [&](const ResultRow& row) {
@@ -243,7 +236,8 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     if (selected.size() != 1) throw UsageError("--row-out needs exactly one model (--only NAME)");
     return run_child_mode(options, selected[0].entry, configs.at(selected[0].entry.suite));
   }
-  check_backends_exist(options);
+  // A typo in a torch.compile backend's name, before anything runs.
+  for (const auto& backend : options.backends) require_known_backend(backend);
 
   RunSinks sinks(options, command_line);
   // Model-major: a model's backends run one after another, so the backends compared in one
@@ -317,11 +311,7 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
       std::printf("\n%s\n", report::format_latency_matrix(sinks.written()).c_str());
     }
   }
-  for (const auto& path : sinks.paths()) {
-    const bool accuracy =
-        path.size() >= 13 && path.compare(path.size() - 13, 13, "_accuracy.csv") == 0;
-    std::printf("%s rows: %s\n", accuracy ? "accuracy" : "performance", path.c_str());
-  }
+  sinks.print_paths(stdout);
   if (g_interrupted.load()) {
     std::printf(
         "interrupted: finished models keep their rows; run again with --resume to continue\n");
