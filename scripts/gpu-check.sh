@@ -13,9 +13,12 @@
 #   smoke          two models exported on CUDA and run with jit
 #   zoo            the measured zoo: 14 timm models (bs 8, AOTInductor packages for all), 4
 #                  HuggingFace models, torchbench extras, bs-64 copies for the latency stage
+#   table-zoo      the side-by-side table's zoo ($ZOO-table): the 14 timm models (bs 8, AOTInductor
+#                  packages for all); with HF_TABLE=1 also HuggingFace models at the list's batch
+#                  sizes (HF_TABLE_MODELS, default all that export)
 #   compile-table  the side-by-side table: the timm zoo with python_eager, jit, cudagraphs,
 #                  aot_inductor, inductor, inductor:reduce-overhead in one invocation, one worker
-#                  per GPU (resumable: a second call continues it)
+#                  per GPU (resumable: a second call continues it; ZB_DEADLINE ends it in time)
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
 #   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh)
 #   judged-cases   PyTorch's own same() on real models, for `zoobench same`
@@ -41,7 +44,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env build test smoke zoo compile-table overhead lists judged-cases measure pack)
+PLAN=(env build test smoke zoo table-zoo compile-table overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -142,19 +145,44 @@ stage_zoo() {
   unset OMP_NUM_THREADS
 }
 
+# The side-by-side table's own zoo: what it needs and nothing else, so a fresh machine reaches
+# the table sooner. Seven exporters of two timm models each (AOTInductor compiles take the
+# longest) and, with HF_TABLE, one HuggingFace exporter (one per GPU: the list's large models
+# ran out of memory when eight exporters shared one).
+stage_table-zoo() {
+  local zoo=$ZOO-table
+  [[ -f $zoo/index.json && -z ${HF_TABLE:-} ]] && { echo "-- table zoo exported before ($zoo)"; return 0; }
+  log "export on cuda for the side-by-side table: 14 timm models (bs 8, AOTInductor)${HF_TABLE:+ and HuggingFace at the list batch sizes}"
+  rm -rf "$zoo.parts" && mkdir -p "$zoo.parts"
+  export OMP_NUM_THREADS=2
+  local timm=($(grep -v '^#' suites/timm_models_list.txt | awk '{print $1}')) i
+  for ((i = 0; i < ${#timm[@]}; i += 2)); do
+    ZOO=$zoo export_part "timm$i" --suite timm_models --batch-size 8 --aoti -k "$(regex_of "${timm[@]:i:2}")" &
+  done
+  [[ -n ${HF_TABLE:-} ]] && ZOO=$zoo export_part hf --suite huggingface ${HF_TABLE_MODELS:+-k "$(regex_of $HF_TABLE_MODELS)"} &
+  wait
+  rm -rf "$zoo"
+  $PY scripts/merge_zoos.py "$zoo" "$zoo.parts"/* | tee "$LOGS/table-zoo-merge.log"
+  unset OMP_NUM_THREADS
+}
+
 # The issue-16 table: every backend on the timm zoo, inference, bs 8, float32, in one invocation;
-# one worker per GPU, each on its half of the CPUs. --resume: a later call continues it.
+# one worker per GPU (never two on one: they would share its timings), each on its share of
+# the CPUs. --resume: a later call continues it.
 stage_compile-table() {
-  log "side by side on timm_models: $SIDE_BY_SIDE_BACKENDS"
-  run_zb compile-timm 60 --resume --zoo "$ZOO" --suite timm_models --accuracy --performance \
-    --devices "$(two_workers)" --cpu-affinity "0-$((JOBS - 1))" --backend "$SIDE_BY_SIDE_BACKENDS" \
+  local zoo=$ZOO-table devices
+  [[ -f $zoo/index.json ]] || { echo "no table zoo: run the table-zoo stage first"; return 2; }
+  devices=$(one_worker_per_gpu)
+  log "side by side on timm_models ($devices): $SIDE_BY_SIDE_BACKENDS"
+  run_zb compile-timm 60 --resume --zoo "$zoo" --suite timm_models --accuracy --performance \
+    --devices "$devices" --cpu-affinity "0-$((JOBS - 1))" --backend "$SIDE_BY_SIDE_BACKENDS" \
     --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}"
   if [[ -n ${HF_TABLE:-} ]]; then
-    run_zb compile-hf 40 --resume --zoo "$ZOO" --suite huggingface --accuracy --performance \
-      --devices "$(two_workers)" --cpu-affinity "0-$((JOBS - 1))" --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead \
+    run_zb compile-hf 40 --resume --zoo "$zoo" --suite huggingface --accuracy --performance \
+      --devices "$devices" --cpu-affinity "0-$((JOBS - 1))" --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead \
       --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}"
   fi
-  zb report "$RESULTS"/compile-*/*.csv --markdown "$RESULTS/compile-table.md" --html "$RESULTS/compile-table.html" > /dev/null
+  zb report "$RESULTS"/compile-*/*.csv --markdown "$RESULTS/compile-table.md" > /dev/null
 }
 
 stage_overhead() {
@@ -353,7 +381,7 @@ stage_measure() {
 
 stage_pack() {
   tar czf "$OUT/gpu-check.tar.gz" --exclude="*.pt" --exclude="*.pt2" "$LOGS" "$RESULTS" "$ZOO/index.json" \
-    "$ZOO"/*/*/manifest.json $(ls -d "$ZOO-lists" 2>/dev/null) 2>/dev/null
+    "$ZOO"/*/*/manifest.json "$ZOO-table"/*/*/manifest.json $(ls -d "$ZOO-lists" 2>/dev/null) 2>/dev/null
   ls -la "$OUT"
 }
 

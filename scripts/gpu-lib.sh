@@ -18,9 +18,18 @@ zb() { "$BUILD/zoobench" "$@"; }
 
 # run_zb NAME TAIL ARGS...: `zoobench run ARGS --output-directory $RESULTS/NAME`, its progress
 # and info lines left out, the last TAIL lines shown; returns zoobench's status.
+# With ZB_DEADLINE (seconds since the epoch) set, zoobench gets SIGINT DEADLINE_MARGIN_S (30)
+# seconds before it: it finishes the models in flight, writes their rows, and a later call with
+# --resume continues; a device call so ends inside its limit with nothing lost.
 run_zb() {
   local name=$1 tail_lines=$2; shift 2
-  zb run "$@" --output-directory "$RESULTS/$name" 2>&1 | grep -v "^zoobench info" | tail -"$tail_lines"
+  local limit=()
+  if [[ -n ${ZB_DEADLINE:-} ]]; then
+    local left=$((ZB_DEADLINE - $(date +%s) - ${DEADLINE_MARGIN_S:-30}))
+    [[ $left -gt 20 ]] || { echo "-- $name: not started, the call's deadline is near (${left}s left)"; return 0; }
+    limit=(timeout -k 60 -s INT "$left")
+  fi
+  "${limit[@]}" "$BUILD/zoobench" run "$@" --output-directory "$RESULTS/$name" 2>&1 | grep -v "^zoobench info" | tail -"$tail_lines"
   return "${PIPESTATUS[0]}"
 }
 
@@ -46,6 +55,13 @@ two_workers() {
     visible=$(physical_gpus)
   fi
   if [[ $visible -ge 2 ]]; then echo cuda:0,cuda:1; else echo cuda:0,cuda:0; fi
+}
+
+# One worker per GPU: for timings, never two workers on one GPU.
+one_worker_per_gpu() {
+  local gpus
+  gpus=$(physical_gpus)
+  if [[ $gpus -ge 2 ]]; then echo cuda:0,cuda:1; else echo cuda; fi
 }
 
 # The lanes keep to their own CPUs (taskset): the timing lane whole physical cores near GPU 0,
