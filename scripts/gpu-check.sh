@@ -8,14 +8,16 @@
 #
 # The plan: what each stage does (mechanics in scripts/gpu-lib.sh).
 #   env            machine, GPUs, compilers, Python, torch, and what the embedded Python needs
+#   table-zoo      the side-by-side table's zoo ($ZOO-table): the 14 timm models (bs 8, AOTInductor
+#                  packages for all); with HF_TABLE=1 also HuggingFace models at the list's batch
+#                  sizes (HF_TABLE_MODELS, default all that export). TABLE_ZOO_BACKGROUND=1:
+#                  exports beside the stages after it, compile-table waits for it
 #   build          zoobench against the machine's PyTorch (BUILD_TARGETS narrows it)
-#   test           ctest, every label but browser (CTEST_ARGS / CTEST_EXCLUDE narrow it)
+#   test           ctest, every label but browser (CTEST_ARGS / CTEST_EXCLUDE narrow it;
+#                  TEST_SET=python: the torch.compile family's and embedded Python's tests)
 #   smoke          two models exported on CUDA and run with jit
 #   zoo            the measured zoo: 14 timm models (bs 8, AOTInductor packages for all), 4
 #                  HuggingFace models, torchbench extras, bs-64 copies for the latency stage
-#   table-zoo      the side-by-side table's zoo ($ZOO-table): the 14 timm models (bs 8, AOTInductor
-#                  packages for all); with HF_TABLE=1 also HuggingFace models at the list's batch
-#                  sizes (HF_TABLE_MODELS, default all that export)
 #   compile-table  the side-by-side table: the timm zoo with python_eager, jit, cudagraphs,
 #                  aot_inductor, inductor, inductor:reduce-overhead in one invocation, one worker
 #                  per GPU (resumable: a second call continues it; ZB_DEADLINE ends it in time)
@@ -26,6 +28,12 @@
 #                  extras, workers); each part also runs alone by its name
 #   latency noise bench run train layouts extras workers judged   measure's parts
 #   pack           logs and results into $OUT/gpu-check.tar.gz (the device tool returns few files)
+#
+# The side-by-side table from a fresh machine, in device calls of 10 minutes (the first exports
+# beside the build and the torch.compile tests; each later call continues the table):
+#   ZB_DEADLINE=$(($(date +%s) + 570)) TABLE_ZOO_BACKGROUND=1 TEST_SET=python \
+#     scripts/gpu-check.sh env table-zoo build test overhead compile-table pack
+#   ZB_DEADLINE=$(($(date +%s) + 570)) scripts/gpu-check.sh compile-table pack
 #
 # Needs .gpu-deps/ (scripts/fetch-gpu-deps.sh, run on the CPU machine; the device tool carries
 # it). Logs go to gpu-logs/, results to results-gpu/. Stages are idempotent, so a warm machine
@@ -44,7 +52,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env build test smoke zoo table-zoo compile-table overhead lists judged-cases measure pack)
+PLAN=(env table-zoo build test smoke zoo compile-table overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -53,6 +61,9 @@ TIMM_TRAINED=(mobilenetv3_large_100 repvgg_a2 tf_efficientnet_b0)   # train.pt e
 HF_MEASURED=(BertForMaskedLM GPT2ForSequenceClassification T5ForConditionalGeneration AllenaiLongformerBase)
 LAYOUT_TIMM=(mobilenetv3_large_100 repvgg_a2 tf_efficientnet_b0 ghostnet_100)
 SIDE_BY_SIDE_BACKENDS=python_eager,jit,cudagraphs,aot_inductor,inductor,inductor:reduce-overhead
+# TEST_SET=python: the tests of the torch.compile family and the embedded Python.
+PYTHON_TESTS='BackendTable.*/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags'
+[[ ${TEST_SET:-} == python ]] && CTEST_ARGS="-R $PYTHON_TESTS ${CTEST_ARGS:-}"
 
 # --- stages --------------------------------------------------------------------------------
 
@@ -149,9 +160,17 @@ stage_zoo() {
 # the table sooner. Seven exporters of two timm models each (AOTInductor compiles take the
 # longest) and, with HF_TABLE, one HuggingFace exporter (one per GPU: the list's large models
 # ran out of memory when eight exporters shared one).
+TABLE_ZOO_DONE=$LOGS/.table-zoo-done
 stage_table-zoo() {
   local zoo=$ZOO-table
   [[ -f $zoo/index.json && -z ${HF_TABLE:-} ]] && { echo "-- table zoo exported before ($zoo)"; return 0; }
+  if [[ -n ${TABLE_ZOO_BACKGROUND:-} ]]; then
+    # Beside the build and the tests (the exporters need no build); compile-table waits for it.
+    rm -f "$TABLE_ZOO_DONE"
+    (TABLE_ZOO_BACKGROUND= timed stage_table-zoo > "$LOGS/table-zoo.log" 2>&1; touch "$TABLE_ZOO_DONE") &
+    echo "-- table zoo: exporting in the background (log: $LOGS/table-zoo.log)"
+    return 0
+  fi
   log "export on cuda for the side-by-side table: 14 timm models (bs 8, AOTInductor)${HF_TABLE:+ and HuggingFace at the list batch sizes}"
   rm -rf "$zoo.parts" && mkdir -p "$zoo.parts"
   export OMP_NUM_THREADS=2
@@ -171,6 +190,10 @@ stage_table-zoo() {
 # the CPUs. --resume: a later call continues it.
 stage_compile-table() {
   local zoo=$ZOO-table devices
+  if [[ -n ${TABLE_ZOO_BACKGROUND:-} ]]; then
+    wait_for "$TABLE_ZOO_DONE" "the table zoo's export" "${TABLE_ZOO_WAIT_S:-600}"
+    tail -4 "$LOGS/table-zoo.log"
+  fi
   [[ -f $zoo/index.json ]] || { echo "no table zoo: run the table-zoo stage first"; return 2; }
   devices=$(one_worker_per_gpu)
   log "side by side on timm_models ($devices): $SIDE_BY_SIDE_BACKENDS"

@@ -382,9 +382,9 @@ class BackendOnDevice : public ::testing::TestWithParam<c10::DeviceType> {
     if (!cuda_usable(GetParam())) GTEST_SKIP() << "no CUDA device";
     compat::set_deterministic_numerics(true);
     // As in a zoobench run, where a Python backend's availability is asked before any model
-    // runs: the embedded Python (and torch's Python autograd engine) starts before the first
-    // backward. A C++ backward first, then a Python one, trips an internal assert of the
-    // autograd engine on CUDA (PyTorch 2.11, 2026-12-01).
+    // runs: the embedded Python, torch imported (its Python autograd engine), starts before the
+    // first backward. A C++ backward first, then torch's import and a Python backward, trips an
+    // internal assert of the autograd engine on CUDA (PyTorch 2.11, 2026-12-01).
     python::unavailable_reason();
   }
 };

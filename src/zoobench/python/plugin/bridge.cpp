@@ -165,6 +165,11 @@ class EmbeddedBridge : public Bridge {
       py::gil_scoped_acquire gil;
       try {
         py::module_::import("sys").attr("path").attr("insert")(0, path);
+        // torch now, not at the first backend's call: importing torch makes its Python autograd
+        // engine the process's engine, and a C++ backward (the eager reference, jit) that runs
+        // before that import leaves the Python engine without its CUDA worker queue (an internal
+        // assert at the first Python backward on CUDA; PyTorch 2.11, 2026-12-01).
+        py::module_::import("torch");
       } catch (py::error_already_set& e) {
         return python_failure(e).error;
       }
