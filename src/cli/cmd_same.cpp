@@ -10,6 +10,7 @@
 #include "cli/command.h"
 #include "zoobench/accuracy/compare.h"
 #include "zoobench/serialization/torch_save.h"
+#include "zoobench/util/cli_checks.h"
 #include "zoobench/util/errors.h"
 
 namespace zoobench::cli {
@@ -82,7 +83,7 @@ void setup_same(CLI::App& app, int& exit_status) {
                   "float64)");
   cmd->add_option("--tol", args->options.tol, "tolerance (atol = rtol)")
       ->default_val(1e-4)
-      ->check(CLI::NonNegativeNumber);
+      ->check(zoobench::finite_number(0));
   cmd->add_flag("--cosine", args->options.cos_similarity, "cosine-similarity rule (>= 0.99)");
   cmd->add_flag("--equal-nan", args->options.equal_nan, "NaN equals NaN");
   cmd->add_flag("--larger-multiplier-for-small-tensors",

@@ -302,6 +302,64 @@ TEST(SuiteRun, InterruptKeepsFinishedRowsAndResumeGivesEachModelExactlyOneRow) {
   }
 }
 
+// A timeout shorter than any model's start: every row says timeout. The SIGTERM then reaches a
+// child before it has reset the parent's handlers; it used to be lost there, and the child ran
+// to the end and wrote passing rows.
+TEST(SuiteRun, ATimeoutShorterThanAModelsStartStillWins) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  fs::create_directories(suites);
+  make_zoo(zoo, suites, "tiny", {{"t_a", "mlp"}, {"t_b", "mlp_wide"}});
+  auto run = zt::run_command(zoobench_command("run --suite tiny --accuracy --timeout 0.001 --suites-dir " +
+                                              quote(suites) + " --zoo " + quote(zoo) +
+                                              " --output-directory " + quote(out)));
+  const auto rows = read_csv(accuracy_csv(out, "tiny"));
+  ASSERT_EQ(rows.size(), 2u) << run.output;
+  for (const auto& row : rows) EXPECT_EQ(row.at("accuracy"), "timeout") << row.at("name") << ": " << row.at("reason");
+}
+
+// A run killed outright (SIGKILL: no handler runs) takes its model processes with it, and while
+// a run lives, no second run may write into its output folder.
+TEST(SuiteRun, AKilledRunLeavesNoOrphanAndALiveRunLocksItsOutput) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  fs::create_directories(suites);
+  make_zoo(zoo, suites, "stuck", {{"s_hang", "hang"}});
+  std::vector<std::string> args = {"run", "--suite", "stuck", "--accuracy", "--suites-dir", suites,
+                                   "--zoo", zoo, "--output-directory", out};
+  std::string second_command = "run";
+  for (std::size_t i = 1; i < args.size(); ++i) second_command += " " + quote(args[i]);
+  args.insert(args.end(), {"--timeout", "300"});
+  const std::string first_output = dir.file("first.out");
+  pid_t pid = spawn_zoobench(args, first_output);
+  ASSERT_GT(pid, 0);
+  auto model_processes = [&] {
+    std::vector<std::string> children;
+    for (const auto& process : processes_mentioning(zoo)) {
+      if (process.find("--row-out") != std::string::npos) children.push_back(process);
+    }
+    return children;
+  };
+  const bool started = wait_until([&] { return !model_processes().empty(); }, 120);
+
+  auto second = zt::run_command(zoobench_command(second_command + " --resume"));
+
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(started) << "the model process never started\n" << read_text(first_output);
+  EXPECT_EQ(second.exit_code, 2) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("another zoobench run (pid " + std::to_string(pid) + ")"));
+  const bool orphans_gone = wait_until([&] { return model_processes().empty(); }, 20);
+  EXPECT_TRUE(orphans_gone) << ::testing::PrintToString(model_processes());
+
+  // The lock went with the run: a resumed run starts, and the model gets its one row.
+  auto resumed = zt::run_command(zoobench_command(second_command + " --resume --timeout 5"));
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  const auto rows = read_csv(accuracy_csv(out, "stuck"));
+  ASSERT_EQ(rows.size(), 1u) << resumed.output;
+  EXPECT_EQ(rows[0].at("accuracy"), "timeout");
+}
+
 // --- partitions and merge ------------------------------------------------------------------
 
 TEST(SuiteRun, PartitionsCoverEachModelOnceAndMergeEqualsAnUnpartitionedRun) {
@@ -488,6 +546,15 @@ TEST(SuiteRunErrors, UnknownFlagIsNamed) {
   auto result = zt::run_command(zoobench_command("run --acuracy"));
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_THAT(result.output, HasSubstr("--acuracy"));
+}
+
+// `zoobench same --tol`: NaN and negative tolerances are usage errors that name the value.
+TEST(SuiteRunErrors, SameRefusesAToleranceThatIsNotAFiniteNonNegativeNumber) {
+  for (const std::string bad : {"nan", "-1", "inf"}) {
+    auto result = zt::run_command(zoobench_command("same ref.pt res.pt --tol " + bad));
+    EXPECT_EQ(result.exit_code, 2) << bad << ": " << result.output;
+    EXPECT_THAT(result.output, HasSubstr("'" + bad + "' is out of range")) << bad;
+  }
 }
 
 TEST(SuiteRunErrors, NothingToMeasureSaysWhatToAdd) {

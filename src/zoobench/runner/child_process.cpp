@@ -1,17 +1,19 @@
 // fork/exec with a process group, a deadline and log redirection.
 #include "zoobench/runner/child_process.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
-#include <sched.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
@@ -24,7 +26,8 @@ constexpr double kGraceSeconds = 5.0;
 void stop_group(pid_t pid, int& status, bool& reaped) {
   ::kill(-pid, SIGTERM);
   auto start = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < kGraceSeconds) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         kGraceSeconds) {
     if (::waitpid(pid, &status, WNOHANG) == pid) {
       reaped = true;
       break;
@@ -52,8 +55,9 @@ std::string current_executable() {
   return error ? std::string("zoobench") : path.string();
 }
 
-ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s,
-                       const std::atomic<bool>& interrupt, const std::vector<std::string>& extra_environment,
+ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path,
+                       double timeout_s, const std::atomic<bool>& interrupt,
+                       const std::vector<std::string>& extra_environment,
                        const std::vector<int>& cpus) {
   ChildOutcome outcome;
   auto start = std::chrono::steady_clock::now();
@@ -76,7 +80,17 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
   CPU_ZERO(&cpu_set);
   for (int cpu : cpus) CPU_SET(cpu, &cpu_set);
   const std::string pin_failure = "zoobench: cannot run on CPUs " + format_cpu_list(cpus) + ": ";
+  const pid_t parent = ::getpid();
+  // SIGINT and SIGTERM stay blocked across fork until the child has reset their handlers: a
+  // SIGTERM that reached the child earlier ran the parent's inherited handler (a flag) and was
+  // lost, and the child then ran to the end past its timeout.
+  sigset_t stop_signals, previous_mask;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, &previous_mask);
   pid_t pid = ::fork();
+  if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   if (pid < 0) {
     ::close(log_fd);
     outcome.kind = ChildOutcome::Kind::kFailedToStart;
@@ -86,16 +100,24 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
   if (pid == 0) {
     // Child: own process group, output to the log, default signal handling.
     ::setpgid(0, 0);
+    // A parent killed outright (SIGKILL, OOM killer) cannot stop its children: the kernel does,
+    // so no orphan goes on using the GPU beside a resumed run. The check after it closes the
+    // race with a parent that died before prctl.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(137);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
     int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
-    for (const auto& assignment : extra_environment) ::putenv(const_cast<char*>(assignment.c_str()));
+    ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);  // a pending SIGTERM now ends it
+    for (const auto& assignment : extra_environment)
+      ::putenv(const_cast<char*>(assignment.c_str()));
     if (!cpus.empty() && ::sched_setaffinity(0, sizeof(cpu_set), &cpu_set) != 0) {
       const char* why = std::strerror(errno);
-      [[maybe_unused]] auto written = ::write(STDERR_FILENO, pin_failure.data(), pin_failure.size());
+      [[maybe_unused]] auto written =
+          ::write(STDERR_FILENO, pin_failure.data(), pin_failure.size());
       written = ::write(STDERR_FILENO, why, std::strlen(why));
       written = ::write(STDERR_FILENO, "\n", 1);
       ::_exit(127);
@@ -114,7 +136,8 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
       reaped = true;
       break;
     }
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (interrupt.load()) {
       stop_group(pid, status, reaped);
       outcome.kind = ChildOutcome::Kind::kInterrupted;
@@ -132,6 +155,13 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
   // A model's process may have started helpers of its own (compiler workers): reap the group.
   ::kill(-pid, SIGKILL);
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // A child that finished between two polls, after its deadline, still ran out of time: the
+  // timeout wins whatever the child's status (a tiny --timeout must not record passes).
+  if (timeout_s > 0 && outcome.seconds > timeout_s) {
+    outcome.kind = ChildOutcome::Kind::kTimedOut;
+    outcome.exited_late = true;
+    return outcome;
+  }
   if (WIFSIGNALED(status)) {
     outcome.kind = ChildOutcome::Kind::kSignaled;
     outcome.signal = WTERMSIG(status);

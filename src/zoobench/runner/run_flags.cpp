@@ -7,6 +7,7 @@
 
 #include "zoobench/backends/backend.h"
 #include "zoobench/boundary/boundary.h"
+#include "zoobench/util/cli_checks.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/text.h"
@@ -18,7 +19,8 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--zoo", o.zoo_dir, "zoo folder written by tools/export_zoo.py")
       ->capture_default_str();
   c.add_option("--suites-dir", o.suites_dir,
-               "folder with <suite>.yaml (default: ./suites or the source tree's)");
+               "folder with <suite>.yaml (default: ./suites or the source tree's)")
+      ->check(CLI::ExistingDirectory);
   c.add_option("--suite", o.suite, "torchbench, huggingface, timm_models, demo, ... or all")
       ->capture_default_str();
   c.add_flag("--accuracy", o.accuracy,
@@ -59,22 +61,26 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--iterations", o.training_steps, "training steps in an accuracy check")
       ->capture_default_str();
   c.add_option("--iterations-per-run", o.measurement.iterations_per_run,
-               "iterations per timed sample (default: chosen so a sample lasts >= 1 ms)");
+               "iterations per timed sample (default: chosen so a sample lasts >= 1 ms)")
+      ->check(CLI::NonNegativeNumber);
   c.add_option("--repeat", o.measurement.repeat, "timed samples per side, interleaved")
       ->capture_default_str();
   c.add_option("--warmup", o.measurement.warmup_iterations, "untimed warm-up iterations per side")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   c.add_option("--settle-iterations", o.measurement.settle_iterations,
                "untimed iterations of a side before each of its samples (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   c.add_option("--timeout", o.timeout_s, "seconds per model before its process is killed (0: none)")
+      ->check(finite_number(0))
       ->capture_default_str();
   c.add_flag("--cosine", o.cosine, "compare with cosine similarity instead of allclose/RMSE");
   c.add_flag("--accu-summary", o.accu_summary,
              "print per-group accuracy figures and the worst tensors");
   c.add_option("--tolerance", f.tolerance,
-               "tolerance for every model (overrides the suite's rule)");
+               "tolerance for every model (overrides the suite's rule)")
+      ->check(finite_number(0));
   c.add_option("--output", o.output,
                "result CSV (with both experiments: <stem>_accuracy / _performance)");
   c.add_option("--output-directory", o.output_directory, "where results and logs go")
@@ -90,7 +96,9 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
                "(contiguous,transposed,gapped,overlapping,expanded)");
   c.add_option("--optimizer", o.optimizer.kind, "training optimizer: sgd or adam")
       ->capture_default_str();
-  c.add_option("--lr", f.lr, "training learning rate")->capture_default_str();
+  c.add_option("--lr", f.lr, "training learning rate")
+      ->check(finite_number(0, /*inclusive=*/false))
+      ->capture_default_str();
   // Internal: how a suite run talks to its per-model child processes.
   c.add_option("--row-out", o.row_out)->group("");
   c.add_option("--log-file", o.log_file)->group("");

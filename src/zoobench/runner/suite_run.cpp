@@ -24,6 +24,7 @@
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_rows.h"
 #include "zoobench/runner/model_run.h"
+#include "zoobench/runner/output_lock.h"
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/runner/selection.h"
@@ -239,6 +240,8 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   // A typo in a torch.compile backend's name, before anything runs.
   for (const auto& backend : options.backends) require_known_backend(backend);
 
+  // Before the result files are read for --resume: no second run beside this one.
+  OutputLock lock = OutputLock::acquire(options.output_directory);
   RunSinks sinks(options, command_line);
   // Model-major: a model's backends run one after another, so the backends compared in one
   // table ran on the machine as it was at that moment.

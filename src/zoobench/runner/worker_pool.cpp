@@ -87,7 +87,8 @@ void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
       ChildOutcome outcome =
           run_child(argv, log_path, settings.timeout_s, interrupted, child.environment, cpus);
       auto rows = complete_rows(options, job.entry, configs.at(job.entry.suite), device, log_path,
-                                read_rows_file(row_path), outcome);
+                                outcome.exited_late ? std::vector<ResultRow>{} : read_rows_file(row_path),
+                                outcome);
       for (auto& row : rows) {
         row.cells["dev"] = device;  // a pinned child knew its GPU only as cuda:0
         row.cells["log"] = log_path;

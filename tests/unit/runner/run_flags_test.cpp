@@ -18,7 +18,7 @@ namespace {
 const std::map<std::string, std::string>& sample_values() {
   static const std::map<std::string, std::string> kValues = {
       {"--zoo", "some-zoo"},
-      {"--suites-dir", "some-suites"},
+      {"--suites-dir", "."},  // checked: it must exist
       {"--suite", "demo"},
       {"--only", "resnet18"},
       {"--filter", "res"},
@@ -124,6 +124,38 @@ TEST(RunFlags, SeveralBackendsAreParsedInOrderAndChecked) {
     again.parse(std::vector<std::string>{bad, "--backend", "--accuracy"});
     EXPECT_THROW(finish_run_flags(again, other), UsageError) << bad;
   }
+}
+
+// Out-of-range numbers are errors that name the value, never accepted in silence: NaN and
+// infinity pass CLI11's own range checks, so these are zoobench's.
+TEST(RunFlags, NumbersOutOfRangeAndMissingFoldersAreRefusedWithTheValue) {
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"--timeout", "-1"},         {"--timeout", "nan"},      {"--timeout", "inf"},
+      {"--tolerance", "-5"},       {"--tolerance", "nan"},    {"--tolerance", "1e-3x"},
+      {"--warmup", "-3"},          {"--lr", "0"},             {"--lr", "nan"},
+      {"--iterations-per-run", "-2"}, {"--suites-dir", "/no/such/suites"}};
+  for (const auto& [flag, value] : refused) {
+    CLI::App command("run");
+    RunFlags flags;
+    add_run_flags(command, flags);
+    try {
+      command.parse(std::vector<std::string>{value, flag, "--accuracy"});
+      ADD_FAILURE() << flag << " " << value << " was accepted";
+    } catch (const CLI::ParseError& error) {
+      EXPECT_NE(std::string(error.what()).find(value), std::string::npos)
+          << flag << " " << value << ": the message does not name the value: " << error.what();
+    }
+  }
+  // The edges of the ranges are accepted.
+  CLI::App command("run");
+  RunFlags flags;
+  add_run_flags(command, flags);
+  command.parse(std::vector<std::string>{"0", "--timeout", "0", "--tolerance", "0", "--warmup",
+                                         "1e-3", "--lr", "--accuracy"});
+  finish_run_flags(command, flags);
+  EXPECT_EQ(flags.options.timeout_s, 0.0);
+  EXPECT_EQ(flags.options.tolerance, 0.0);
+  EXPECT_EQ(flags.options.optimizer.learning_rate, 1e-3);
 }
 
 }  // namespace
