@@ -29,6 +29,38 @@ const Artifact* Manifest::artifact(const std::string& role) const {
   return it == artifacts.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+bool inside(const std::filesystem::path& path, const std::filesystem::path& folder) {
+  const std::filesystem::path relative = path.lexically_relative(folder);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+// An artifact's path, kept inside the model's folder. Manifests are files people exchange: a
+// path out of the folder (absolute, `..`, a symbolic link) would have zoobench read any file
+// and put a prefix of its hash into a result row.
+std::string confined_path(const std::string& manifest_path, const std::string& directory,
+                          const std::string& relative) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(directory.empty() ? "." : directory).lexically_normal();
+  const std::string where = manifest_path + ": the path '" + relative + "' ";
+  if (fs::path(relative).is_absolute())
+    throw ModelLoadError(where +
+                         "is absolute; a manifest's paths are relative to its model folder");
+  const fs::path joined = (folder / relative).lexically_normal();
+  if (!inside(joined, folder)) throw ModelLoadError(where + "leaves the model folder");
+  std::error_code error;
+  if (fs::exists(joined, error)) {
+    const fs::path real = fs::weakly_canonical(joined, error);
+    if (error || !inside(real, fs::weakly_canonical(folder, error)))
+      throw ModelLoadError(where + "leads out of the model folder (to " + real.string() +
+                           ", through a symbolic link)");
+  }
+  return joined.string();
+}
+
+}  // namespace
+
 Manifest read_manifest(const std::string& manifest_path) {
   std::string text;
   try {
@@ -40,12 +72,13 @@ Manifest read_manifest(const std::string& manifest_path) {
   try {
     json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw ModelLoadError(manifest_path + " is not valid JSON (" + e.what() + "); re-export the model");
+    throw ModelLoadError(manifest_path + " is not valid JSON (" + e.what() +
+                         "); re-export the model");
   }
   Manifest manifest;
   manifest.directory = std::filesystem::path(manifest_path).parent_path().string();
   auto resolve = [&](const std::string& relative) {
-    return (std::filesystem::path(manifest.directory) / relative).lexically_normal().string();
+    return confined_path(manifest_path, manifest.directory, relative);
   };
   try {
     std::string format = json.value("format", "");
@@ -65,7 +98,8 @@ Manifest read_manifest(const std::string& manifest_path) {
       artifact.kind = item.value("kind", "torchscript");
       artifact.device = item.value("device", item.value("traced_on", ""));
       artifact.dtype = item.value("dtype", "");
-      if (item.contains("input_contract")) artifact.input_contract = parse_contract(item["input_contract"]);
+      if (item.contains("input_contract"))
+        artifact.input_contract = parse_contract(item["input_contract"]);
       manifest.artifacts.emplace(role, std::move(artifact));
     }
     const auto& inputs = json.at("inputs");
@@ -102,6 +136,10 @@ void verify_artifact(const std::string& path, const std::string& expected_sha256
                      const std::string& what) {
   if (!std::filesystem::exists(path)) {
     throw ModelLoadError(what + " " + path + " is missing; re-export the model");
+  }
+  // A FIFO or a device (/dev/zero) would be hashed until the model's timeout.
+  if (!std::filesystem::is_regular_file(path)) {
+    throw ModelLoadError(what + " " + path + " is not a regular file; re-export the model");
   }
   std::string actual = sha256_file(path);
   if (actual != expected_sha256) {

@@ -130,10 +130,17 @@ TEST(RunFlags, SeveralBackendsAreParsedInOrderAndChecked) {
 // infinity pass CLI11's own range checks, so these are zoobench's.
 TEST(RunFlags, NumbersOutOfRangeAndMissingFoldersAreRefusedWithTheValue) {
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {"--timeout", "-1"},         {"--timeout", "nan"},      {"--timeout", "inf"},
-      {"--tolerance", "-5"},       {"--tolerance", "nan"},    {"--tolerance", "1e-3x"},
-      {"--warmup", "-3"},          {"--lr", "0"},             {"--lr", "nan"},
-      {"--iterations-per-run", "-2"}, {"--suites-dir", "/no/such/suites"}};
+      {"--timeout", "-1"},
+      {"--timeout", "nan"},
+      {"--timeout", "inf"},
+      {"--tolerance", "-5"},
+      {"--tolerance", "nan"},
+      {"--tolerance", "1e-3x"},
+      {"--warmup", "-3"},
+      {"--lr", "0"},
+      {"--lr", "nan"},
+      {"--iterations-per-run", "-2"},
+      {"--suites-dir", "/no/such/suites"}};
   for (const auto& [flag, value] : refused) {
     CLI::App command("run");
     RunFlags flags;

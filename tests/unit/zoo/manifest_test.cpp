@@ -4,6 +4,7 @@
 #include "zoobench/zoo/manifest.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -218,6 +219,57 @@ TEST(VerifyArtifact, MissingFileIsRefused) {
   } catch (const ModelLoadError& e) {
     EXPECT_NE(std::string(e.what()).find(dir.file("gone.pt")), std::string::npos) << e.what();
   }
+}
+
+// Artifact paths stay inside the model's folder: absolute paths, `..` and symbolic links out of
+// it are refused before anything is opened, naming the manifest and the path.
+TEST(ReadManifest, ArtifactPathsOutOfTheModelFolderAreRefused) {
+  ScratchDir root;  // one per test: the model folders are folders inside it
+  const std::string foreign = root.file("secret.txt");
+  std::ofstream(foreign) << "not a model";
+  int case_number = 0;
+  for (const std::string bad : {std::string("/etc/passwd"), std::string("../../../../etc/passwd"),
+                                std::string("sub/../../eval.pt"), std::string("link.pt")}) {
+    for (const std::string role : {"eval", "inputs"}) {
+      const std::filesystem::path folder = root.file("model" + std::to_string(case_number++));
+      std::filesystem::create_directories(folder);
+      std::filesystem::create_symlink(foreign, folder / "link.pt");
+      nlohmann::json json = example_manifest();
+      if (role == "eval") {
+        json["artifacts"]["eval"]["path"] = bad;
+      } else {
+        json["inputs"]["path"] = bad;
+      }
+      const std::string path = (folder / "manifest.json").string();
+      std::ofstream(path) << json.dump();
+      const std::string message = load_error(path);
+      EXPECT_NE(message.find(path), std::string::npos) << message;
+      EXPECT_NE(message.find("'" + bad + "'"), std::string::npos) << message;
+      EXPECT_NE(message.find("folder"), std::string::npos) << message;
+    }
+  }
+  // A link that stays inside the folder is fine.
+  const std::filesystem::path folder = root.file("linked_inside");
+  std::filesystem::create_directories(folder);
+  std::ofstream(folder / "real.pt") << "bytes";
+  std::filesystem::create_symlink(folder / "real.pt", folder / "eval.pt");
+  std::ofstream((folder / "manifest.json").string()) << example_manifest().dump();
+  EXPECT_NO_THROW(read_manifest((folder / "manifest.json").string()));
+}
+
+TEST(VerifyArtifact, AnythingButARegularFileIsRefused) {
+  ScratchDir dir;
+  const std::string fifo = dir.file("inputs.pt");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    verify_artifact(fifo, std::string(64, 'a'), "inputs");  // would block forever if opened
+    FAIL() << "a FIFO was hashed";
+  } catch (const ModelLoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+  std::filesystem::create_directory(dir.file("eval.pt"));
+  EXPECT_THROW(verify_artifact(dir.file("eval.pt"), std::string(64, 'a'), "TorchScript"),
+               ModelLoadError);
 }
 
 }  // namespace
