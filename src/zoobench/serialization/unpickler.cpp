@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "zoobench/serialization/pickle.h"
 
@@ -31,6 +32,9 @@ struct Item {
   c10::Storage storage;                                // kStorage
   c10::ScalarType dtype = c10::ScalarType::Undefined;  // kStorage (elements), kDtype
   bool untyped = false;                                // kStorage
+  // kTuple: its nesting (tuples are immutable, so it is known when one is made, and bounded
+  // then; lists and dicts can change after they are nested and are checked at the end).
+  std::size_t depth = 0;
 
   static Item of(c10::IValue v) {
     Item item;
@@ -40,6 +44,7 @@ struct Item {
   static Item tuple(Items elements) {
     Item item;
     item.kind = Kind::kTuple;
+    for (const auto& element : elements) item.depth = std::max(item.depth, element.depth + 1);
     item.elements = std::make_shared<const Items>(std::move(elements));
     return item;
   }
@@ -49,6 +54,18 @@ struct Item {
     item.name = std::move(name);
     return item;
   }
+};
+
+// Python's pickle cannot write deeper than its recursion limit (1000 by default) without the
+// limit raised; PyTorch's own outputs nest a few levels.
+constexpr std::size_t kMaxDepth = 1000;
+// The comparison and the printers copy shared parts: 10 million values is far beyond any model's
+// outputs (they are tensors, not values) and still a bounded walk.
+constexpr uint64_t kMaxExpandedValues = 10'000'000;
+
+// A failure already said with the file and the byte.
+struct PickleError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 const char* kWhatWeRead =
@@ -67,16 +84,131 @@ class Unpickler {
       const auto op = static_cast<uint8_t>(data_[pos_++]);
       if (op == '.') {  // STOP
         if (stack_.empty()) fail("STOP with an empty stack");
-        return to_ivalue(stack_.back(), "the saved object");
+        c10::IValue result = to_ivalue(stack_.back(), "the saved object");
+        check_shape(result);
+        return result;
       }
-      step(op);
+      try {
+        step(op);
+      } catch (const PickleError&) {
+        throw;
+      } catch (const std::exception& e) {
+        // stoull, stod, c10's size checks, bad_alloc: said with the file and the byte.
+        fail(e.what());
+      }
+    }
+  }
+
+  // After a failure: the containers the program built are emptied one by one, so that neither
+  // a cycle (a leak) nor a chain thousands of levels deep (a recursive destructor, a stack
+  // overflow) is left for the destructors.
+  void dismantle() {
+    std::vector<c10::IValue> work;
+    std::unordered_set<const Items*> seen_tuples;
+    for (const auto& item : stack_) collect_values(item, work, seen_tuples);
+    for (const auto& [index, item] : memo_) collect_values(item, work, seen_tuples);
+    for (const auto& [key, converted] : converted_tuples_) work.push_back(converted.second);
+    stack_.clear();
+    memo_.clear();
+    converted_tuples_.clear();
+    while (!work.empty()) {
+      c10::IValue value = std::move(work.back());
+      work.pop_back();
+      if (value.isList()) {
+        auto list = value.toList();
+        for (const c10::IValue& element : list) work.push_back(element);
+        list.clear();
+      } else if (value.isGenericDict()) {
+        auto dict = value.toGenericDict();
+        for (const auto& entry : dict) work.push_back(entry.value());
+        dict.clear();
+      } else if (value.isTuple()) {  // immutable, and bounded in depth when made
+        for (const auto& element : value.toTupleRef().elements()) work.push_back(element);
+      }
     }
   }
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw std::runtime_error(
+    throw PickleError(
         fmt::format("{}: cannot read data.pkl (byte {}): {}", source_, op_pos_, what));
+  }
+
+  // The IValues inside `item`, each shared tuple visited once (a DAG of tuples is small as
+  // stored and astronomic as a tree); recursion bounded by the tuples' depth limit.
+  static void collect_values(const Item& item, std::vector<c10::IValue>& out,
+                             std::unordered_set<const Items*>& seen_tuples) {
+    if (item.kind == Kind::kValue) out.push_back(item.value);
+    if (item.kind == Kind::kTuple && seen_tuples.insert(item.elements.get()).second)
+      for (const auto& element : *item.elements) collect_values(element, out, seen_tuples);
+  }
+
+  // The object's shape, before anything walks it recursively (the comparison, the printer, a
+  // destructor): no container inside itself, no deeper nesting than kMaxDepth, and no more
+  // than kMaxExpandedValues values once shared parts are counted as the copies the
+  // comparison makes. Iterative: the shape it checks may be what would overflow a recursion.
+  void check_shape(const c10::IValue& root) const {
+    enum class State { kOpen, kDone };
+    struct Visit {
+      const void* id;
+      std::vector<c10::IValue> children;
+      std::size_t next = 0;
+      uint64_t expanded = 1;
+    };
+    std::unordered_map<const void*, std::pair<State, uint64_t>> seen;
+    auto children_of = [](const c10::IValue& value) {
+      std::vector<c10::IValue> out;
+      if (value.isList()) {
+        for (const c10::IValue& element : value.toListRef()) out.push_back(element);
+      } else if (value.isGenericDict()) {
+        for (const auto& entry : value.toGenericDict()) out.push_back(entry.value());
+      } else if (value.isTuple()) {
+        for (const auto& element : value.toTupleRef().elements()) out.push_back(element);
+      }
+      return out;
+    };
+    auto is_container = [](const c10::IValue& v) {
+      return v.isList() || v.isGenericDict() || v.isTuple();
+    };
+    if (!is_container(root)) return;
+    std::vector<Visit> path;
+    path.push_back({root.internalToPointer(), children_of(root)});
+    seen[root.internalToPointer()] = {State::kOpen, 0};
+    while (!path.empty()) {
+      Visit& visit = path.back();
+      if (visit.next == visit.children.size()) {
+        seen[visit.id] = {State::kDone, visit.expanded};
+        const uint64_t expanded = visit.expanded;
+        path.pop_back();
+        if (!path.empty())
+          path.back().expanded = std::min(kMaxExpandedValues + 1, path.back().expanded + expanded);
+        if (!path.empty() && path.back().expanded > kMaxExpandedValues) {
+          fail(
+              fmt::format("the saved object holds more than {} values once its shared parts are "
+                          "copied (a structure of shared containers; the comparison would walk "
+                          "every copy)",
+                          kMaxExpandedValues));
+        }
+        continue;
+      }
+      const c10::IValue child = visit.children[visit.next++];
+      if (!is_container(child)) {
+        visit.expanded = std::min(kMaxExpandedValues + 1, visit.expanded + 1);
+        continue;
+      }
+      const void* id = child.internalToPointer();
+      auto found = seen.find(id);
+      if (found != seen.end()) {
+        if (found->second.first == State::kOpen)
+          fail("the saved object contains itself (a list or dict inside its own elements)");
+        visit.expanded = std::min(kMaxExpandedValues + 1, visit.expanded + found->second.second);
+        continue;
+      }
+      if (path.size() >= kMaxDepth)
+        fail(fmt::format("the saved object is nested deeper than {} levels", kMaxDepth));
+      seen[id] = {State::kOpen, 0};
+      path.push_back({id, children_of(child)});
+    }
   }
 
   // ---- reading the program ----
@@ -129,10 +261,16 @@ class Unpickler {
       case Kind::kValue:
         return item.value;
       case Kind::kTuple: {
+        // Converted once: a memoised tuple used many times stays one shared object, not a copy
+        // per use (60 levels of shared pairs are 2^60 copies).
+        auto found = converted_tuples_.find(item.elements.get());
+        if (found != converted_tuples_.end()) return found->second.second;
         std::vector<c10::IValue> elements;
         elements.reserve(item.elements->size());
         for (const auto& element : *item.elements) elements.push_back(to_ivalue(element, context));
-        return c10::ivalue::Tuple::create(std::move(elements));
+        c10::IValue tuple = c10::ivalue::Tuple::create(std::move(elements));
+        converted_tuples_.emplace(item.elements.get(), std::make_pair(item.elements, tuple));
+        return tuple;
       }
       case Kind::kDtype:
         return c10::IValue(item.dtype);
@@ -393,6 +531,13 @@ class Unpickler {
     return item;
   }
 
+  void push_tuple(Items elements) {
+    Item tuple = Item::tuple(std::move(elements));
+    if (tuple.depth > kMaxDepth)
+      fail(fmt::format("the saved object is nested deeper than {} levels", kMaxDepth));
+    stack_.push_back(std::move(tuple));
+  }
+
   // ---- one opcode ----
   void memo_put(uint64_t index) { memo_[index] = top(); }
   void memo_get(uint64_t index) {
@@ -532,11 +677,11 @@ class Unpickler {
         Items items(std::make_move_iterator(stack_.end() - n),
                     std::make_move_iterator(stack_.end()));
         stack_.resize(stack_.size() - n);
-        stack_.push_back(Item::tuple(std::move(items)));
+        push_tuple(std::move(items));
         return;
       }
       case 't':  // TUPLE
-        stack_.push_back(Item::tuple(pop_to_mark()));
+        push_tuple(pop_to_mark());
         return;
       case 'l': {  // LIST
         c10::impl::GenericList list(c10::AnyType::get());
@@ -672,13 +817,22 @@ class Unpickler {
   Items stack_;
   std::vector<size_t> marks_;
   std::unordered_map<uint64_t, Item> memo_;
+  // Tuples converted to IValues, by their elements (kept alive here, so no address is reused).
+  std::unordered_map<const Items*, std::pair<std::shared_ptr<const Items>, c10::IValue>>
+      converted_tuples_;
 };
 
 }  // namespace
 
 c10::IValue unpickle(std::string_view data, const StorageResolver& resolve,
                      const std::string& source) {
-  return Unpickler(data, resolve, source).run();
+  Unpickler unpickler(data, resolve, source);
+  try {
+    return unpickler.run();
+  } catch (...) {
+    unpickler.dismantle();
+    throw;
+  }
 }
 
 }  // namespace zoobench::serialization::detail
