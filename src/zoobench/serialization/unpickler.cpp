@@ -111,9 +111,13 @@ class Unpickler {
     stack_.clear();
     memo_.clear();
     converted_tuples_.clear();
+    std::unordered_set<const void*> visited;  // shared containers: each once
     while (!work.empty()) {
       c10::IValue value = std::move(work.back());
       work.pop_back();
+      if (!(value.isList() || value.isGenericDict() || value.isTuple()) ||
+          !visited.insert(value.internalToPointer()).second)
+        continue;
       if (value.isList()) {
         auto list = value.toList();
         for (const c10::IValue& element : list) work.push_back(element);
