@@ -37,6 +37,21 @@ find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+# SHA-256 of the artifacts (util/sha256.cpp). On the GPU machine the caller points
+# OPENSSL_ROOT_DIR at the Debian packages unpacked by scripts/fetch-gpu-deps.sh.
+find_package(OpenSSL COMPONENTS Crypto)
+if(NOT OpenSSL_FOUND OR NOT TARGET OpenSSL::Crypto)
+  message(FATAL_ERROR "zoobench needs OpenSSL's libcrypto and its headers (openssl/evp.h): "
+                      "install Debian's libssl-dev (scripts/setup-deps.sh does), or pass "
+                      "-DOPENSSL_ROOT_DIR=<prefix with include/openssl and lib/libcrypto.so>")
+endif()
+# Debian's libssl-dev keeps openssl/configuration.h under include/<multiarch>/, which the
+# compiler searches by itself only for /usr: add it for a prefix like .gpu-deps.
+set(openssl_arch_include "${OPENSSL_INCLUDE_DIR}/${CMAKE_LIBRARY_ARCHITECTURE}")
+if(CMAKE_LIBRARY_ARCHITECTURE AND EXISTS "${openssl_arch_include}/openssl/configuration.h")
+  set_property(TARGET OpenSSL::Crypto APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${openssl_arch_include}")
+endif()
+message(STATUS "zoobench: OpenSSL ${OPENSSL_VERSION}: ${OPENSSL_CRYPTO_LIBRARY} (headers ${OPENSSL_INCLUDE_DIR})")
 if(ZOOBENCH_BUILD_TESTS)
   if(ZOOBENCH_GTEST_SOURCE_DIR)
     # GoogleTest built from source with this build's compiler and flags (the GPU machine: a

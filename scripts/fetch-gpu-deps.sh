@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares .gpu-deps/: the C++ libraries zoobench builds with (yaml-cpp, fmt, CLI11,
+# Prepares .gpu-deps/: the C++ libraries zoobench builds with (yaml-cpp, fmt, CLI11, OpenSSL,
 # nlohmann-json, GoogleTest, Google Benchmark), unpacked from Debian's packages, for the GPU
 # machine, where nothing can be installed. Run here; `device` calls carry .gpu-deps.
 # The GPU image is a newer glibc/libstdc++ than Debian 12's, so these binaries run there.
@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=.gpu-deps
 PACKAGES=(libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9
+          libssl-dev libssl3
           googletest libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian)
 if [[ -f $OUT/.complete ]]; then
   echo "fetch-gpu-deps: $OUT is ready"

@@ -87,7 +87,7 @@ stage_build() {
   if [[ ! -f $BUILD/build.ninja ]]; then
     log "configure ($BUILD)"
     cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$torch_prefix;$ROOT/.gpu-deps/root/usr" \
+      -DCMAKE_PREFIX_PATH="$torch_prefix;$ROOT/.gpu-deps/root/usr" -DOPENSSL_ROOT_DIR="$ROOT/.gpu-deps/root/usr" \
       -DZOOBENCH_PYTHON="$(command -v $PY)" -DCMAKE_CUDA_ARCHITECTURES=90 \
       -DZOOBENCH_GTEST_SOURCE_DIR="$ROOT/.gpu-deps/root/usr/src/googletest" 2>&1 | grep -E "zoobench|Error|error" | head -25
   fi

@@ -8,7 +8,7 @@ PACKAGES=(
   libtorch-dev python3-torch python3-torchvision python3-yaml
   python3-dev pybind11-dev
   python3-opencv python3-matplotlib python3-tqdm python3-onnx python3-sklearn
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
 )
 # Browser tests of the HTML report; skip with ZOOBENCH_NO_BROWSER=1.

@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4) of bytes and of files: artifacts are verified before they are loaded.
+// SHA-256 (FIPS 180-4, computed by OpenSSL's libcrypto) of bytes and of files: artifacts are
+// verified before they are loaded.
 #pragma once
 
 #include <cstddef>
