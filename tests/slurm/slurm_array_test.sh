@@ -48,7 +48,9 @@ cleanup() {
   [[ -n "$single_pid" ]] && kill "$single_pid" 2>/dev/null
   if [[ -n "$slurmctld_pid" ]] && kill -0 "$slurmctld_pid" 2>/dev/null; then
     # Jobs first (their steps are slurmd's children and outlive it), then the daemons.
-    scancel --quiet --full 2>/dev/null
+    local jobs
+    jobs=$(squeue -h -o %A 2>/dev/null | sort -u)
+    [[ -n "$jobs" ]] && scancel --quiet $jobs 2>/dev/null
     for _ in $(seq 40); do
       [[ -z "$(squeue -h -o %i 2>/dev/null)" ]] && break
       sleep 0.5
@@ -85,6 +87,8 @@ for tool in munged mungekey slurmctld slurmd sbatch squeue scancel scontrol sinf
   command -v "$tool" >/dev/null ||
     skip "$tool is not installed, so the daemons cannot start (scripts/setup-deps.sh installs slurm-wlm and munge)"
 done
+((EUID == 0)) ||
+  skip "slurmd cannot start as $(id -un): it starts each job as its user, which needs root"
 mkdir -p "$tmp"/{munge,state,spool,log}
 # Slurm clients read the cluster from SLURM_CONF; a surrounding Slurm job's variables must not leak.
 unset $(compgen -v SLURM_) 2>/dev/null
