@@ -16,7 +16,8 @@
 #   slurm_array_test.sh ZOOBENCH REPO_ROOT PYTHON ZOO_CACHE_DIR
 set -uo pipefail
 
-zoobench=$1 repo=$2 python=$3 zoo_cache=$4
+# Absolute paths: the jobs and the single run start in the temporary folder.
+zoobench=$(realpath "$1") repo=$(realpath "$2") python=$3 zoo_cache=$(realpath -m "$4")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 models=(mobilenet_v2 resnet18 shufflenet_v2_x1_0 squeezenet1_1 text_encoder_small)
 corrupted=squeezenet1_1
