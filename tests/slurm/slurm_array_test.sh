@@ -92,7 +92,8 @@ done
   skip "slurmd cannot start as $(id -un): it starts each job as its user, which needs root"
 mkdir -p "$tmp"/{munge,state,spool,log}
 # Slurm clients read the cluster from SLURM_CONF; a surrounding Slurm job's variables must not leak.
-unset $(compgen -v SLURM_) 2>/dev/null
+mapfile -t slurm_vars < <(compgen -v SLURM_)
+((${#slurm_vars[@]})) && unset "${slurm_vars[@]}"
 export SLURM_CONF=$tmp/slurm.conf
 
 # started_or_skip NAME PID LOG CHECK...: wait up to 30 s for CHECK to succeed while NAME runs.
@@ -184,7 +185,7 @@ flags=(--zoo "$tmp/zoo" --suite demo -x densenet -x mobilenet_v3 --accuracy --pe
        --repeat 2 --warmup 1 --settle-iterations 0 --iterations-per-run 1 --timeout 300)
 submit=("$repo/scripts/slurm/submit.sh" --parsable --partitions 2 --results "$tmp/results"
         --zoobench "$zoobench" --sbatch=--cpus-per-task=1 -- "${flags[@]}")
-cd "$tmp"
+cd "$tmp" || fail "cannot enter $tmp"
 
 # The same models in one process, for comparison; it runs while the cluster does.
 "$zoobench" run "${flags[@]}" --output-directory "$tmp/single" >"$tmp/single.log" 2>&1 &
