@@ -10,6 +10,8 @@ PACKAGES=(
   python3-opencv python3-matplotlib python3-tqdm python3-onnx python3-sklearn
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  # tests/slurm: a one-node Slurm cluster started by the test (scripts/slurm/)
+  slurm-wlm munge
 )
 # Browser tests of the HTML report; skip with ZOOBENCH_NO_BROWSER=1.
 if [[ "${ZOOBENCH_NO_BROWSER:-0}" != 1 ]]; then

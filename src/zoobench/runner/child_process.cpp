@@ -42,6 +42,18 @@ void stop_group(pid_t pid, int& status, bool& reaped) {
   }
 }
 
+// Slurm's scancel and time limit, and a terminal's Ctrl-C, signal every process of the job,
+// the model's as well as this one, in no set order: a model that died of SIGTERM or SIGINT while
+// this process is being interrupted was interrupted with it, not crashed, and gets no row
+// (--resume runs it again). This process's own signal may land a moment after the child's death.
+bool interrupted_with_parent(int signal, const std::atomic<bool>& interrupt) {
+  if (signal != SIGTERM && signal != SIGINT) return false;
+  for (int waited_ms = 0; waited_ms < 1000 && !interrupt.load(); waited_ms += 20) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return interrupt.load();
+}
+
 }  // namespace
 
 std::string signal_name(int signal) {
@@ -155,6 +167,10 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
   // A model's process may have started helpers of its own (compiler workers): reap the group.
   ::kill(-pid, SIGKILL);
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (WIFSIGNALED(status) && interrupted_with_parent(WTERMSIG(status), interrupt)) {
+    outcome.kind = ChildOutcome::Kind::kInterrupted;
+    return outcome;
+  }
   // A child that finished between two polls, after its deadline, still ran out of time: the
   // timeout wins whatever the child's status (a tiny --timeout must not record passes).
   if (timeout_s > 0 && outcome.seconds > timeout_s) {

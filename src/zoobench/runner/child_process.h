@@ -36,7 +36,9 @@ std::string signal_name(int signal);
 // `interrupt` becomes true; then the whole process group gets SIGTERM, and SIGKILL after a
 // grace period. stdout and stderr go to `log_path` (appended). A non-empty `cpus` pins the
 // child to those CPUs before it executes, as taskset does, so everything that sizes itself by
-// the CPUs it may use at load time (OpenMP's thread pool) sees only them.
+// the CPUs it may use at load time (OpenMP's thread pool) sees only them. A child that dies of
+// SIGTERM or SIGINT while `interrupt` is (or within a second becomes) true was interrupted with
+// this process, as Slurm's scancel and a terminal's Ctrl-C do it: kInterrupted, not kSignaled.
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path,
                        double timeout_s, const std::atomic<bool>& interrupt,
                        const std::vector<std::string>& extra_environment = {},
