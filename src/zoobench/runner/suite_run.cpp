@@ -94,7 +94,7 @@ class RunSinks {
 
   void write(const ResultRow& row) {
     std::lock_guard<std::mutex> lock(mutex_);
-    sink(cell(row, "backend"), row.kind).write(row);
+    sink(cell(row, columns::kBackend), row.kind).write(row);
     written_.push_back(row);
   }
 
@@ -157,7 +157,7 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
   std::map<std::string, std::vector<double>> speedups;  // backend -> speedups
   std::vector<std::string> backends;
   for (const auto& row : rows) {
-    const std::string& backend = cell(row, "backend");
+    const std::string& backend = cell(row, columns::kBackend);
     if (std::find(backends.begin(), backends.end(), backend) == backends.end())
       backends.push_back(backend);
     by_status[std::string(experiment_name(row.kind)) + ":" +
@@ -166,7 +166,7 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
       accuracy[backend].second++;
       accuracy[backend].first += is_passing(row.status()) ? 1 : 0;
     } else if (row.status() == Status::kPass) {
-      if (auto s = report::parse_number(cell(row, "speedup")); s && *s > 0)
+      if (auto s = report::parse_number(cell(row, columns::kSpeedup)); s && *s > 0)
         speedups[backend].push_back(*s);
     }
   }
