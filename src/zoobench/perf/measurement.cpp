@@ -1,18 +1,19 @@
 // Warm-up, iteration scaling, interleaved sampling, summaries.
 #include "zoobench/perf/measurement.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "zoobench/perf/statistics.h"
 
 namespace zoobench {
 namespace {
 
-void warm_up(const std::function<void()>& iteration, Timer& timer, const MeasurementSettings& settings) {
+void warm_up(const std::function<void()>& iteration, Timer& timer,
+             const MeasurementSettings& settings) {
   auto start = std::chrono::steady_clock::now();
   int done = 0;
   while (done < settings.warmup_iterations ||
@@ -27,20 +28,42 @@ void warm_up(const std::function<void()>& iteration, Timer& timer, const Measure
 
 }  // namespace
 
-int64_t choose_iterations_per_run(double fastest_iteration_ms, const MeasurementSettings& settings) {
+int64_t choose_iterations_per_run(double fastest_iteration_ms,
+                                  const MeasurementSettings& settings) {
   if (settings.iterations_per_run > 0) return settings.iterations_per_run;
   if (!(fastest_iteration_ms > 0)) return settings.max_iterations_per_run;
   auto needed = static_cast<int64_t>(std::ceil(settings.min_sample_ms / fastest_iteration_ms));
   return std::clamp<int64_t>(needed, 1, settings.max_iterations_per_run);
 }
 
+const std::vector<SideStatistic>& side_statistics() {
+  using Samples = const std::vector<double>&;
+  static const std::vector<SideStatistic> kStatistics = {
+      {{"median", [](Samples v) { return stats::median(v); }},
+       &SideSummary::median_ms,
+       &columns::kEagerLatency,
+       &columns::kAbsLatency},
+      {{"min", stats::minimum}, &SideSummary::min_ms, &columns::kEagerMin, &columns::kCompiledMin},
+      {{"p10", [](Samples v) { return stats::percentile(v, 10); }},
+       &SideSummary::p10_ms,
+       &columns::kEagerP10,
+       &columns::kCompiledP10},
+      {{"p90", [](Samples v) { return stats::percentile(v, 90); }},
+       &SideSummary::p90_ms,
+       &columns::kEagerP90,
+       &columns::kCompiledP90},
+      {{"cov", stats::coefficient_of_variation},
+       &SideSummary::cov,
+       &columns::kCovEager,
+       &columns::kCovCompiled}};
+  return kStatistics;
+}
+
 SideSummary summarize_side(std::vector<double> samples_ms, const MeasurementSettings& settings) {
   SideSummary s;
-  s.median_ms = stats::median(samples_ms);
-  s.min_ms = stats::minimum(samples_ms);
-  s.p10_ms = stats::percentile(samples_ms, 10);
-  s.p90_ms = stats::percentile(samples_ms, 90);
-  s.cov = stats::coefficient_of_variation(samples_ms);
+  for (const SideStatistic& registered : side_statistics()) {
+    s.*registered.field = registered.statistic.compute(samples_ms);
+  }
   s.unstable = std::isfinite(s.cov) && s.cov > settings.unstable_cov;
   s.samples_ms = std::move(samples_ms);
   return s;
@@ -59,7 +82,8 @@ PairedMeasurement measure_interleaved(const std::function<void()>& eager,
   for (std::size_t s = 0; s < sides.size(); ++s) first[s] = timer.time(*sides[s], 1).end_to_end_ms;
   for (const auto* side : sides) warm_up(*side, timer, settings);
   for (std::size_t s = 0; s < sides.size(); ++s) one[s] = timer.time(*sides[s], 1).end_to_end_ms;
-  m.iterations_per_run = choose_iterations_per_run(*std::min_element(one.begin(), one.end()), settings);
+  m.iterations_per_run =
+      choose_iterations_per_run(*std::min_element(one.begin(), one.end()), settings);
   m.settle_iterations = settings.settle_iterations;
   m.unstable_cov = settings.unstable_cov;
 
@@ -91,8 +115,8 @@ PairedMeasurement measure_interleaved(const std::function<void()>& eager,
       m.eager.samples_ms, m.compiled.samples_ms, 0.95, settings.bootstrap_resamples);
   m.unstable = m.eager.unstable || m.compiled.unstable;
   if (m.unstable) {
-    m.note = fmt::format("unstable: CoV eager {:.1f}%, compiled {:.1f}% (> {:.1f}%)", m.eager.cov * 100,
-                         m.compiled.cov * 100, settings.unstable_cov * 100);
+    m.note = fmt::format("unstable: CoV eager {:.1f}%, compiled {:.1f}% (> {:.1f}%)",
+                         m.eager.cov * 100, m.compiled.cov * 100, settings.unstable_cov * 100);
   }
   return m;
 }

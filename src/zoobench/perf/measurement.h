@@ -9,24 +9,27 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/perf/statistics.h"
 #include "zoobench/perf/timer.h"
+#include "zoobench/results/columns.h"
 
 namespace zoobench {
 
 struct MeasurementSettings {
-  int warmup_iterations = 5;      // --warmup: untimed iterations per side, at least ...
+  int warmup_iterations = 5;        // --warmup: untimed iterations per side, at least ...
   double min_warmup_seconds = 0.5;  // ... and at least this long per side
-  int repeat = 30;                // --repeat: samples per side
-  int64_t iterations_per_run = 0; // --iterations-per-run; 0: choose automatically
+  int repeat = 30;                  // --repeat: samples per side
+  int64_t iterations_per_run = 0;   // --iterations-per-run; 0: choose automatically
   // --settle-iterations: untimed iterations of a side right before each of its samples. The
   // sides alternate, so without them every sample starts just after the other side's model
   // ran (its weights and activations in the caches): on the H200 a 1-iteration sample of a
   // mobilenetv3 training step took 31 ms, against 25.6 ms per iteration in 5-iteration
   // samples (2026-11-30). A loop that repeats one model, as Python's does, never pays that.
   int settle_iterations = 1;
-  double min_sample_ms = 1.0;     // a sample lasts at least this long (clock resolution, launch jitter)
+  double min_sample_ms =
+      1.0;  // a sample lasts at least this long (clock resolution, launch jitter)
   int64_t max_iterations_per_run = 10000;
-  double unstable_cov = 0.025;    // trtexec's threshold
+  double unstable_cov = 0.025;  // trtexec's threshold
   int bootstrap_resamples = 2000;
 };
 
@@ -34,9 +37,20 @@ struct SideSummary {
   std::vector<double> samples_ms;  // per-iteration time of each sample
   double median_ms = 0, min_ms = 0, p10_ms = 0, p90_ms = 0, cov = 0;
   std::optional<double> device_median_ms;  // CUDA events, per iteration
-  double first_iteration_ms = 0;           // the very first call (compile/lazy-init cost shows here)
+  double first_iteration_ms = 0;  // the very first call (compile/lazy-init cost shows here)
   bool unstable = false;
 };
+
+// The statistics every side is summarised with, each registered once: its name and function,
+// the SideSummary field that holds it and the result columns of the eager and the compiled side.
+// summarize_side computes every one; performance rows (runner/record_rows.cpp) write every one.
+struct SideStatistic {
+  stats::NamedStatistic statistic;
+  double SideSummary::*field;
+  const columns::Column* eager_column;
+  const columns::Column* compiled_column;
+};
+const std::vector<SideStatistic>& side_statistics();  // median, min, p10, p90, cov
 
 struct PairedMeasurement {
   SideSummary eager, compiled;

@@ -8,6 +8,13 @@
 
 namespace zoobench::stats {
 
+// A statistic by name, as google/benchmark registers them (ComputeStatistics("cv", StatisticsCV)):
+// the measurement summarises each side with a list of these (perf/measurement.h).
+struct NamedStatistic {
+  const char* name;
+  double (*compute)(const std::vector<double>& values);
+};
+
 double mean(const std::vector<double>& values);
 double median(std::vector<double> values);
 // Percentile in [0, 100] with linear interpolation between closest ranks (numpy's default).
@@ -25,7 +32,7 @@ double geometric_mean(const std::vector<double>& values);
 // samples always give the same interval.
 std::pair<double, double> bootstrap_speedup_interval(const std::vector<double>& eager,
                                                      const std::vector<double>& compiled,
-                                                     double confidence = 0.95,
-                                                     int resamples = 2000, uint64_t seed = 0x5eed);
+                                                     double confidence = 0.95, int resamples = 2000,
+                                                     uint64_t seed = 0x5eed);
 
 }  // namespace zoobench::stats

@@ -32,7 +32,7 @@ std::vector<const char*> varying_key_columns(const std::vector<ResultRow>& rows)
 
 // How many key columns the expected row pins down, or -1 when it does not match `actual`.
 int match_specificity(const ResultRow& expected, const ResultRow& actual) {
-  if (cell(expected, "name") != cell(actual, "name")) return -1;
+  if (cell(expected, columns::kName) != cell(actual, columns::kName)) return -1;
   int pinned = 0;
   for (const char* column : kKeyColumns) {
     const std::string& want = cell(expected, column);
@@ -118,9 +118,9 @@ ExpectedComparison compare_with_expected(const std::vector<ResultRow>& actual,
       }
     }
     ExpectedCheck check;
-    check.model = cell(row, "name");
+    check.model = cell(row, columns::kName);
     check.where = where_of(row, varying);
-    check.actual = cell(row, "accuracy");
+    check.actual = cell(row, columns::kAccuracy);
     check.flaky = flaky.count(check.model) > 0;
     if (best >= 0) {
       matched[best] = true;
@@ -206,7 +206,7 @@ std::string expected_csv_from(const std::vector<ResultRow>& actual) {
   for (const char* column : varying) header.emplace_back(column);
   std::vector<std::vector<std::string>> rows;
   for (const auto& row : actual) {
-    std::vector<std::string> line = {cell(row, "name"), cell(row, "accuracy")};
+    std::vector<std::string> line = {cell(row, columns::kName), cell(row, columns::kAccuracy)};
     for (const char* column : varying) line.push_back(cell(row, column));
     rows.push_back(std::move(line));
   }

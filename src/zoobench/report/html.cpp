@@ -9,6 +9,7 @@
 #include "zoobench/report/number_format.h"
 #include "zoobench/report/summary.h"
 #include "zoobench/report/svg_chart.h"
+#include "zoobench/report/timing_columns.h"
 #include "zoobench/util/text.h"
 
 namespace zoobench::report {
@@ -129,7 +130,8 @@ std::string td_number(const std::string& text, std::optional<double> sort_value,
 }
 
 std::string unstable_mark(const std::string& threshold) {
-  return "<span class=\"mark\" title=\"unstable: CoV above " + escape_html(threshold) + "\">\u2020</span>";
+  return "<span class=\"mark\" title=\"unstable: CoV above " + escape_html(threshold) +
+         "\">\u2020</span>";
 }
 
 std::string status_cell(const std::optional<AccuracyCell>& cell,
@@ -231,8 +233,9 @@ std::string cards(const JoinedResults& joined, const ReportSummary& summary,
       unstable += series.unstable;
       measured += series.models;
     }
-    out += card("Unstable measurements", std::to_string(unstable), unstable > 0 ? "bad" : "good",
-                fmt::format("of {} performance rows (CoV above {})", measured, joined.unstable_threshold));
+    out += card(
+        "Unstable measurements", std::to_string(unstable), unstable > 0 ? "bad" : "good",
+        fmt::format("of {} performance rows (CoV above {})", measured, joined.unstable_threshold));
   }
   if (options.baseline) {
     int regressions = options.baseline->regressions();
@@ -280,32 +283,83 @@ std::string charts(const JoinedResults& joined) {
   return out;
 }
 
-std::string models_table(const JoinedResults& joined, const ReportOptions& options) {
+// The models table's header: index, name, each accuracy column's status and margin, the timing
+// columns (timing_columns.h), then each series' compile time, memory ratio and baseline ratio.
+std::vector<Column> models_table_columns(const JoinedResults& joined, const ReportOptions& options,
+                                         const std::vector<TimingColumn>& timings) {
   std::vector<Column> columns = {{"index", true}, {"model_name", false}};
   for (const auto& column : joined.accuracy_columns) {
     columns.push_back({column.header(), false});
     columns.push_back({column.label.empty() ? "margin" : column.label + "_margin", true});
   }
-  std::vector<std::string> contexts = joined.performance_contexts();
-  for (const char* metric : {"E2E", "OP"}) {
-    for (const auto& context : contexts) {
-      columns.push_back({eager_column(context, metric), true});
-      for (const auto& series : joined.performance_series) {
-        if (series.context != context) continue;
-        columns.push_back({compiled_column(series, metric), true});
-        columns.push_back({speedup_column(joined, series, metric), true});
-      }
-    }
-  }
+  for (const auto& timing : timings) columns.push_back({timing.header, true});
   for (const auto& series : joined.performance_series) {
     columns.push_back({series.label + "_compile_s", true});
     columns.push_back({series.label + "_memory_ratio", true});
     if (options.baseline) columns.push_back({series.label + "_E2E_vs_baseline", true});
   }
+  return columns;
+}
 
+// Each accuracy column's status (marked when it regressed) and margin, with its bar.
+std::string accuracy_cells(const JoinedModel& model, const ModelChange* change) {
+  std::string out;
+  for (std::size_t c = 0; c < model.accuracy.size(); ++c) {
+    out += status_cell(model.accuracy[c], change ? change->accuracy[c] : std::nullopt);
+    std::optional<double> margin = model.accuracy[c] ? model.accuracy[c]->margin : std::nullopt;
+    std::string text = format_margin(margin);
+    if (margin) text += margin_svg(*margin);
+    out +=
+        fmt::format("<td class=\"num margin\" data-sort=\"{}\">{}</td>", number_sort(margin), text);
+  }
+  return out;
+}
+
+// A time, or a speedup (E2E ones with their interval and the unstable mark).
+std::string timing_td(const JoinedResults& joined, const JoinedModel& model,
+                      const TimingColumn& column) {
+  std::optional<double> value = timing_value(joined, model, column);
+  if (column.role != TimingRole::kSpeedup)
+    return td_number(format_timing(column, value, ""), value);
+  const auto& cell = timing_cell(model, column);
+  if (!cell || !column.metric->has_interval) {
+    return speedup_cell(value, std::nullopt, std::nullopt, "");
+  }
+  return speedup_cell(value, cell->speedup_ci_low, cell->speedup_ci_high,
+                      cell->unstable ? joined.unstable_threshold : "");
+}
+
+// The E2E speedup now / in the baseline, with why it counts as a regression in its title.
+std::string baseline_ratio_td(const std::optional<SpeedupChange>& speedup) {
+  if (!speedup) return td_number("-", std::nullopt);
+  std::string text = speedup->ratio ? format_ratio(speedup->ratio, "\u00d7") : "failed";
+  std::string title = speedup->why.empty() ? "" : escape_html(speedup->why);
+  return fmt::format("<td class=\"num{}\" data-sort=\"{}\" title=\"{}\">{}</td>",
+                     speedup->regressed ? " regressed" : "", number_sort(speedup->ratio), title,
+                     text);
+}
+
+// Each series' compile latency, memory ratio and, given a baseline, its E2E ratio.
+std::string series_cells(const JoinedModel& model, const ModelChange* change) {
+  std::string out;
+  for (std::size_t s = 0; s < model.performance.size(); ++s) {
+    const auto& cell = model.performance[s];
+    std::optional<double> compile = cell ? cell->compilation_latency_s : std::nullopt;
+    std::optional<double> compression = cell ? cell->compression_ratio : std::nullopt;
+    out += td_number(compile ? fmt::format("{:.2f}", *compile) : "-", compile);
+    out += td_number(format_ratio(compression, "\u00d7"), compression);
+    if (change) out += baseline_ratio_td(change->e2e[s]);
+  }
+  return out;
+}
+
+std::string models_table(const JoinedResults& joined, const ReportOptions& options) {
+  std::vector<TimingColumn> timings = timing_columns(joined);
   std::string out =
       "<div class=\"table-wrap\"><table class=\"sortable\" id=\"models\">\n<thead><tr>";
-  for (const auto& column : columns) out += header_cell(column);
+  for (const auto& column : models_table_columns(joined, options, timings)) {
+    out += header_cell(column);
+  }
   out += "</tr></thead>\n<tbody>\n";
   for (std::size_t m = 0; m < joined.models.size(); ++m) {
     const JoinedModel& model = joined.models[m];
@@ -315,60 +369,9 @@ std::string models_table(const JoinedResults& joined, const ReportOptions& optio
                        change && change->regressed() ? " class=\"regressed\"" : "");
     out += td_number(std::to_string(m + 1), static_cast<double>(m + 1));
     out += "<td class=\"model\">" + name + "</td>";
-    for (std::size_t c = 0; c < model.accuracy.size(); ++c) {
-      out += status_cell(model.accuracy[c], change ? change->accuracy[c] : std::nullopt);
-      std::optional<double> margin = model.accuracy[c] ? model.accuracy[c]->margin : std::nullopt;
-      std::string text = format_margin(margin);
-      if (margin) text += margin_svg(*margin);
-      out += fmt::format("<td class=\"num margin\" data-sort=\"{}\">{}</td>", number_sort(margin),
-                         text);
-    }
-    for (bool op : {false, true}) {
-      for (const auto& context : contexts) {
-        // The eager side of a context, from the first of its series that measured it.
-        std::optional<double> eager;
-        for (std::size_t s = 0; s < joined.performance_series.size() && !eager; ++s) {
-          if (joined.performance_series[s].context != context || !model.performance[s]) continue;
-          eager = op ? model.performance[s]->eager_op_ms : model.performance[s]->eager_ms;
-        }
-        out += td_number(format_ms(eager), eager);
-        for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
-          if (joined.performance_series[s].context != context) continue;
-          const auto& cell = model.performance[s];
-          std::optional<double> compiled =
-              cell ? (op ? cell->compiled_op_ms : cell->compiled_ms) : std::nullopt;
-          out += td_number(format_ms(compiled), compiled);
-          if (!cell) {
-            out += td_number("-", std::nullopt);
-          } else if (op) {
-            out += speedup_cell(cell->op_speedup, std::nullopt, std::nullopt, "");
-          } else {
-            out += speedup_cell(cell->speedup, cell->speedup_ci_low, cell->speedup_ci_high,
-                                cell->unstable ? joined.unstable_threshold : "");
-          }
-        }
-      }
-    }
-    for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
-      const auto& cell = model.performance[s];
-      std::optional<double> compile = cell ? cell->compilation_latency_s : std::nullopt;
-      std::optional<double> compression = cell ? cell->compression_ratio : std::nullopt;
-      out += td_number(compile ? fmt::format("{:.2f}", *compile) : "-", compile);
-      out += td_number(format_ratio(compression, "\u00d7"), compression);
-      if (change) {
-        const auto& speedup = change->e2e[s];
-        if (!speedup) {
-          out += td_number("-", std::nullopt);
-        } else {
-          std::string text = speedup->ratio ? format_ratio(speedup->ratio, "\u00d7") : "failed";
-          std::string title = speedup->why.empty() ? "" : escape_html(speedup->why);
-          out += fmt::format("<td class=\"num{}\" data-sort=\"{}\" title=\"{}\">{}</td>",
-                             speedup->regressed ? " regressed" : "", number_sort(speedup->ratio),
-                             title, text);
-        }
-      }
-    }
-    out += "</tr>\n";
+    out += accuracy_cells(model, change);
+    for (const auto& column : timings) out += timing_td(joined, model, column);
+    out += series_cells(model, change) + "</tr>\n";
   }
   return out + "</tbody></table></div>\n";
 }
@@ -440,21 +443,28 @@ std::string latency_matrices(const JoinedResults& joined) {
   std::string out;
   for (const auto& matrix : joined.latency_matrices) {
     const bool compare = matrix.compares_with_torch_compile();
-    out += "<h3>" + escape_html(matrix.title()) + "</h3>\n<div class=\"table-wrap\"><table class=\"matrix\"><thead><tr><th>model</th>";
+    out += "<h3>" + escape_html(matrix.title()) +
+           "</h3>\n<div class=\"table-wrap\"><table class=\"matrix\"><thead><tr><th>model</th>";
     for (const auto& backend : matrix.backends) out += "<th>" + escape_html(backend) + "</th>";
-    out += compare ? "<th>zoobench/torch.compile</th></tr></thead><tbody>\n" : "</tr></thead><tbody>\n";
+    out += compare ? "<th>zoobench/torch.compile</th></tr></thead><tbody>\n"
+                   : "</tr></thead><tbody>\n";
     for (const auto& row : matrix.rows) {
-      out += "<tr data-model=\"" + escape_html(row.model) + "\"><td>" + escape_html(row.model) + "</td>";
+      out += "<tr data-model=\"" + escape_html(row.model) + "\"><td>" + escape_html(row.model) +
+             "</td>";
       for (std::size_t b = 0; b < matrix.backends.size(); ++b) {
         const MatrixCell& cell = row.cells[b];
         const bool fastest = row.fastest == b;
-        std::string text = cell.latency_ms ? format_ms(cell.latency_ms) : (cell.status.empty() ? "-" : cell.status);
+        std::string text = cell.latency_ms ? format_ms(cell.latency_ms)
+                                           : (cell.status.empty() ? "-" : cell.status);
         if (cell.accuracy_failed()) text += " \u2717";
-        out += fmt::format("<td class=\"num{}\" data-backend=\"{}\"{}>{}</td>", fastest ? " fastest" : "",
-                           escape_html(matrix.backends[b]), fastest ? " data-fastest=\"1\"" : "",
-                           fastest ? "<strong>" + escape_html(text) + "</strong>" : escape_html(text));
+        out += fmt::format(
+            "<td class=\"num{}\" data-backend=\"{}\"{}>{}</td>", fastest ? " fastest" : "",
+            escape_html(matrix.backends[b]), fastest ? " data-fastest=\"1\"" : "",
+            fastest ? "<strong>" + escape_html(text) + "</strong>" : escape_html(text));
       }
-      if (compare) out += "<td class=\"num\">" + escape_html(format_ratio(row.zoobench_vs_torch_compile, "\u00d7")) + "</td>";
+      if (compare)
+        out += "<td class=\"num\">" +
+               escape_html(format_ratio(row.zoobench_vs_torch_compile, "\u00d7")) + "</td>";
       out += "</tr>\n";
     }
     if (compare) {
@@ -462,13 +472,16 @@ std::string latency_matrices(const JoinedResults& joined) {
       for (const auto& value : matrix.geomean_vs_torch_compile) {
         out += "<td class=\"num\">" + escape_html(format_ratio(value, "\u00d7")) + "</td>";
       }
-      out += "<td class=\"num\">" + escape_html(format_ratio(matrix.geomean_zoobench_vs_torch_compile, "\u00d7")) +
+      out += "<td class=\"num\">" +
+             escape_html(format_ratio(matrix.geomean_zoobench_vs_torch_compile, "\u00d7")) +
              "</td></tr>\n";
     }
     out += "</tbody></table></div>\n";
     if (compare) {
-      out += fmt::format("<p class=\"muted\">zoobench's fastest backend at or below torch.compile's fastest on {} of {} models.</p>\n",
-                         matrix.zoobench_at_or_below, matrix.compared);
+      out += fmt::format(
+          "<p class=\"muted\">zoobench's fastest backend at or below torch.compile's fastest on {} "
+          "of {} models.</p>\n",
+          matrix.zoobench_at_or_below, matrix.compared);
     }
   }
   return out;
@@ -509,7 +522,8 @@ std::string render_html(const JoinedResults& joined, const ReportOptions& option
   out += models_table(joined, options) + "</section>\n";
   if (!joined.latency_matrices.empty()) {
     out += "<section id=\"matrix\">\n<h2>Latency matrix</h2>\n<p class=\"muted\">" +
-           escape_html(latency_matrix_legend()) + "</p>\n" + latency_matrices(joined) + "</section>\n";
+           escape_html(latency_matrix_legend()) + "</p>\n" + latency_matrices(joined) +
+           "</section>\n";
   }
   out += "<section id=\"failures\">\n<h2>Failures</h2>\n" + failures_table(joined) + "</section>\n";
   if (options.baseline) {

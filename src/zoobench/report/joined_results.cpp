@@ -14,14 +14,8 @@ namespace zoobench::report {
 namespace {
 
 SeriesKey key_of(const ResultRow& row) {
-  return {cell(row, "dev"), cell(row, "mode"), cell(row, "dtype"), cell(row, "backend")};
-}
-
-// A positive finite number, else absent: upstream writes 0 for "did not run".
-std::optional<double> positive(const ResultRow& row, const char* name) {
-  auto value = parse_number(cell(row, name));
-  if (value && *value > 0) return value;
-  return std::nullopt;
+  return {cell(row, columns::kDev), cell(row, columns::kMode), cell(row, columns::kDtype),
+          cell(row, columns::kBackend)};
 }
 
 std::optional<double> ratio(std::optional<double> numerator, std::optional<double> denominator) {
@@ -31,32 +25,22 @@ std::optional<double> ratio(std::optional<double> numerator, std::optional<doubl
 
 AccuracyCell accuracy_cell(const ResultRow& row) {
   AccuracyCell out;
-  out.status = cell(row, "accuracy");
-  out.margin = parse_number(cell(row, "margin"));
-  out.reason = cell(row, "reason");
+  out.status = cell(row, columns::kAccuracy);
+  for (const auto& [column, field] : accuracy_fields()) out.*field = read_number(row, *column);
+  out.reason = cell(row, columns::kReason);
   return out;
 }
 
 PerformanceCell performance_cell(const ResultRow& row) {
   PerformanceCell out;
-  out.speedup = positive(row, "speedup");
-  out.compiled_ms = positive(row, "abs_latency");
-  out.eager_ms = positive(row, "eager_latency");
+  for (const auto& [column, field] : performance_fields()) out.*field = read_number(row, *column);
   // Upstream rows carry no eager latency; it follows from the two upstream columns.
   if (!out.eager_ms && out.compiled_ms && out.speedup)
     out.eager_ms = *out.compiled_ms * *out.speedup;
-  out.speedup_ci_low = positive(row, "speedup_ci_low");
-  out.speedup_ci_high = positive(row, "speedup_ci_high");
-  out.eager_op_ms = positive(row, "eager_op_ms");
-  out.compiled_op_ms = positive(row, "compiled_op_ms");
-  out.op_speedup = positive(row, "op_speedup");
   if (!out.op_speedup) out.op_speedup = ratio(out.eager_op_ms, out.compiled_op_ms);
-  out.compilation_latency_s = parse_number(cell(row, "compilation_latency"));
-  out.compression_ratio = positive(row, "compression_ratio");
-  const std::string& unstable = cell(row, "unstable");
-  out.unstable = unstable == "1" || unstable == "true" || unstable == "True";
-  out.reason = cell(row, "reason");
-  out.status = cell(row, "status");
+  out.unstable = read_flag(row, columns::kUnstable);
+  out.reason = cell(row, columns::kReason);
+  out.status = cell(row, columns::kStatus);
   if (out.status.empty()) {
     // Upstream's performance CSV marks a failed model only by a zero speedup.
     out.status = out.speedup ? "pass" : "fail_to_run";
@@ -115,6 +99,37 @@ std::string join_nonempty(const std::vector<std::string>& parts) {
 
 }  // namespace
 
+std::optional<double> read_number(const ResultRow& row, const columns::Column& column) {
+  auto value = parse_number(cell(row, column));
+  if (column.reading == columns::Reading::kPositive && !(value && *value > 0)) return std::nullopt;
+  return value;
+}
+
+bool read_flag(const ResultRow& row, const columns::Column& column) {
+  const std::string& value = cell(row, column);
+  return value == "1" || value == "true" || value == "True";
+}
+
+const std::vector<AccuracyField>& accuracy_fields() {
+  static const std::vector<AccuracyField> kFields = {{&columns::kMargin, &AccuracyCell::margin}};
+  return kFields;
+}
+
+const std::vector<PerformanceField>& performance_fields() {
+  static const std::vector<PerformanceField> kFields = {
+      {&columns::kSpeedup, &PerformanceCell::speedup},
+      {&columns::kAbsLatency, &PerformanceCell::compiled_ms},
+      {&columns::kEagerLatency, &PerformanceCell::eager_ms},
+      {&columns::kSpeedupCiLow, &PerformanceCell::speedup_ci_low},
+      {&columns::kSpeedupCiHigh, &PerformanceCell::speedup_ci_high},
+      {&columns::kEagerOpMs, &PerformanceCell::eager_op_ms},
+      {&columns::kCompiledOpMs, &PerformanceCell::compiled_op_ms},
+      {&columns::kOpSpeedup, &PerformanceCell::op_speedup},
+      {&columns::kCompilationLatency, &PerformanceCell::compilation_latency_s},
+      {&columns::kCompressionRatio, &PerformanceCell::compression_ratio}};
+  return kFields;
+}
+
 bool SeriesKey::operator==(const SeriesKey& other) const {
   return dev == other.dev && mode == other.mode && dtype == other.dtype && backend == other.backend;
 }
@@ -156,7 +171,7 @@ JoinedResults join_results(const std::vector<ResultRow>& rows) {
   std::vector<std::string> thresholds;
   for (const auto& row : rows) {
     if (row.kind != ExperimentKind::kPerformance) continue;
-    auto value = parse_number(cell(row, "unstable_cov"));
+    auto value = read_number(row, columns::kUnstableCov);
     add_distinct(thresholds, value ? format_percent(*value) : std::string("2.5%"));
   }
   if (!thresholds.empty()) joined.unstable_threshold = join(thresholds, " or ");
@@ -166,7 +181,7 @@ JoinedResults join_results(const std::vector<ResultRow>& rows) {
   std::map<std::string, std::map<int, PerformanceCell>> performance;
 
   for (const auto& row : rows) {
-    const std::string& name = cell(row, "name");
+    const std::string& name = cell(row, columns::kName);
     if (name.empty()) {
       joined.warnings.push_back("a row without a model name was ignored");
       continue;

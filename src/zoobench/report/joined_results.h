@@ -39,6 +39,24 @@ struct PerformanceCell {
   bool passed() const;
 };
 
+// Where a row's numbers land in a cell: each column, read by its columns::Reading, fills one
+// field. Derived values (an upstream row's eager time, the OP speedup from the two kernel
+// times) are computed after these.
+struct AccuracyField {
+  const columns::Column* column;
+  std::optional<double> AccuracyCell::*field;
+};
+struct PerformanceField {
+  const columns::Column* column;
+  std::optional<double> PerformanceCell::*field;
+};
+const std::vector<AccuracyField>& accuracy_fields();
+const std::vector<PerformanceField>& performance_fields();
+
+// A cell as its column reads it: a number (kPositive: only above zero), or a flag.
+std::optional<double> read_number(const ResultRow& row, const columns::Column& column);
+bool read_flag(const ResultRow& row, const columns::Column& column);
+
 struct AccuracyColumn {
   SeriesKey key;
   std::string label;  // "cuda"; with more than one backend/mode/dtype also those: "cuda_jit"

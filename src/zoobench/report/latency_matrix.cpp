@@ -18,13 +18,14 @@ using MatrixKey =
 // Rows of one run with a worker per GPU say cuda:0 or cuda:1: one matrix per device type (the
 // workers' GPUs are alike), not per GPU.
 MatrixKey key_of(const ResultRow& row) {
-  const std::string& dev = cell(row, "dev");
-  return {cell(row, "suite"), dev.substr(0, dev.find(':')), cell(row, "mode"), cell(row, "dtype")};
+  const std::string& dev = cell(row, columns::kDev);
+  return {cell(row, columns::kSuite), dev.substr(0, dev.find(':')), cell(row, columns::kMode),
+          cell(row, columns::kDtype)};
 }
 
 // Rows written before the column existed come from zoobench's own backends.
 std::string family_of(const ResultRow& row) {
-  const std::string& family = cell(row, "backend_family");
+  const std::string& family = cell(row, columns::kBackendFamily);
   return family.empty() ? "zoobench" : family;
 }
 
@@ -148,25 +149,26 @@ std::vector<LatencyMatrix> build_latency_matrices(const std::vector<ResultRow>& 
   for (const auto& row : rows) {
     if (row.kind != ExperimentKind::kPerformance) continue;
     LatencyMatrix& matrix = matrix_for(row);
-    std::size_t b = column_of(matrix, cell(row, "backend"), family_of(row));
-    MatrixRow& model = by_model[key_of(row)][cell(row, "name")];
-    model.model = cell(row, "name");
+    std::size_t b = column_of(matrix, cell(row, columns::kBackend), family_of(row));
+    MatrixRow& model = by_model[key_of(row)][cell(row, columns::kName)];
+    model.model = cell(row, columns::kName);
     if (model.cells.size() <= b) model.cells.resize(b + 1);
-    model.cells[b].status = cell(row, "status");
-    auto latency = parse_number(cell(row, "abs_latency"));
+    model.cells[b].status = cell(row, columns::kStatus);
+    auto latency = parse_number(cell(row, columns::kAbsLatency));
     if (model.cells[b].status == "pass" && latency && *latency > 0)
       model.cells[b].latency_ms = latency;
   }
   for (const auto& row : rows) {
     if (row.kind != ExperimentKind::kAccuracy || !matrices.count(key_of(row))) continue;
     LatencyMatrix& matrix = matrices[key_of(row)];
-    auto it = std::find(matrix.backends.begin(), matrix.backends.end(), cell(row, "backend"));
+    auto it =
+        std::find(matrix.backends.begin(), matrix.backends.end(), cell(row, columns::kBackend));
     if (it == matrix.backends.end()) continue;
-    MatrixRow& model = by_model[key_of(row)][cell(row, "name")];
-    model.model = cell(row, "name");
+    MatrixRow& model = by_model[key_of(row)][cell(row, columns::kName)];
+    model.model = cell(row, columns::kName);
     const std::size_t b = static_cast<std::size_t>(it - matrix.backends.begin());
     if (model.cells.size() <= b) model.cells.resize(b + 1);
-    model.cells[b].accuracy = cell(row, "accuracy");
+    model.cells[b].accuracy = cell(row, columns::kAccuracy);
   }
   std::vector<LatencyMatrix> out;
   for (const auto& key : order) {

@@ -83,17 +83,6 @@ bool any_unstable(const JoinedResults& joined) {
   return false;
 }
 
-// The first series of `context` that measured the model's eager side.
-std::optional<double> eager_value(const JoinedResults& joined, const JoinedModel& model,
-                                  const std::string& context, bool op) {
-  for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
-    if (joined.performance_series[s].context != context || !model.performance[s]) continue;
-    const auto& value = op ? model.performance[s]->eager_op_ms : model.performance[s]->eager_ms;
-    if (value) return value;
-  }
-  return std::nullopt;
-}
-
 std::string code_list(const std::vector<std::string>& items) {
   std::vector<std::string> quoted;
   for (const auto& item : items) quoted.push_back("`" + item + "`");
@@ -169,20 +158,6 @@ std::string baseline_section(const JoinedResults& joined, const ReportOptions& o
 
 }  // namespace
 
-std::string eager_column(const std::string& context, const char* metric) {
-  return (context.empty() ? std::string() : context + "_") + "eager_" + metric;
-}
-
-std::string compiled_column(const PerformanceSeries& series, const char* metric) {
-  return series.label + "_" + metric;
-}
-
-std::string speedup_column(const JoinedResults& joined, const PerformanceSeries& series,
-                           const char* metric) {
-  std::string name = std::string(metric) + "_speed_up_rate";
-  return joined.performance_series.size() == 1 ? name : series.label + "_" + name;
-}
-
 std::string unstable_footnote(const JoinedResults& joined) {
   return std::string(kUnstableMark) +
          " unstable: the coefficient of variation of the eager or compiled samples exceeded " +
@@ -194,37 +169,21 @@ std::string markdown_results_table(const JoinedResults& joined) {
   table.add_column("index", true);
   table.add_column("model_name", false);
   for (const auto& column : joined.accuracy_columns) table.add_column(column.header(), false);
-  std::vector<std::string> contexts = joined.performance_contexts();
-  for (const char* metric : {"E2E", "OP"}) {
-    for (const auto& context : contexts) {
-      table.add_column(eager_column(context, metric), true);
-      for (const auto& series : joined.performance_series) {
-        if (series.context != context) continue;
-        table.add_column(compiled_column(series, metric), true);
-        table.add_column(speedup_column(joined, series, metric), true);
-      }
-    }
-  }
+  std::vector<TimingColumn> timings = timing_columns(joined);
+  for (const auto& column : timings) table.add_column(column.header, true);
   for (std::size_t m = 0; m < joined.models.size(); ++m) {
     const JoinedModel& model = joined.models[m];
     std::vector<std::string> row = {std::to_string(m + 1), escape_cell(model.name)};
     for (const auto& cell : model.accuracy) row.push_back(cell ? escape_cell(cell->status) : "-");
-    for (bool op : {false, true}) {
-      for (const auto& context : contexts) {
-        row.push_back(format_ms(eager_value(joined, model, context, op)));
-        for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
-          if (joined.performance_series[s].context != context) continue;
-          const auto& cell = model.performance[s];
-          if (!cell) {
-            row.insert(row.end(), {"-", "-"});
-            continue;
-          }
-          row.push_back(format_ms(op ? cell->compiled_op_ms : cell->compiled_ms));
-          std::string speedup = format_ratio(op ? cell->op_speedup : cell->speedup);
-          if (!op && cell->unstable && cell->speedup) speedup += kUnstableMark;
-          row.push_back(speedup);
-        }
+    for (const auto& column : timings) {
+      std::optional<double> value = timing_value(joined, model, column);
+      std::string text = format_timing(column, value, "x");
+      const auto& cell = timing_cell(model, column);
+      if (column.role == TimingRole::kSpeedup && column.metric->has_interval && cell &&
+          cell->unstable && value) {
+        text += kUnstableMark;
       }
+      row.push_back(text);
     }
     table.rows.push_back(std::move(row));
   }
@@ -325,7 +284,8 @@ std::string markdown_latency_matrix(const LatencyMatrix& matrix) {
     out += fmt::format(
         "\nzoobench's fastest backend at or below torch.compile's fastest on {} of {} models "
         "(geomean latency ratio {}).\n",
-        matrix.zoobench_at_or_below, matrix.compared, format_ratio(matrix.geomean_zoobench_vs_torch_compile));
+        matrix.zoobench_at_or_below, matrix.compared,
+        format_ratio(matrix.geomean_zoobench_vs_torch_compile));
   }
   return out;
 }
@@ -351,8 +311,10 @@ std::string format_latency_matrix(const std::vector<ResultRow>& rows) {
 }
 
 std::string latency_matrix_legend() {
-  return "Latency in ms per iteration (the compiled side's median); in bold: the fastest backend whose "
-         "accuracy did not fail; \u2717: the backend's accuracy check failed; zoobench/torch.compile: "
+  return "Latency in ms per iteration (the compiled side's median); in bold: the fastest backend "
+         "whose "
+         "accuracy did not fail; \u2717: the backend's accuracy check failed; "
+         "zoobench/torch.compile: "
          "zoobench's fastest backend / torch.compile's fastest (below 1: zoobench is faster).";
 }
 
@@ -376,7 +338,8 @@ std::string render_markdown(const JoinedResults& joined, const ReportOptions& op
   out += "\n" + markdown_summary_line(joined, summarize(joined)) + "\n";
   if (any_unstable(joined)) out += "\n" + unstable_footnote(joined) + "\n";
   if (!joined.latency_matrices.empty()) {
-    out += "\n## Latency matrix\n\n" + latency_matrix_legend() + "\n\n" + markdown_latency_matrices(joined);
+    out += "\n## Latency matrix\n\n" + latency_matrix_legend() + "\n\n" +
+           markdown_latency_matrices(joined);
   }
   std::string failures = markdown_failures_table(joined);
   out += "\n## Failures\n\n" + (failures.empty() ? std::string("None.\n") : failures);

@@ -10,6 +10,7 @@
 #include "zoobench/report/baseline.h"
 #include "zoobench/report/joined_results.h"
 #include "zoobench/report/summary.h"
+#include "zoobench/report/timing_columns.h"
 #include "zoobench/results/rows.h"
 
 namespace zoobench::report {
@@ -37,12 +38,6 @@ std::string markdown_latency_matrices(const JoinedResults& joined);
 std::string markdown_results_table(const JoinedResults& joined);
 std::string markdown_summary_line(const JoinedResults& joined, const ReportSummary& summary);
 std::string markdown_failures_table(const JoinedResults& joined);  // "" when nothing failed
-
-// Column names of the results table, shared with the HTML report's sort keys.
-std::string eager_column(const std::string& context, const char* metric);          // eager_E2E
-std::string compiled_column(const PerformanceSeries& series, const char* metric);  // jit_E2E
-std::string speedup_column(const JoinedResults& joined, const PerformanceSeries& series,
-                           const char* metric);  // E2E_speed_up_rate or jit_E2E_speed_up_rate
 
 // How to read a latency matrix (its marks and the last column).
 std::string latency_matrix_legend();

@@ -67,16 +67,16 @@ MergedResults merge_results(const std::vector<ResultFile>& inputs) {
             "{} and {} both have a different row for {} on {} (mode '{}', backend '{}', dtype "
             "'{}'): the partitions overlap or a model was run twice; keep one of the rows (or "
             "re-run that model) and merge again",
-            found->second.file, input.path, cell(row, "name"), cell(row, "dev"), cell(row, "mode"),
-            cell(row, "backend"), cell(row, "dtype")));
+            found->second.file, input.path, cell(row, columns::kName), cell(row, columns::kDev),
+            cell(row, columns::kMode), cell(row, columns::kBackend), cell(row, columns::kDtype)));
       }
       if (!has_detail(kept) && has_detail(row)) kept.detail = row.detail;
     }
   }
   std::stable_sort(merged.rows.begin(), merged.rows.end(),
                    [](const ResultRow& a, const ResultRow& b) {
-                     return std::make_pair(cell(a, "name"), cell(a, "dev")) <
-                            std::make_pair(cell(b, "name"), cell(b, "dev"));
+                     return std::make_pair(cell(a, columns::kName), cell(a, columns::kDev)) <
+                            std::make_pair(cell(b, columns::kName), cell(b, columns::kDev));
                    });
   return merged;
 }

@@ -47,12 +47,28 @@ double nice_tick_step(double max_value) {
   return 10 * power;
 }
 
-std::string speedup_chart_svg(const std::vector<SpeedupChartRow>& rows,
-                              const std::string& caption) {
-  bool any_op =
+namespace {
+
+// Where things go: sizes that follow from the rows (label width, bar thickness, the axis's
+// range) and the value -> x mapping every piece draws with.
+struct ChartLayout {
+  bool any_op = false;  // two bars per model (E2E and OP) instead of one
+  double row_height = 22, bar_height = 14;
+  double step = 1, axis_max = 1;  // tick step and the axis's end
+  double left = 0, right = 0;     // the plot's x range; model labels end left of it
+  double plot_height = 0;
+
+  double x(double value) const {
+    return left + (right - left) * std::clamp(value, 0.0, axis_max) / axis_max;
+  }
+};
+
+ChartLayout layout_chart(const std::vector<SpeedupChartRow>& rows) {
+  ChartLayout layout;
+  layout.any_op =
       std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.op.has_value(); });
-  double row_height = any_op ? 30 : 22;
-  double bar_height = any_op ? 11 : 14;
+  layout.row_height = layout.any_op ? 30 : 22;
+  layout.bar_height = layout.any_op ? 11 : 14;
   std::size_t longest = 8;
   double max_value = 1.0;
   for (const auto& row : rows) {
@@ -63,29 +79,24 @@ std::string speedup_chart_svg(const std::vector<SpeedupChartRow>& rows,
       if ((*bar)->ci_high) max_value = std::max(max_value, *(*bar)->ci_high);
     }
   }
-  double step = nice_tick_step(max_value);
-  double axis_max = std::ceil(max_value * 1.02 / step) * step;
-  double left = 16.0 + kLabelCharWidth * static_cast<double>(longest);
-  double right = kWidth - kValueRoom;
-  auto x = [&](double value) {
-    return left + (right - left) * std::clamp(value, 0.0, axis_max) / axis_max;
-  };
-  double plot_height = row_height * static_cast<double>(std::max<std::size_t>(rows.size(), 1));
-  double height = kTop + plot_height + kBottom;
+  layout.step = nice_tick_step(max_value);
+  layout.axis_max = std::ceil(max_value * 1.02 / layout.step) * layout.step;
+  layout.left = 16.0 + kLabelCharWidth * static_cast<double>(longest);
+  layout.right = kWidth - kValueRoom;
+  layout.plot_height =
+      layout.row_height * static_cast<double>(std::max<std::size_t>(rows.size(), 1));
+  return layout;
+}
 
+// The legend above the plot: the bars' colours, the whisker, the unstable mark.
+std::string legend_svg(const ChartLayout& layout) {
+  double legend_x = layout.left;
   std::string out = fmt::format(
-      "<svg class=\"speedup-chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" "
-      "width=\"100%\" role=\"img\" aria-label=\"{}\" font-family=\"system-ui, sans-serif\" "
-      "font-size=\"12\">\n",
-      kWidth, height, escape_html("Speedup per model: " + caption));
-  // Legend.
-  double legend_x = left;
-  out += fmt::format(
       "<rect x=\"{}\" y=\"8\" width=\"12\" height=\"12\" fill=\"{}\"/>"
       "<text x=\"{}\" y=\"18\">E2E speedup</text>\n",
       legend_x, kE2EColor, legend_x + 16);
   legend_x += 110;
-  if (any_op) {
+  if (layout.any_op) {
     out += fmt::format(
         "<rect x=\"{}\" y=\"8\" width=\"12\" height=\"12\" fill=\"{}\"/>"
         "<text x=\"{}\" y=\"18\">OP (kernel) speedup</text>\n",
@@ -101,64 +112,90 @@ std::string speedup_chart_svg(const std::vector<SpeedupChartRow>& rows,
   legend_x += 80;
   out +=
       fmt::format("<text x=\"{}\" y=\"18\" fill=\"#666\">{} unstable</text>\n", legend_x, "\u2020");
+  return out;
+}
 
-  // Grid and tick labels.
-  for (double tick = 0; tick <= axis_max + step / 2; tick += step) {
+// Vertical grid lines with their tick labels below the plot.
+std::string grid_svg(const ChartLayout& layout) {
+  std::string out;
+  for (double tick = 0; tick <= layout.axis_max + layout.step / 2; tick += layout.step) {
     out += fmt::format(
         "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" "
         "stroke=\"#e5e7eb\"/><text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\" "
         "fill=\"#666\">{4}</text>\n",
-        x(tick), kTop - 4, kTop + plot_height, kTop + plot_height + 16, tick_label(tick));
+        layout.x(tick), kTop - 4, kTop + layout.plot_height, kTop + layout.plot_height + 16,
+        tick_label(tick));
   }
+  return out;
+}
 
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const SpeedupChartRow& row = rows[i];
-    double top = kTop + row_height * static_cast<double>(i);
-    std::string model = escape_html(row.model);
-    out += fmt::format("<g class=\"model-row\" data-model=\"{}\">", model);
-    out +=
-        fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}<title>{}</title></text>",
-                    left - 8, top + row_height / 2 + 4, escape_html(shorten(row.model, kLabelChars)), model);
-    if (!row.failure.empty()) {
-      out += fmt::format("<text class=\"failed\" x=\"{}\" y=\"{:.1f}\" fill=\"#cf222e\">{}</text>",
-                         left + 6, top + row_height / 2 + 4, escape_html(row.failure));
-    }
-    double bar_top = top + (row_height - (any_op ? 2 * bar_height + 2 : bar_height)) / 2;
-    for (const char* metric : {"e2e", "op"}) {
-      const auto& bar = metric[0] == 'e' ? row.e2e : row.op;
-      double y = metric[0] == 'e' ? bar_top : bar_top + bar_height + 2;
-      if (!bar) continue;
-      out += fmt::format(
-          "<rect class=\"bar {}{}\" data-model=\"{}\" data-value=\"{:.4g}\" x=\"{}\" y=\"{:.1f}\" "
-          "width=\"{:.1f}\" height=\"{}\" fill=\"{}\"{}><title>{} {}: {}{}</title></rect>",
-          metric, bar->unstable ? " unstable" : "", model, bar->value, left, y,
-          std::max(0.5, x(bar->value) - left), bar_height, metric[0] == 'e' ? kE2EColor : kOpColor,
-          bar->unstable ? " fill-opacity=\"0.55\"" : "", model, metric[0] == 'e' ? "E2E" : "OP",
-          format_ratio(bar->value, "\u00d7"), bar->unstable ? " (unstable)" : "");
-      double label_x = x(bar->value);
-      if (bar->ci_low && bar->ci_high) {
-        double mid = y + bar_height / 2;
-        double x0 = x(*bar->ci_low), x1 = x(*bar->ci_high);
-        out += fmt::format(
-            "<g class=\"ci\" stroke=\"#222\" stroke-width=\"1.2\"><line x1=\"{0:.1f}\" "
-            "y1=\"{2:.1f}\" "
-            "x2=\"{1:.1f}\" y2=\"{2:.1f}\"/><line x1=\"{0:.1f}\" y1=\"{3:.1f}\" x2=\"{0:.1f}\" "
-            "y2=\"{4:.1f}\"/><line x1=\"{1:.1f}\" y1=\"{3:.1f}\" x2=\"{1:.1f}\" "
-            "y2=\"{4:.1f}\"/></g>",
-            x0, x1, mid, mid - 3.5, mid + 3.5);
-        label_x = std::max(label_x, x1);
-      }
-      out += fmt::format(
-          "<text class=\"value\" x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#333\">{}{}</text>", label_x + 5,
-          y + bar_height - 2, format_ratio(bar->value, "\u00d7"), bar->unstable ? "\u2020" : "");
-    }
-    out += "</g>\n";
+// One bar at height `y`: the rect, its confidence-interval whisker, its value label.
+std::string bar_svg(const ChartLayout& layout, const SpeedupBar& bar, bool e2e, double y,
+                    const std::string& model) {
+  const char* metric = e2e ? "e2e" : "op";
+  std::string out = fmt::format(
+      "<rect class=\"bar {}{}\" data-model=\"{}\" data-value=\"{:.4g}\" x=\"{}\" y=\"{:.1f}\" "
+      "width=\"{:.1f}\" height=\"{}\" fill=\"{}\"{}><title>{} {}: {}{}</title></rect>",
+      metric, bar.unstable ? " unstable" : "", model, bar.value, layout.left, y,
+      std::max(0.5, layout.x(bar.value) - layout.left), layout.bar_height,
+      e2e ? kE2EColor : kOpColor, bar.unstable ? " fill-opacity=\"0.55\"" : "", model,
+      e2e ? "E2E" : "OP", format_ratio(bar.value, "\u00d7"), bar.unstable ? " (unstable)" : "");
+  double label_x = layout.x(bar.value);
+  if (bar.ci_low && bar.ci_high) {
+    double mid = y + layout.bar_height / 2;
+    double x0 = layout.x(*bar.ci_low), x1 = layout.x(*bar.ci_high);
+    out += fmt::format(
+        "<g class=\"ci\" stroke=\"#222\" stroke-width=\"1.2\"><line x1=\"{0:.1f}\" "
+        "y1=\"{2:.1f}\" "
+        "x2=\"{1:.1f}\" y2=\"{2:.1f}\"/><line x1=\"{0:.1f}\" y1=\"{3:.1f}\" x2=\"{0:.1f}\" "
+        "y2=\"{4:.1f}\"/><line x1=\"{1:.1f}\" y1=\"{3:.1f}\" x2=\"{1:.1f}\" "
+        "y2=\"{4:.1f}\"/></g>",
+        x0, x1, mid, mid - 3.5, mid + 3.5);
+    label_x = std::max(label_x, x1);
   }
+  out += fmt::format("<text class=\"value\" x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#333\">{}{}</text>",
+                     label_x + 5, y + layout.bar_height - 2, format_ratio(bar.value, "\u00d7"),
+                     bar.unstable ? "\u2020" : "");
+  return out;
+}
+
+// The i-th model's row: its label, the failure text or its bars (E2E above OP).
+std::string model_row_svg(const ChartLayout& layout, const SpeedupChartRow& row, std::size_t i) {
+  double top = kTop + layout.row_height * static_cast<double>(i);
+  std::string model = escape_html(row.model);
+  std::string out = fmt::format("<g class=\"model-row\" data-model=\"{}\">", model);
+  out += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}<title>{}</title></text>",
+                     layout.left - 8, top + layout.row_height / 2 + 4,
+                     escape_html(shorten(row.model, kLabelChars)), model);
+  if (!row.failure.empty()) {
+    out += fmt::format("<text class=\"failed\" x=\"{}\" y=\"{:.1f}\" fill=\"#cf222e\">{}</text>",
+                       layout.left + 6, top + layout.row_height / 2 + 4, escape_html(row.failure));
+  }
+  double bars_height = layout.any_op ? 2 * layout.bar_height + 2 : layout.bar_height;
+  double bar_top = top + (layout.row_height - bars_height) / 2;
+  if (row.e2e) out += bar_svg(layout, *row.e2e, true, bar_top, model);
+  if (row.op) out += bar_svg(layout, *row.op, false, bar_top + layout.bar_height + 2, model);
+  return out + "</g>\n";
+}
+
+}  // namespace
+
+std::string speedup_chart_svg(const std::vector<SpeedupChartRow>& rows,
+                              const std::string& caption) {
+  const ChartLayout layout = layout_chart(rows);
+  double height = kTop + layout.plot_height + kBottom;
+  std::string out = fmt::format(
+      "<svg class=\"speedup-chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" "
+      "width=\"100%\" role=\"img\" aria-label=\"{}\" font-family=\"system-ui, sans-serif\" "
+      "font-size=\"12\">\n",
+      kWidth, height, escape_html("Speedup per model: " + caption));
+  out += legend_svg(layout) + grid_svg(layout);
+  for (std::size_t i = 0; i < rows.size(); ++i) out += model_row_svg(layout, rows[i], i);
   // The reference line goes last so it is drawn over the bars.
   out += fmt::format(
       "<line class=\"reference\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" "
       "stroke=\"#111\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>\n",
-      x(1.0), kTop - 6, kTop + plot_height);
+      layout.x(1.0), kTop - 6, kTop + layout.plot_height);
   out += "</svg>\n";
   return out;
 }

@@ -1,10 +1,10 @@
-// Column lists and row conversions.
+// Row conversions and cells; the column lists are the schema's (columns.h).
 #include "zoobench/results/rows.h"
+
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 namespace zoobench {
 
@@ -13,32 +13,20 @@ std::string_view experiment_name(ExperimentKind kind) {
 }
 
 const std::vector<std::string>& result_columns(ExperimentKind kind) {
-  static const std::vector<std::string> kAccuracy = {
-      "dev", "name", "batch_size", "accuracy",  // upstream
-      "backend", "mode", "dtype", "tolerance", "cosine", "tolerance_source", "max_abs", "mean_abs",
-      "rmse_res", "rmse_ref", "margin", "worst_tensor", "failed_tensors", "total_tensors",
-      "min_passing_tol", "patches", "input_layout", "cudagraphs", "reason", "log", "duration_s",
-      "graphs", "graph_breaks", "recompiles", "suite", "backend_family"};
-  static const std::vector<std::string> kPerformance = {
-      "dev", "name", "batch_size", "speedup", "abs_latency", "compilation_latency",
-      "compression_ratio", "eager_peak_mem", "dynamo_peak_mem",  // upstream
-      "eager_latency", "speedup_ci_low", "speedup_ci_high", "cov_eager", "cov_compiled",
-      "eager_op_ms", "compiled_op_ms", "op_speedup", "backend", "mode", "dtype", "status", "unstable",
-      "iterations_per_run", "repeat", "eager_min", "eager_p10", "eager_p90", "compiled_min",
-      "compiled_p10", "compiled_p90", "launch_bound", "cudagraphs", "patches", "reason", "log",
-      "python_eager_latency", "python_speedup", "graphs", "graph_breaks", "recompiles", "suite",
-      "backend_family", "unstable_cov"};
+  auto names = [](ExperimentKind of) {
+    std::vector<std::string> out;
+    for (const auto& column : columns::columns_of(of)) out.push_back(column.key());
+    return out;
+  };
+  static const std::vector<std::string> kAccuracy = names(ExperimentKind::kAccuracy);
+  static const std::vector<std::string> kPerformance = names(ExperimentKind::kPerformance);
   return kind == ExperimentKind::kAccuracy ? kAccuracy : kPerformance;
 }
 
 namespace {
-const char* status_column(ExperimentKind kind) {
-  return kind == ExperimentKind::kAccuracy ? "accuracy" : "status";
-}
-std::string cell_or(const std::map<std::string, std::string>& cells, const char* name,
-                    const char* fallback) {
-  auto it = cells.find(name);
-  return it == cells.end() || it->second.empty() ? fallback : it->second;
+std::string cell_or(const ResultRow& row, const columns::Column& column, const char* fallback) {
+  const std::string& value = cell(row, column);
+  return value.empty() ? fallback : value;
 }
 }  // namespace
 
@@ -48,23 +36,34 @@ const std::string& cell(const ResultRow& row, const std::string& column) {
   return it == row.cells.end() ? kEmpty : it->second;
 }
 
+const std::string& cell(const ResultRow& row, const columns::Column& column) {
+  return cell(row, column.key());
+}
+
+void set_cell(ResultRow& row, const columns::Column& column, std::string value) {
+  row.cells[column.key()] = std::move(value);
+}
+
 Status ResultRow::status() const {
-  auto it = cells.find(status_column(kind));
+  auto it = cells.find(columns::status_column(kind).key());
   if (it == cells.end()) return Status::kInfraError;
   return parse_status(it->second).value_or(Status::kInfraError);
 }
 
 void ResultRow::set_status(Status status) {
-  cells[status_column(kind)] = std::string(status_name(status));
+  cells[columns::status_column(kind).key()] = std::string(status_name(status));
 }
 
 std::string ResultRow::identity() const {
-  return fmt::format("{}|{}|{}|{}|{}|{}", cell_or(cells, "dev", ""), cell_or(cells, "name", ""),
-                     cell_or(cells, "mode", ""), cell_or(cells, "backend", ""),
-                     cell_or(cells, "dtype", ""), cell_or(cells, "input_layout", kDefaultInputLayout));
+  return fmt::format("{}|{}|{}|{}|{}|{}", cell(*this, columns::kDev), cell(*this, columns::kName),
+                     cell(*this, columns::kMode), cell(*this, columns::kBackend),
+                     cell(*this, columns::kDtype),
+                     cell_or(*this, columns::kInputLayout, kDefaultInputLayout));
 }
 
-std::string input_layout_of(const ResultRow& row) { return cell_or(row.cells, "input_layout", kDefaultInputLayout); }
+std::string input_layout_of(const ResultRow& row) {
+  return cell_or(row, columns::kInputLayout, kDefaultInputLayout);
+}
 
 std::string format_cell(double value) {
   if (std::isnan(value)) return "nan";
@@ -85,7 +84,7 @@ nlohmann::json row_to_json(const ResultRow& row) {
     char* end = nullptr;
     double number = value.empty() ? 0.0 : std::strtod(value.c_str(), &end);
     if (!value.empty() && end != nullptr && *end == '\0' && std::isfinite(number) &&
-        name != "name" && name != "dev") {
+        name != columns::kName.name && name != columns::kDev.name) {
       bool integral = value.find_first_of(".eEn") == std::string::npos;
       if (integral) {
         cells[name] = static_cast<int64_t>(std::strtoll(value.c_str(), nullptr, 10));

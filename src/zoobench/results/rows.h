@@ -3,13 +3,13 @@
 // typed records; the runner, merge, resume and reports only see rows.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "zoobench/results/columns.h"
 #include "zoobench/results/status.h"
 
 namespace zoobench {
@@ -18,7 +18,8 @@ enum class ExperimentKind { kAccuracy, kPerformance };
 
 std::string_view experiment_name(ExperimentKind kind);  // "accuracy" / "performance"
 
-// The CSV header of each kind: upstream's columns first, then ours (docs/formats.md).
+// The CSV header of each kind: upstream's columns first, then ours (docs/formats.md); the names
+// of columns::columns_of(kind).
 const std::vector<std::string>& result_columns(ExperimentKind kind);
 
 struct ResultRow {
@@ -43,6 +44,8 @@ std::string input_layout_of(const ResultRow& row);
 // A row's cell, or "" when the row has no such column (upstream's files have fewer columns,
 // JSON records may leave empty ones out).
 const std::string& cell(const ResultRow& row, const std::string& column);
+const std::string& cell(const ResultRow& row, const columns::Column& column);
+void set_cell(ResultRow& row, const columns::Column& column, std::string value);
 
 // Cell formatting: numbers with enough digits to round-trip what matters, "" for absent.
 std::string format_cell(double value);

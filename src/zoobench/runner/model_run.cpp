@@ -1,17 +1,17 @@
 // The in-process run of one model.
 #include "zoobench/runner/model_run.h"
 
-#include <chrono>
-
 #include <fmt/format.h>
+
+#include <chrono>
 
 #include "zoobench/backends/backend.h"
 #include "zoobench/boundary/boundary.h"
 #include "zoobench/patches/registry.h"
 #include "zoobench/results/failure.h"
 #include "zoobench/runner/record_rows.h"
-#include "zoobench/util/crash_report.h"
 #include "zoobench/util/compat.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/zoo/model_files.h"
@@ -49,18 +49,153 @@ LayoutedInputs layout_inputs(const std::vector<c10::IValue>& inputs, const std::
   return out;
 }
 
+// Why a model cannot run at all: the status and reason of each of its rows.
+struct Refusal {
+  Status status;
+  std::string reason;
+};
+
+// What the experiments of one model run on: its manifest, the patch scope the run holds, and its
+// inputs on the device.
+struct LoadedModel {
+  Manifest manifest;
+  c10::Device device{c10::kCPU};
+  std::unique_ptr<patches::PatchScope> patch_scope;
+  std::vector<c10::IValue> inputs;
+};
+
+// Reads the manifest, makes the device current, enters the model's patches and loads its inputs;
+// a Refusal when one of them fails. The context learns the batch size and the patches.
+std::optional<Refusal> load_model(const ZooEntry& entry, const RunOptions& options,
+                                  const SuiteConfig& config, const std::string& device_string,
+                                  LoadedModel& model, RowContext& context) {
+  try {
+    model.manifest = read_manifest(entry.manifest_path);
+  } catch (const ModelLoadError& e) {
+    return Refusal{Status::kModelFailToLoad, first_line(e.what())};
+  }
+  context.batch_size = model.manifest.batch_size;
+  model.device = parse_device(device_string);
+  compat::set_current_device(model.device);
+  try {
+    std::vector<std::string> names =
+        options.patches ? config.patches_for(entry.name, options.mode) : std::vector<std::string>{};
+    model.patch_scope = std::make_unique<patches::PatchScope>(names);
+    context.patches = model.patch_scope->names();
+  } catch (...) {
+    return Refusal{Status::kInfraError, "patches: " + first_line(current_exception_message())};
+  }
+  try {
+    model.inputs = load_inputs(model.manifest, model.device);
+  } catch (const ModelLoadError& e) {
+    return Refusal{Status::kModelFailToLoad, first_line(e.what())};
+  } catch (...) {
+    std::string message = logged_exception_message(entry.name);
+    return Refusal{status_for_failure(Phase::kLoad, message), first_line(message)};
+  }
+  return std::nullopt;
+}
+
+BackendRequest backend_request(const ZooEntry& entry, const RunOptions& options,
+                               const SuiteConfig& config, const LoadedModel& model) {
+  BackendRequest request;
+  request.device = model.device;
+  request.mode = options.mode;
+  request.precision = options.precision;
+  request.cudagraphs = options.cudagraphs;
+  request.optimizer = options.optimizer;
+  request.compile_options_json = options.compile_options_json;
+  request.keep_compile_cache = options.keep_compile_cache;
+  request.loss_scale = config.loss_scale(entry.name);
+  const bool training = options.mode == Mode::kTraining;
+  patches::PatchScope* scope = model.patch_scope.get();
+  request.after_load = [scope, training](torch::jit::Module& module) {
+    scope->rewrite(module, training);
+  };
+  return request;
+}
+
+// The accuracy check's settings: the suite's tolerance (or --tolerance), its vote and its
+// non-deterministic models.
+AccuracyOptions accuracy_options(const ZooEntry& entry, const RunOptions& options,
+                                 const SuiteConfig& config, const c10::Device& device) {
+  const std::string device_type = device.is_cuda() ? "cuda" : "cpu";
+  AccuracyOptions accuracy;
+  accuracy.tolerance =
+      config.tolerance(entry.name, options.mode, options.precision, device_type, options.cosine);
+  if (options.tolerance) {
+    accuracy.tolerance.tolerance = *options.tolerance;
+    accuracy.tolerance.source = "--tolerance";
+  }
+  accuracy.non_deterministic = config.is_non_deterministic(entry.name);
+  accuracy.check_runs = config.accuracy_check_runs(entry.name);
+  accuracy.training_steps = options.training_steps;
+  accuracy.summary = options.accu_summary;
+  return accuracy;
+}
+
+// The accuracy row of one input layout: the compiled side gets the inputs in that layout, the
+// reference the same values dense; a failure of the experiment is the row's status.
+ResultRow accuracy_row_for_layout(const ZooEntry& entry, const RunOptions& options,
+                                  const SuiteConfig& config, const LoadedModel& model,
+                                  Backend& eager, Backend& compiled, const BackendRequest& request,
+                                  const std::string& layout, RowContext context) {
+  context.input_layout = layout;
+  AccuracyOptions accuracy = accuracy_options(entry, options, config, model.device);
+  std::vector<c10::IValue> reference_inputs = model.inputs;
+  std::string layout_note;
+  if (layout != kDefaultInputLayout) {
+    auto laid = layout_inputs(model.inputs, layout, model.manifest);
+    reference_inputs = laid.reference;
+    accuracy.compiled_inputs = laid.compiled;
+    if (!laid.applied)
+      layout_note = "layout '" + layout + "' applies to no input; inputs stayed contiguous";
+  }
+  try {
+    compat::set_deterministic_numerics(true);
+    AccuracyRecord record = run_accuracy_experiment(model.manifest, eager, compiled, request,
+                                                    reference_inputs, accuracy);
+    if (!layout_note.empty())
+      record.reason = record.reason.empty() ? layout_note : record.reason + "; " + layout_note;
+    if (!record.summary_text.empty()) std::fputs(record.summary_text.c_str(), stdout);
+    return accuracy_row(record, context);
+  } catch (...) {
+    std::string message = logged_exception_message(entry.name);
+    return failure_row(ExperimentKind::kAccuracy, status_for_failure(Phase::kCompiled, message),
+                       first_line(message), context);
+  }
+}
+
+ResultRow performance_row_for(const ZooEntry& entry, const RunOptions& options,
+                              const LoadedModel& model, Backend& eager, Backend& compiled,
+                              const BackendRequest& request, const RowContext& context) {
+  try {
+    // Timings use the fastest algorithms, as upstream's performance runs do.
+    compat::set_deterministic_numerics(false);
+    PerformanceOptions performance;
+    performance.measurement = options.measurement;
+    PerformanceRecord record = run_performance_experiment(model.manifest, eager, compiled, request,
+                                                          model.inputs, performance);
+    return performance_row(record, context);
+  } catch (...) {
+    std::string message = logged_exception_message(entry.name);
+    return failure_row(ExperimentKind::kPerformance, status_for_failure(Phase::kCompiled, message),
+                       first_line(message), context);
+  }
+}
+
 }  // namespace
 
 namespace {
 
-std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& options, const SuiteConfig& config,
-                                      const std::string& device_string,
+std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& options,
+                                      const SuiteConfig& config, const std::string& device_string,
                                       const std::function<void(const ResultRow&)>& emit);
 
 }  // namespace
 
-std::vector<ResultRow> run_model(const ZooEntry& entry, const RunOptions& options, const SuiteConfig& config,
-                                 const std::string& device_string,
+std::vector<ResultRow> run_model(const ZooEntry& entry, const RunOptions& options,
+                                 const SuiteConfig& config, const std::string& device_string,
                                  const std::function<void(const ResultRow&)>& on_row) {
   auto emit = [&](const ResultRow& row) {
     if (on_row) on_row(row);
@@ -70,12 +205,13 @@ std::vector<ResultRow> run_model(const ZooEntry& entry, const RunOptions& option
 
 namespace {
 
-std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& options, const SuiteConfig& config,
-                                      const std::string& device_string,
+std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& options,
+                                      const SuiteConfig& config, const std::string& device_string,
                                       const std::function<void(const ResultRow&)>& emit) {
   RowContext context = row_context(options, entry, device_string, options.log_file);
-  crash_report::set_subject(fmt::format("{} ({}, {}, {}, {})", entry.name, options.backend, mode_name(options.mode),
-                                        precision_name(options.precision), device_string));
+  crash_report::set_subject(fmt::format("{} ({}, {}, {}, {})", entry.name, options.backend,
+                                        mode_name(options.mode), precision_name(options.precision),
+                                        device_string));
   crash_report::set_phase("loading");
   std::vector<ResultRow> rows;
   auto add = [&](ResultRow row) {
@@ -84,116 +220,37 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
   };
   auto fail_all = [&](Status status, const std::string& reason) {
     if (options.accuracy) add(failure_row(ExperimentKind::kAccuracy, status, reason, context));
-    if (options.performance) add(failure_row(ExperimentKind::kPerformance, status, reason, context));
+    if (options.performance)
+      add(failure_row(ExperimentKind::kPerformance, status, reason, context));
     return rows;
   };
 
-  Manifest manifest;
-  try {
-    manifest = read_manifest(entry.manifest_path);
-  } catch (const ModelLoadError& e) {
-    return fail_all(Status::kModelFailToLoad, first_line(e.what()));
+  LoadedModel model;
+  if (auto refusal = load_model(entry, options, config, device_string, model, context)) {
+    return fail_all(refusal->status, refusal->reason);
   }
-  context.batch_size = manifest.batch_size;
-  const c10::Device device = parse_device(device_string);
-  compat::set_current_device(device);
-
-  std::unique_ptr<patches::PatchScope> patch_scope;
-  try {
-    std::vector<std::string> names = options.patches ? config.patches_for(entry.name, options.mode)
-                                                     : std::vector<std::string>{};
-    patch_scope = std::make_unique<patches::PatchScope>(names);
-    context.patches = patch_scope->names();
-  } catch (...) {
-    return fail_all(Status::kInfraError, "patches: " + first_line(current_exception_message()));
-  }
-
-  std::vector<c10::IValue> inputs;
-  try {
-    inputs = load_inputs(manifest, device);
-  } catch (const ModelLoadError& e) {
-    return fail_all(Status::kModelFailToLoad, first_line(e.what()));
-  } catch (...) {
-    std::string message = logged_exception_message(entry.name);
-    return fail_all(status_for_failure(Phase::kLoad, message), first_line(message));
-  }
-
   std::unique_ptr<Backend> eager = make_backend("eager");
   std::unique_ptr<Backend> compiled = make_backend(options.backend);
-  BackendRequest request;
-  request.device = device;
-  request.mode = options.mode;
-  request.precision = options.precision;
-  request.cudagraphs = options.cudagraphs;
-  request.optimizer = options.optimizer;
-  request.compile_options_json = options.compile_options_json;
-  request.keep_compile_cache = options.keep_compile_cache;
-  request.loss_scale = config.loss_scale(entry.name);
-  const bool training = options.mode == Mode::kTraining;
-  patches::PatchScope* scope = patch_scope.get();
-  request.after_load = [scope, training](torch::jit::Module& module) { scope->rewrite(module, training); };
+  BackendRequest request = backend_request(entry, options, config, model);
   // Asked before anything runs: for a Python backend this starts the embedded Python, so the
   // autograd engine is torch's Python one from the first backward on (a C++ backward first, then
   // a Python one, trips an internal assert of the engine on CUDA).
-  if (auto why = compiled->unsupported_reason(manifest, request)) {
+  if (auto why = compiled->unsupported_reason(model.manifest, request)) {
     return fail_all(Status::kFailToRun, options.backend + " cannot run this: " + *why);
   }
-  if (request.precision != Precision::kFloat32 && inputs.empty()) {
+  if (request.precision != Precision::kFloat32 && model.inputs.empty()) {
     return fail_all(Status::kModelFailToLoad, "the model has no inputs");
   }
-  inputs = cast_inputs(inputs, request.dtype());
+  model.inputs = cast_inputs(model.inputs, request.dtype());
 
   if (options.accuracy) {
-    const std::vector<std::string> layouts = accuracy_layouts(options);
-    const std::string device_type = device.is_cuda() ? "cuda" : "cpu";
-    for (const auto& layout : layouts) {
-      RowContext layout_context = context;
-      layout_context.input_layout = layout;
-      AccuracyOptions accuracy;
-      accuracy.tolerance = config.tolerance(entry.name, options.mode, options.precision, device_type, options.cosine);
-      if (options.tolerance) {
-        accuracy.tolerance.tolerance = *options.tolerance;
-        accuracy.tolerance.source = "--tolerance";
-      }
-      accuracy.non_deterministic = config.is_non_deterministic(entry.name);
-      accuracy.check_runs = config.accuracy_check_runs(entry.name);
-      accuracy.training_steps = options.training_steps;
-      accuracy.summary = options.accu_summary;
-      std::vector<c10::IValue> reference_inputs = inputs;
-      std::string layout_note;
-      if (layout != kDefaultInputLayout) {
-        auto laid = layout_inputs(inputs, layout, manifest);
-        reference_inputs = laid.reference;
-        accuracy.compiled_inputs = laid.compiled;
-        if (!laid.applied) layout_note = "layout '" + layout + "' applies to no input; inputs stayed contiguous";
-      }
-      try {
-        compat::set_deterministic_numerics(true);
-        AccuracyRecord record =
-            run_accuracy_experiment(manifest, *eager, *compiled, request, reference_inputs, accuracy);
-        if (!layout_note.empty()) record.reason = record.reason.empty() ? layout_note : record.reason + "; " + layout_note;
-        if (!record.summary_text.empty()) std::fputs(record.summary_text.c_str(), stdout);
-        add(accuracy_row(record, layout_context));
-      } catch (...) {
-        std::string message = logged_exception_message(entry.name);
-        add(failure_row(ExperimentKind::kAccuracy, status_for_failure(Phase::kCompiled, message),
-                        first_line(message), layout_context));
-      }
+    for (const auto& layout : accuracy_layouts(options)) {
+      add(accuracy_row_for_layout(entry, options, config, model, *eager, *compiled, request, layout,
+                                  context));
     }
   }
   if (options.performance) {
-    try {
-      // Timings use the fastest algorithms, as upstream's performance runs do.
-      compat::set_deterministic_numerics(false);
-      PerformanceOptions performance;
-      performance.measurement = options.measurement;
-      PerformanceRecord record = run_performance_experiment(manifest, *eager, *compiled, request, inputs, performance);
-      add(performance_row(record, context));
-    } catch (...) {
-      std::string message = logged_exception_message(entry.name);
-      add(failure_row(ExperimentKind::kPerformance, status_for_failure(Phase::kCompiled, message),
-                      first_line(message), context));
-    }
+    add(performance_row_for(entry, options, model, *eager, *compiled, request, context));
   }
   return rows;
 }

@@ -20,7 +20,8 @@ Progress::Progress(std::size_t total, bool live, std::FILE* out)
 std::string Progress::status_line_locked() const {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string eta = "?";
-  if (done_ > 0 && done_ < total_) eta = format_duration(elapsed / static_cast<double>(done_) * (total_ - done_));
+  if (done_ > 0 && done_ < total_)
+    eta = format_duration(elapsed / static_cast<double>(done_) * (total_ - done_));
   if (done_ == total_) eta = "0s";
   std::vector<std::string> running;
   for (const auto& [device, model] : running_) running.push_back(model + "@" + device);
@@ -43,8 +44,8 @@ void Progress::started(const std::string& model, const std::string& device) {
   redraw_locked();
 }
 
-void Progress::finished(const std::string& model, const std::string& device, const std::vector<ResultRow>& rows,
-                        double seconds) {
+void Progress::finished(const std::string& model, const std::string& device,
+                        const std::vector<ResultRow>& rows, double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
   running_.erase(device);
   ++done_;
@@ -53,18 +54,19 @@ void Progress::finished(const std::string& model, const std::string& device, con
   for (const auto& row : rows) {
     all_pass = all_pass && is_passing(row.status());
     if (row.kind == ExperimentKind::kAccuracy) {
-      std::string layout = row.cells.count("input_layout") ? row.cells.at("input_layout") : "";
+      const std::string& layout = cell(row, columns::kInputLayout);
       parts.push_back("accuracy=" + std::string(status_name(row.status())) +
                       (layout.empty() || layout == kDefaultInputLayout ? "" : "[" + layout + "]"));
     } else {
-      std::string speedup = row.cells.count("speedup") ? row.cells.at("speedup") : "";
-      parts.push_back(row.status() == Status::kPass ? "speedup=" + speedup + "x"
-                                                    : "performance=" + std::string(status_name(row.status())));
+      const std::string& speedup = cell(row, columns::kSpeedup);
+      parts.push_back(row.status() == Status::kPass
+                          ? "speedup=" + speedup + "x"
+                          : "performance=" + std::string(status_name(row.status())));
     }
   }
   (all_pass ? passed_ : failed_) += 1;
-  std::string line = fmt::format("[{}/{}] {} {} {} ({})", done_, total_, model, device, join(parts, " "),
-                                 format_duration(seconds));
+  std::string line = fmt::format("[{}/{}] {} {} {} ({})", done_, total_, model, device,
+                                 join(parts, " "), format_duration(seconds));
   if (live_) {
     std::fprintf(out_, "\r\033[K%s\n", line.c_str());
     redraw_locked();

@@ -1,5 +1,6 @@
-// Experiment records -> result rows (the CSV columns of docs/formats.md). The experiments
-// return typed records; only this file knows which record field lands in which column.
+// Experiment records -> result rows (the columns of results/columns.h, docs/formats.md). The
+// experiments return typed records; this file says which record field lands in which column
+// (each side's statistics land in the columns they are registered with: perf/measurement.h).
 #pragma once
 
 #include <string>

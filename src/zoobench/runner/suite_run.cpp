@@ -95,7 +95,7 @@ class RunSinks {
 
   void write(const ResultRow& row) {
     std::lock_guard<std::mutex> lock(mutex_);
-    sink(cell(row, "backend"), row.kind).write(row);
+    sink(cell(row, columns::kBackend), row.kind).write(row);
     written_.push_back(row);
   }
 
@@ -158,7 +158,7 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
   std::map<std::string, std::vector<double>> speedups;  // backend -> speedups
   std::vector<std::string> backends;
   for (const auto& row : rows) {
-    const std::string& backend = cell(row, "backend");
+    const std::string& backend = cell(row, columns::kBackend);
     if (std::find(backends.begin(), backends.end(), backend) == backends.end())
       backends.push_back(backend);
     by_status[std::string(experiment_name(row.kind)) + ":" +
@@ -167,7 +167,7 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
       accuracy[backend].second++;
       accuracy[backend].first += is_passing(row.status()) ? 1 : 0;
     } else if (row.status() == Status::kPass) {
-      if (auto s = report::parse_number(cell(row, "speedup")); s && *s > 0)
+      if (auto s = report::parse_number(cell(row, columns::kSpeedup)); s && *s > 0)
         speedups[backend].push_back(*s);
     }
   }
@@ -212,54 +212,40 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
   return 0;
 }
 
-}  // namespace
-
-int execute_run(const RunOptions& options, const std::vector<std::string>& command_line) {
-  if (!options.accuracy && !options.performance) {
-    throw UsageError("say what to measure: --accuracy and/or --performance");
-  }
-  const std::string suites_dir =
-      options.suites_dir.empty() ? default_suites_dir() : options.suites_dir;
-  ZooCatalog catalog = ZooCatalog::scan(options.zoo_dir);
-  std::vector<std::string> suites =
-      options.suite == "all" ? catalog.suites() : std::vector<std::string>{options.suite};
-  auto configs = load_suite_configs(suites_dir, suites);
-  const char* cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
+// Every device parses and maps to a child's device; --cpu-affinity fits (UsageError early).
+void check_devices(const RunOptions& options, const char* cuda_visible_devices) {
   for (const auto& device : options.devices) {
-    parse_device(device);  // UsageError early
+    parse_device(device);
     child_device_for(device, cuda_visible_devices);
   }
   check_cpu_affinity(options);
-  const std::string device_type = options.devices[0].substr(0, options.devices[0].find(':'));
-  auto selected = select_models(catalog, options, configs, device_type);
+}
 
-  if (!options.row_out.empty()) {
-    if (selected.size() != 1) throw UsageError("--row-out needs exactly one model (--only NAME)");
-    return run_child_mode(options, selected[0].entry, configs.at(selected[0].entry.suite));
+// A skipped model: logged, and for an accuracy.skip an upstream pass_due_to_skip row per backend
+// (known not to be checkable, not a failure).
+void record_skip(const RunOptions& options, const SelectedModel& model, RunSinks& sinks) {
+  if (options.accuracy && starts_with(*model.skip_reason, "accuracy.skip")) {
+    for (const auto& backend : options.backends) {
+      RowContext c =
+          context_for(for_backend(options, backend), model.entry, options.devices[0], "");
+      sinks.write(
+          failure_row(ExperimentKind::kAccuracy, Status::kPassDueToSkip, *model.skip_reason, c));
+    }
   }
-  // A typo in a torch.compile backend's name, before anything runs.
-  for (const auto& backend : options.backends) require_known_backend(backend);
+  log::info("skip {}: {}", model.entry.name, *model.skip_reason);
+}
 
-  // Before the result files are read for --resume: no second run beside this one.
-  OutputLock lock = OutputLock::acquire(options.output_directory);
-  RunSinks sinks(options, command_line);
-  // Model-major: a model's backends run one after another, so the backends compared in one
-  // table ran on the machine as it was at that moment.
+// The jobs of the run, model-major: a model's backends run one after another, so the backends
+// compared in one table ran on the machine as it was at that moment. With --resume a job asks
+// only for the rows its files lack, and a model that has them all is left out.
+std::deque<ChildJob> plan_jobs(const RunOptions& options,
+                               const std::vector<SelectedModel>& selected, RunSinks& sinks,
+                               std::size_t& skipped) {
   std::deque<ChildJob> jobs;
-  std::size_t skipped = 0;
-  for (auto& model : selected) {
+  for (const auto& model : selected) {
     if (model.skip_reason) {
       ++skipped;
-      if (options.accuracy && starts_with(*model.skip_reason, "accuracy.skip")) {
-        // Upstream records these as pass_due_to_skip: known not to be checkable, not a failure.
-        for (const auto& backend : options.backends) {
-          RowContext c =
-              context_for(for_backend(options, backend), model.entry, options.devices[0], "");
-          sinks.write(failure_row(ExperimentKind::kAccuracy, Status::kPassDueToSkip,
-                                  *model.skip_reason, c));
-        }
-      }
-      log::info("skip {}: {}", model.entry.name, *model.skip_reason);
+      record_skip(options, model, sinks);
       continue;
     }
     for (const auto& backend : options.backends) {
@@ -277,35 +263,42 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
       jobs.push_back({model.entry, job_options});
     }
   }
+  return jobs;
+}
 
-  // One model with one backend on one device runs in this process, unless that device or the
-  // CPUs must be pinned in a child (pinned before it starts, so Torch's thread pools see only
-  // its CPUs).
-  const bool single =
-      jobs.size() == 1 && options.only.size() == 1 && options.backends.size() == 1 &&
-      options.devices.size() == 1 &&
-      child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0] &&
-      options.cpu_affinity.empty();
-  if (single) {
-    const ChildJob& job = jobs.front();
-    run_model(job.entry, job.options, configs.at(job.entry.suite), options.devices[0],
-              [&](const ResultRow& row) { sinks.write(row); });
-  } else if (!jobs.empty()) {
-    install_interrupt_handlers();
-    Progress progress(jobs.size(), ::isatty(STDERR_FILENO) != 0);
-    WorkerPoolSettings settings;
-    settings.devices = options.devices;
-    settings.cpu_affinity = options.cpu_affinity;
-    settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
-    settings.timeout_s = options.timeout_s;
-    settings.cuda_visible_devices = cuda_visible_devices;
-    run_jobs(std::move(jobs), settings, configs, progress, g_interrupted,
-             [&](const std::vector<ResultRow>& rows) {
-               for (const auto& row : rows) sinks.write(row);
-             });
-    progress.close();
-  }
+// One model with one backend on one device runs in this process, unless that device or the
+// CPUs must be pinned in a child (pinned before it starts, so Torch's thread pools see only
+// its CPUs).
+bool runs_in_this_process(const RunOptions& options, const std::deque<ChildJob>& jobs,
+                          const char* cuda_visible_devices) {
+  return jobs.size() == 1 && options.only.size() == 1 && options.backends.size() == 1 &&
+         options.devices.size() == 1 &&
+         child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0] &&
+         options.cpu_affinity.empty();
+}
 
+// The jobs in child processes, one worker per device (worker_pool.h), with a progress line.
+void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
+                     const std::map<std::string, SuiteConfig>& configs, RunSinks& sinks,
+                     const char* cuda_visible_devices) {
+  install_interrupt_handlers();
+  Progress progress(jobs.size(), ::isatty(STDERR_FILENO) != 0);
+  WorkerPoolSettings settings;
+  settings.devices = options.devices;
+  settings.cpu_affinity = options.cpu_affinity;
+  settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
+  settings.timeout_s = options.timeout_s;
+  settings.cuda_visible_devices = cuda_visible_devices;
+  run_jobs(std::move(jobs), settings, configs, progress, g_interrupted,
+           [&](const std::vector<ResultRow>& rows) {
+             for (const auto& row : rows) sinks.write(row);
+           });
+  progress.close();
+}
+
+// The run's end: the summary, the results table (one backend) or latency matrix (several), the
+// result files; 130 when interrupted.
+int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped) {
   print_summary(sinks.written(), skipped, stdout);
   if (options.accuracy && options.performance && !sinks.written().empty()) {
     if (options.backends.size() == 1) {
@@ -321,6 +314,45 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     return 130;
   }
   return 0;
+}
+
+}  // namespace
+
+int execute_run(const RunOptions& options, const std::vector<std::string>& command_line) {
+  if (!options.accuracy && !options.performance) {
+    throw UsageError("say what to measure: --accuracy and/or --performance");
+  }
+  const std::string suites_dir =
+      options.suites_dir.empty() ? default_suites_dir() : options.suites_dir;
+  ZooCatalog catalog = ZooCatalog::scan(options.zoo_dir);
+  std::vector<std::string> suites =
+      options.suite == "all" ? catalog.suites() : std::vector<std::string>{options.suite};
+  auto configs = load_suite_configs(suites_dir, suites);
+  const char* cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
+  check_devices(options, cuda_visible_devices);
+  const std::string device_type = options.devices[0].substr(0, options.devices[0].find(':'));
+  auto selected = select_models(catalog, options, configs, device_type);
+
+  if (!options.row_out.empty()) {
+    if (selected.size() != 1) throw UsageError("--row-out needs exactly one model (--only NAME)");
+    return run_child_mode(options, selected[0].entry, configs.at(selected[0].entry.suite));
+  }
+  // A typo in a torch.compile backend's name, before anything runs.
+  for (const auto& backend : options.backends) require_known_backend(backend);
+
+  // Before the result files are read for --resume: no second run beside this one.
+  OutputLock lock = OutputLock::acquire(options.output_directory);
+  RunSinks sinks(options, command_line);
+  std::size_t skipped = 0;
+  std::deque<ChildJob> jobs = plan_jobs(options, selected, sinks, skipped);
+  if (runs_in_this_process(options, jobs, cuda_visible_devices)) {
+    const ChildJob& job = jobs.front();
+    run_model(job.entry, job.options, configs.at(job.entry.suite), options.devices[0],
+              [&](const ResultRow& row) { sinks.write(row); });
+  } else if (!jobs.empty()) {
+    run_in_children(options, std::move(jobs), configs, sinks, cuda_visible_devices);
+  }
+  return finish_run(options, sinks, skipped);
 }
 
 }  // namespace zoobench

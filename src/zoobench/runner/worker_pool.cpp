@@ -90,8 +90,8 @@ void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
                                 outcome.exited_late ? std::vector<ResultRow>{} : read_rows_file(row_path),
                                 outcome);
       for (auto& row : rows) {
-        row.cells["dev"] = device;  // a pinned child knew its GPU only as cuda:0
-        row.cells["log"] = log_path;
+        set_cell(row, columns::kDev, device);  // a pinned child knew its GPU only as cuda:0
+        set_cell(row, columns::kLog, log_path);
       }
       deliver(rows);
       fs::remove(row_path);

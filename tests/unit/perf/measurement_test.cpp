@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -140,6 +141,19 @@ TEST(SummarizeSide, MedianPercentilesSpread) {
 // The whole protocol, call by call: first call of each side alone, warm-up of each side, one
 // call each to size the samples, then eager/compiled samples alternating, each after one
 // untimed settling iteration of its own side.
+// Every registered statistic is computed by summarize_side with its own function, once per name.
+TEST(SummarizeSide, FillsEveryRegisteredStatistic) {
+  std::vector<double> samples = {4, 1, 3, 2, 10};
+  SideSummary s = summarize_side(samples, MeasurementSettings{});
+  std::set<std::string> names;
+  for (const SideStatistic& registered : side_statistics()) {
+    EXPECT_TRUE(names.insert(registered.statistic.name).second) << registered.statistic.name;
+    EXPECT_EQ(s.*registered.field, registered.statistic.compute(samples))
+        << registered.statistic.name;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"median", "min", "p10", "p90", "cov"}));
+}
+
 TEST(MeasureInterleaved, RunsTheProtocolInOrder) {
   SideScript eager{40, 0.1, {0.10, 0.12, 0.09, 0.11}};
   SideScript compiled{60, 0.05, {0.05, 0.06, 0.04, 0.05}};
