@@ -14,7 +14,7 @@
 #                  exports beside the stages after it, compile-table waits for it
 #   build          zoobench against the machine's PyTorch (BUILD_TARGETS narrows it)
 #   test           ctest, every label but browser (CTEST_ARGS / CTEST_EXCLUDE narrow it;
-#                  TEST_SET=python: the torch.compile family's and embedded Python's tests)
+#                  TEST_SET=python or recent: named subsets, see TEST_SETS)
 #   smoke          two models exported on CUDA and run with jit
 #   zoo            the measured zoo: 14 timm models (bs 8, AOTInductor packages for all), 4
 #                  HuggingFace models, torchbench extras, bs-64 copies for the latency stage
@@ -31,7 +31,7 @@
 #
 # The side-by-side table from a fresh machine, in device calls of 10 minutes (the first exports
 # beside the build and the torch.compile tests; each later call continues the table):
-#   ZB_DEADLINE=$(($(date +%s) + 570)) TABLE_ZOO_BACKGROUND=1 TEST_SET=python \
+#   ZB_DEADLINE=$(($(date +%s) + 570)) TABLE_ZOO_BACKGROUND=1 TEST_SET=recent \
 #     scripts/gpu-check.sh env table-zoo build test overhead compile-table pack
 #   ZB_DEADLINE=$(($(date +%s) + 570)) scripts/gpu-check.sh compile-table pack
 #
@@ -61,9 +61,16 @@ TIMM_TRAINED=(mobilenetv3_large_100 repvgg_a2 tf_efficientnet_b0)   # train.pt e
 HF_MEASURED=(BertForMaskedLM GPT2ForSequenceClassification T5ForConditionalGeneration AllenaiLongformerBase)
 LAYOUT_TIMM=(mobilenetv3_large_100 repvgg_a2 tf_efficientnet_b0 ghostnet_100)
 SIDE_BY_SIDE_BACKENDS=python_eager,jit,cudagraphs,aot_inductor,inductor,inductor:reduce-overhead
-# TEST_SET=python: the tests of the torch.compile family and the embedded Python.
-PYTHON_TESTS='BackendTable.*/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags'
-[[ ${TEST_SET:-} == python ]] && CTEST_ARGS="-R $PYTHON_TESTS ${CTEST_ARGS:-}"
+# Named test sets (TEST_SET=...), for calls that cannot run all 500: python, the torch.compile
+# family and the embedded Python; recent, python and what changed since the last GPU run.
+declare -A TEST_SETS=(
+  [python]='BackendTable.*/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags'
+  [recent]='BackendTable.*/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess'
+)
+if [[ -n ${TEST_SET:-} ]]; then
+  [[ -n ${TEST_SETS[$TEST_SET]:-} ]] || { echo "unknown TEST_SET '$TEST_SET' (${!TEST_SETS[*]})"; exit 2; }
+  CTEST_ARGS="-R ${TEST_SETS[$TEST_SET]} ${CTEST_ARGS:-}"
+fi
 
 # --- stages --------------------------------------------------------------------------------
 
