@@ -120,9 +120,11 @@ inline std::multiset<std::pair<std::string, std::string>> names_and_statuses(
   return out;
 }
 
-// Adds `models` to <zoo>/<suite>/ with the exporter (tests/integration/make_zoo.py).
+// Adds `models` to <zoo>/<suite>/ with the exporter (tests/integration/make_zoo.py). The suites
+// folder is made too: `zoobench run --suites-dir` refuses one that does not exist.
 inline void make_zoo(const std::string& zoo, const std::string& suites_dir,
                      const std::string& suite, const Models& models) {
+  fs::create_directories(suites_dir);
   std::string dict;
   for (const auto& [name, kind] : models) dict += "'" + name + "': '" + kind + "', ";
   zt::run_python("import sys\nsys.path.insert(0, '" ZOOBENCH_INTEGRATION_DIR
