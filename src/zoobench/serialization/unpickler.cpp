@@ -68,6 +68,24 @@ struct PickleError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+bool is_container(const c10::IValue& value) {
+  return value.isList() || value.isGenericDict() || value.isTuple();
+}
+
+// What a list, dict or tuple holds (a dict's values: its keys are plain str, int, bool or
+// float); nothing for anything else.
+std::vector<c10::IValue> contained_values(const c10::IValue& value) {
+  std::vector<c10::IValue> out;
+  if (value.isList()) {
+    for (const c10::IValue& element : value.toListRef()) out.push_back(element);
+  } else if (value.isGenericDict()) {
+    for (const auto& entry : value.toGenericDict()) out.push_back(entry.value());
+  } else if (value.isTuple()) {
+    for (const auto& element : value.toTupleRef().elements()) out.push_back(element);
+  }
+  return out;
+}
+
 const char* kWhatWeRead =
     "zoobench reads tensors, None, bool, int, float, complex, str, tuple, list, dict, "
     "OrderedDict, torch.Size, torch.device and torch dtypes";
@@ -115,20 +133,11 @@ class Unpickler {
     while (!work.empty()) {
       c10::IValue value = std::move(work.back());
       work.pop_back();
-      if (!(value.isList() || value.isGenericDict() || value.isTuple()) ||
-          !visited.insert(value.internalToPointer()).second)
-        continue;
-      if (value.isList()) {
-        auto list = value.toList();
-        for (const c10::IValue& element : list) work.push_back(element);
-        list.clear();
-      } else if (value.isGenericDict()) {
-        auto dict = value.toGenericDict();
-        for (const auto& entry : dict) work.push_back(entry.value());
-        dict.clear();
-      } else if (value.isTuple()) {  // immutable, and bounded in depth when made
-        for (const auto& element : value.toTupleRef().elements()) work.push_back(element);
-      }
+      if (!is_container(value) || !visited.insert(value.internalToPointer()).second) continue;
+      for (c10::IValue& element : contained_values(value)) work.push_back(std::move(element));
+      // Tuples stay as they are: immutable, and bounded in depth when made.
+      if (value.isList()) value.toList().clear();
+      if (value.isGenericDict()) value.toGenericDict().clear();
     }
   }
 
@@ -160,23 +169,13 @@ class Unpickler {
       uint64_t expanded = 1;
     };
     std::unordered_map<const void*, std::pair<State, uint64_t>> seen;
-    auto children_of = [](const c10::IValue& value) {
-      std::vector<c10::IValue> out;
-      if (value.isList()) {
-        for (const c10::IValue& element : value.toListRef()) out.push_back(element);
-      } else if (value.isGenericDict()) {
-        for (const auto& entry : value.toGenericDict()) out.push_back(entry.value());
-      } else if (value.isTuple()) {
-        for (const auto& element : value.toTupleRef().elements()) out.push_back(element);
-      }
-      return out;
-    };
-    auto is_container = [](const c10::IValue& v) {
-      return v.isList() || v.isGenericDict() || v.isTuple();
+    // Counts saturate just past the limit, so no sum overflows.
+    auto add = [](uint64_t& total, uint64_t more) {
+      total = std::min(kMaxExpandedValues + 1, total + more);
     };
     if (!is_container(root)) return;
     std::vector<Visit> path;
-    path.push_back({root.internalToPointer(), children_of(root)});
+    path.push_back({root.internalToPointer(), contained_values(root)});
     seen[root.internalToPointer()] = {State::kOpen, 0};
     while (!path.empty()) {
       Visit& visit = path.back();
@@ -184,8 +183,7 @@ class Unpickler {
         seen[visit.id] = {State::kDone, visit.expanded};
         const uint64_t expanded = visit.expanded;
         path.pop_back();
-        if (!path.empty())
-          path.back().expanded = std::min(kMaxExpandedValues + 1, path.back().expanded + expanded);
+        if (!path.empty()) add(path.back().expanded, expanded);
         if (!path.empty() && path.back().expanded > kMaxExpandedValues) {
           fail(
               fmt::format("the saved object holds more than {} values once its shared parts are "
@@ -197,7 +195,7 @@ class Unpickler {
       }
       const c10::IValue child = visit.children[visit.next++];
       if (!is_container(child)) {
-        visit.expanded = std::min(kMaxExpandedValues + 1, visit.expanded + 1);
+        add(visit.expanded, 1);
         continue;
       }
       const void* id = child.internalToPointer();
@@ -205,13 +203,13 @@ class Unpickler {
       if (found != seen.end()) {
         if (found->second.first == State::kOpen)
           fail("the saved object contains itself (a list or dict inside its own elements)");
-        visit.expanded = std::min(kMaxExpandedValues + 1, visit.expanded + found->second.second);
+        add(visit.expanded, found->second.second);
         continue;
       }
       if (path.size() >= kMaxDepth)
         fail(fmt::format("the saved object is nested deeper than {} levels", kMaxDepth));
       seen[id] = {State::kOpen, 0};
-      path.push_back({id, children_of(child)});
+      path.push_back({id, contained_values(child)});
     }
   }
 
