@@ -134,6 +134,17 @@ stage_smoke() {
   return "${PIPESTATUS[0]}"
 }
 
+# The 14 timm models at batch 8 with AOTInductor packages, two per exporter (their compiles take
+# the longest), in the background into $ZOO.parts; train.pt for the models named as arguments.
+export_timm_in_pairs() {
+  local trained=("$@") timm=($(grep -v '^#' suites/timm_models_list.txt | awk '{print $1}')) i pair
+  for ((i = 0; i < ${#timm[@]}; i += 2)); do
+    pair=("${timm[@]:i:2}")
+    export_part "timm$i" --suite timm_models --batch-size 8 --aoti -k "$(regex_of "${pair[@]}")" \
+      $([[ ${#trained[@]} -gt 0 ]] && printf '%s\n' "${pair[@]}" | grep -qxF -f <(printf '%s\n' "${trained[@]}") && echo --training) &
+  done
+}
+
 # Exports run in parallel into separate zoos, then are merged. AOTInductor packages for all 14
 # timm models, two models per exporter (their compiles take the longest).
 stage_zoo() {
@@ -141,13 +152,7 @@ stage_zoo() {
   log "export on cuda: 14 timm models with AOTInductor packages, HuggingFace and torchbench extras (bs 8), bs 64"
   rm -rf "$ZOO.parts" && mkdir -p "$ZOO.parts"
   export OMP_NUM_THREADS=2  # a dozen exporters share the cores (and the test stage may run beside)
-  local timm=($(grep -v '^#' suites/timm_models_list.txt | awk '{print $1}')) i pair
-  for ((i = 0; i < ${#timm[@]}; i += 2)); do
-    pair=("${timm[@]:i:2}")
-    # train.pt only where a stage trains (TIMM_TRAINED)
-    export_part "timm$i" --suite timm_models --batch-size 8 --aoti -k "$(regex_of "${pair[@]}")" \
-      $(printf '%s\n' "${pair[@]}" | grep -qxF -f <(printf '%s\n' "${TIMM_TRAINED[@]}") && echo --training) &
-  done
+  export_timm_in_pairs "${TIMM_TRAINED[@]}"  # train.pt only where a stage trains
   export_part hf --suite huggingface --batch-size 8 -k "$(regex_of "${HF_MEASURED[@]}")" &
   export_part tb --suite torchbench --batch-size 8 --training --only resnet50 &
   export_part tb-train --suite torchbench --batch-size 8 --training --only text_encoder_bert_dropout &
@@ -181,10 +186,7 @@ stage_table-zoo() {
   log "export on cuda for the side-by-side table: 14 timm models (bs 8, AOTInductor)${HF_TABLE:+ and HuggingFace at the list batch sizes}"
   rm -rf "$zoo.parts" && mkdir -p "$zoo.parts"
   export OMP_NUM_THREADS=2
-  local timm=($(grep -v '^#' suites/timm_models_list.txt | awk '{print $1}')) i
-  for ((i = 0; i < ${#timm[@]}; i += 2)); do
-    ZOO=$zoo export_part "timm$i" --suite timm_models --batch-size 8 --aoti -k "$(regex_of "${timm[@]:i:2}")" &
-  done
+  ZOO=$zoo export_timm_in_pairs
   [[ -n ${HF_TABLE:-} ]] && ZOO=$zoo export_part hf --suite huggingface ${HF_TABLE_MODELS:+-k "$(regex_of $HF_TABLE_MODELS)"} &
   wait
   rm -rf "$zoo"
