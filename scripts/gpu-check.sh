@@ -14,13 +14,14 @@
 #                  exports beside the stages after it, compile-table waits for it
 #   build          zoobench against the machine's PyTorch (BUILD_TARGETS narrows it)
 #   test           ctest, every label but browser (CTEST_ARGS / CTEST_EXCLUDE narrow it;
-#                  TEST_SET=python or recent: named subsets, see TEST_SETS)
+#                  TEST_SET=python, recent or verify: named subsets, see TEST_SETS)
 #   smoke          two models exported on CUDA and run with jit
 #   zoo            the measured zoo: 14 timm models (bs 8, AOTInductor packages for all), 4
 #                  HuggingFace models, torchbench extras, bs-64 copies for the latency stage
 #   compile-table  the side-by-side table: the timm zoo with python_eager, jit, cudagraphs,
-#                  aot_inductor, inductor, inductor:reduce-overhead in one invocation, one worker
-#                  per GPU (resumable: a second call continues it; ZB_DEADLINE ends it in time)
+#                  aot_inductor, inductor, inductor:reduce-overhead in one invocation: checks
+#                  ACCURACY_WORKERS (3) at a time per GPU, then timings one per GPU (resumable:
+#                  a second call continues it; ZB_DEADLINE ends it in time)
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
 #   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh)
 #   judged-cases   PyTorch's own same() on real models, for `zoobench same`
@@ -31,8 +32,8 @@
 #
 # The side-by-side table from a fresh machine, in device calls of 10 minutes (the first exports
 # beside the build and the torch.compile tests; each later call continues the table):
-#   ZB_DEADLINE=$(($(date +%s) + 570)) TABLE_ZOO_BACKGROUND=1 TEST_SET=recent \
-#     scripts/gpu-check.sh env table-zoo build test overhead compile-table pack
+#   ZB_DEADLINE=$(($(date +%s) + 570)) TABLE_ZOO_BACKGROUND=1 TEST_SET=verify \
+#     scripts/gpu-check.sh env table-zoo build test compile-table pack
 #   ZB_DEADLINE=$(($(date +%s) + 570)) scripts/gpu-check.sh compile-table pack
 #
 # Needs .gpu-deps/ (scripts/fetch-gpu-deps.sh, run on the CPU machine; the device tool carries
@@ -63,9 +64,12 @@ LAYOUT_TIMM=(mobilenetv3_large_100 repvgg_a2 tf_efficientnet_b0 ghostnet_100)
 SIDE_BY_SIDE_BACKENDS=python_eager,jit,cudagraphs,aot_inductor,inductor,inductor:reduce-overhead
 # Named test sets (TEST_SET=...), for calls that cannot run all 500: python, the torch.compile
 # family and the embedded Python; recent, python and what changed since the last GPU run.
+# verify, what the last change needs on CUDA in about a minute (not the 75-100 s AOTInductor
+# cases: 'Reference/inductor_' leaves out 'Reference/aot_inductor_').
 declare -A TEST_SETS=(
-  [python]='BackendTable.*/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags'
-  [recent]='BackendTable.*/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess'
+  [python]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags'
+  [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess'
+  [verify]='PickleLoad|PackedDropout|Sha256|HostilePickle|CpuAffinity|Cuda/BackendOnDevice|EmbeddedPython'
 )
 if [[ -n ${TEST_SET:-} ]]; then
   [[ -n ${TEST_SETS[$TEST_SET]:-} ]] || { echo "unknown TEST_SET '$TEST_SET' (${!TEST_SETS[*]})"; exit 2; }
@@ -195,7 +199,7 @@ stage_table-zoo() {
 }
 
 # The issue-16 table: every backend on the timm zoo, inference, bs 8, float32, in one invocation;
-# one worker per GPU (never two on one: they would share its timings), each on its share of
+# timings one per GPU (never two on one: they would share its timings), each on its share of
 # the CPUs. --resume: a later call continues it.
 stage_compile-table() {
   local zoo=$ZOO-table devices
@@ -206,13 +210,16 @@ stage_compile-table() {
   [[ -f $zoo/index.json ]] || { echo "no table zoo: run the table-zoo stage first"; return 2; }
   devices=$(one_worker_per_gpu)
   log "side by side on timm_models ($devices): $SIDE_BY_SIDE_BACKENDS"
-  run_zb compile-timm 60 --resume --zoo "$zoo" --suite timm_models --accuracy --performance \
-    --devices "$devices" --cpu-affinity "0-$((JOBS - 1))" --backend "$SIDE_BY_SIDE_BACKENDS" \
-    --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}"
+  # The checks three at a time per GPU (untimed), then the timings alone; Inductor's and
+  # Triton's caches kept, so a model's timing child does not compile from nothing again what
+  # its check compiled (its compilation_latency is then warm: docs/results.md says so).
+  local table_flags=(--resume --zoo "$zoo" --accuracy --performance --devices "$devices"
+    --cpu-affinity "0-$((JOBS - 1))" --accuracy-workers "${ACCURACY_WORKERS:-3}"
+    --keep-compile-cache --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}")
+  run_zb compile-timm 80 --suite timm_models --backend "$SIDE_BY_SIDE_BACKENDS" "${table_flags[@]}"
   if [[ -n ${HF_TABLE:-} ]]; then
-    run_zb compile-hf 40 --resume --zoo "$zoo" --suite huggingface --accuracy --performance \
-      --devices "$devices" --cpu-affinity "0-$((JOBS - 1))" --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead \
-      --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}"
+    run_zb compile-hf 60 --suite huggingface \
+      --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead "${table_flags[@]}"
   fi
   zb report "$RESULTS"/compile-*/*.csv --markdown "$RESULTS/compile-table.md" > /dev/null
 }

@@ -29,7 +29,9 @@ run_zb() {
     [[ $left -gt 20 ]] || { echo "-- $name: not started, the call's deadline is near (${left}s left)"; return 0; }
     limit=(timeout -k 60 -s INT "$left")
   fi
-  "${limit[@]}" "$BUILD/zoobench" run "$@" --output-directory "$RESULTS/$name" 2>&1 | grep -v "^zoobench info" | tail -"$tail_lines"
+  # The whole output (every job's progress line, with its seconds) stays in $LOGS.
+  "${limit[@]}" "$BUILD/zoobench" run "$@" --output-directory "$RESULTS/$name" 2>&1 |
+    tee -a "$LOGS/run-$name.log" | grep -v "^zoobench info" | tail -"$tail_lines"
   return "${PIPESTATUS[0]}"
 }
 

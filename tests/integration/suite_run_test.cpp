@@ -508,6 +508,71 @@ TEST(SuiteRun, CpuAffinityPinsEachWorkersProcessesToItsShare) {
   }
 }
 
+// --accuracy-workers 2: the accuracy checks run two at a time (each on one of the two CPUs),
+// all before the performance runs, which run one at a time on both CPUs; every model still
+// gets exactly its two rows, and each log holds both of its children.
+TEST(SuiteRun, AccuracyWorkersCheckSideBySideThenTimeAlone) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed: two accuracy workers need two";
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  fs::create_directories(suites);
+  const Models models = {{"aw_a", "mlp"}, {"aw_b", "conv"}, {"aw_c", "mlp_wide"}};
+  make_zoo(zoo, suites, "aworkers", models);
+  const std::string a = std::to_string(cpus[0]), b = std::to_string(cpus[1]);
+  const std::string both = cpus[1] == cpus[0] + 1 ? a + "-" + b : a + "," + b;
+  auto run = zt::run_command(zoobench_command(
+      "run --suite aworkers --accuracy --performance --accuracy-workers 2 --repeat 3 --warmup 1"
+      " --iterations-per-run 1 --timeout 120 --cpu-affinity " + a + "," + b + " --suites-dir " +
+      quote(suites) + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  std::map<std::string, int> once;
+  for (const auto& [name, kind] : models) once[name] = 1;
+  const auto accuracy = read_csv(accuracy_csv(out, "aworkers"));
+  const auto performance = read_csv(performance_csv(out, "aworkers"));
+  EXPECT_EQ(count_names(accuracy), once) << run.output;
+  EXPECT_EQ(count_names(performance), once) << run.output;
+  for (const auto& row : accuracy) EXPECT_EQ(row.at("accuracy"), "pass") << row.at("reason");
+  for (const auto& row : performance) EXPECT_EQ(row.at("status"), "pass") << row.at("reason");
+
+  // The progress lines: every check finished before the first timing did.
+  const std::string& text = run.output;
+  const std::size_t first_timing = text.find(" speedup=");
+  ASSERT_NE(first_timing, std::string::npos) << text;
+  EXPECT_EQ(text.find(" accuracy=", first_timing), std::string::npos) << text;
+
+  // Each model's log: its check on one CPU, then its timing on both.
+  fs::path performance_json = performance_csv(out, "aworkers");
+  for (const auto& [model, affinity] :
+       affinity_by_model(performance_json.replace_extension(".json").string())) {
+    EXPECT_EQ(affinity, both) << model;
+    const std::string log = read_text(out + "/logs/" + model + ".inference.jit.cpu.log");
+    const std::size_t check_line = log.find("runs this model on CPUs ");
+    ASSERT_NE(check_line, std::string::npos) << log;
+    const std::string check_cpus = log.substr(check_line + 24, log.find('\n', check_line) - check_line - 24);
+    EXPECT_TRUE(check_cpus == a || check_cpus == b) << model << "'s check ran on " << check_cpus;
+    EXPECT_THAT(log.substr(check_line + 1), HasSubstr("runs this model on CPUs " + both)) << log;
+  }
+}
+
+TEST(SuiteRunErrors, AccuracyWorkersNeedACpuEach) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites");
+  fs::create_directories(suites);
+  make_zoo(zoo, suites, "aw_err", {{"e_a", "mlp"}});
+  auto too_few = zt::run_command(zoobench_command(
+      "run --suite aw_err --accuracy --accuracy-workers 3 --cpu-affinity " +
+      std::to_string(allowed_cpus().front()) + " --suites-dir " + quote(suites) + " --zoo " +
+      quote(zoo) + " --output-directory " + quote(dir.file("out"))));
+  EXPECT_EQ(too_few.exit_code, 2) << too_few.output;
+  auto zero = zt::run_command(zoobench_command("run --suite aw_err --accuracy --accuracy-workers 0"
+                                               " --suites-dir " + quote(suites) + " --zoo " +
+                                               quote(zoo)));
+  EXPECT_EQ(zero.exit_code, 2) << zero.output;
+  EXPECT_THAT(zero.output, HasSubstr("--accuracy-workers"));
+}
+
 // --- bad input: exit 2 and a message that says what to do -----------------------------------
 
 // A zoo of manifest files only: enough for selection, which fails before anything is loaded.

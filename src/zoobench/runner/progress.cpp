@@ -24,7 +24,7 @@ std::string Progress::status_line_locked() const {
     eta = format_duration(elapsed / static_cast<double>(done_) * (total_ - done_));
   if (done_ == total_) eta = "0s";
   std::vector<std::string> running;
-  for (const auto& [device, model] : running_) running.push_back(model + "@" + device);
+  for (const auto& model_at_device : running_) running.push_back(model_at_device);
   return fmt::format("[{}/{}] {} elapsed, ETA {} | pass {} fail {} | {}", done_, total_,
                      format_duration(elapsed), eta, passed_, failed_,
                      running.empty() ? std::string("idle") : join(running, ", "));
@@ -40,14 +40,14 @@ void Progress::redraw_locked() {
 
 void Progress::started(const std::string& model, const std::string& device) {
   std::lock_guard<std::mutex> lock(mutex_);
-  running_[device] = model;
+  running_.insert(model + "@" + device);
   redraw_locked();
 }
 
 void Progress::finished(const std::string& model, const std::string& device,
                         const std::vector<ResultRow>& rows, double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
-  running_.erase(device);
+  if (auto it = running_.find(model + "@" + device); it != running_.end()) running_.erase(it);
   ++done_;
   bool all_pass = !rows.empty();
   std::vector<std::string> parts;

@@ -4,7 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
-#include <map>
+#include <set>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -31,7 +31,7 @@ class Progress {
   bool live_;
   std::FILE* out_;
   std::chrono::steady_clock::time_point start_;
-  std::map<std::string, std::string> running_;  // device -> model
+  std::multiset<std::string> running_;  // "model@device" (a device may run several at once)
   std::mutex mutex_;
 };
 

@@ -50,6 +50,11 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
              "on CUDA, do not run compiled backends in CUDA graphs");
   c.add_option("--devices", f.devices, "cpu, cuda, cuda:N, or a comma list: one worker per device")
       ->capture_default_str();
+  c.add_option("--accuracy-workers", o.accuracy_workers,
+               "accuracy checks at once per device (they are not timed); all of them run "
+               "first, then the performance runs, one at a time per device")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   c.add_option(
       "--cpu-affinity", f.cpu_affinity,
       "CPUs the model processes run on, taskset's syntax (4 or 2-5,8); with several workers "
@@ -114,6 +119,7 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--backend",
                                                   "--devices",
                                                   "--cpu-affinity",
+                                                  "--accuracy-workers",
                                                   "--timeout",
                                                   "--output",
                                                   "--output-directory",

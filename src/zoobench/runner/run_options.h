@@ -29,6 +29,7 @@ struct RunOptions {
   bool keep_compile_cache = false;        // --keep-compile-cache
   bool cudagraphs = true;
   std::vector<std::string> devices = {"cpu"};
+  int accuracy_workers = 1;               // --accuracy-workers: accuracy children at once per device
   std::vector<int> cpu_affinity;          // --cpu-affinity: CPUs for the model processes, split among workers
   Precision precision = Precision::kFloat32;
   int training_steps = 2;                 // --iterations

@@ -199,7 +199,9 @@ void check_cpu_affinity(const RunOptions& options) {
                       format_cpu_list(allowed)));
     }
   }
-  worker_cpu_share(options.cpu_affinity, 0, options.devices.size());  // UsageError: too few CPUs
+  // UsageError: too few CPUs for the most workers the run has at once.
+  const std::size_t per_device = options.accuracy ? static_cast<std::size_t>(options.accuracy_workers) : 1;
+  worker_cpu_share(options.cpu_affinity, 0, options.devices.size() * per_device);
 }
 
 int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config) {
@@ -277,22 +279,56 @@ bool runs_in_this_process(const RunOptions& options, const std::deque<ChildJob>&
          options.cpu_affinity.empty();
 }
 
-// The jobs in child processes, one worker per device (worker_pool.h), with a progress line.
+// The jobs in child processes, in phases (one per experiment with --accuracy-workers N > 1,
+// else one), each with its workers per device (worker_pool.h); one progress line for all.
+struct RunPhase {
+  std::deque<ChildJob> jobs;
+  std::size_t workers_per_device = 1;
+};
+
+// Accuracy checks are not timed, so with --accuracy-workers N they may share a device: N at a
+// time on each, all before the performance runs, which keep each device to themselves (one at
+// a time, as without the flag, and after the checks' compilations have ended). Without it a
+// child does both experiments of its model and backend, loading the model once.
+std::vector<RunPhase> run_phases(const RunOptions& options, std::deque<ChildJob> jobs) {
+  if (options.accuracy_workers <= 1 || !options.accuracy) return {RunPhase{std::move(jobs), 1}};
+  RunPhase checks{{}, static_cast<std::size_t>(options.accuracy_workers)}, timings{{}, 1};
+  for (const ChildJob& job : jobs) {
+    if (job.options.accuracy) {
+      checks.jobs.push_back(job);
+      checks.jobs.back().options.performance = false;
+    }
+    if (job.options.performance) {
+      timings.jobs.push_back(job);
+      timings.jobs.back().options.accuracy = false;
+    }
+  }
+  return {std::move(checks), std::move(timings)};
+}
+
 void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
                      const std::map<std::string, SuiteConfig>& configs, RunSinks& sinks,
                      const char* cuda_visible_devices) {
   install_interrupt_handlers();
-  Progress progress(jobs.size(), ::isatty(STDERR_FILENO) != 0);
-  WorkerPoolSettings settings;
-  settings.devices = options.devices;
-  settings.cpu_affinity = options.cpu_affinity;
-  settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
-  settings.timeout_s = options.timeout_s;
-  settings.cuda_visible_devices = cuda_visible_devices;
-  run_jobs(std::move(jobs), settings, configs, progress, g_interrupted,
-           [&](const std::vector<ResultRow>& rows) {
-             for (const auto& row : rows) sinks.write(row);
-           });
+  std::vector<RunPhase> phases = run_phases(options, std::move(jobs));
+  std::size_t total = 0;
+  for (const auto& phase : phases) total += phase.jobs.size();
+  Progress progress(total, ::isatty(STDERR_FILENO) != 0);
+  for (auto& phase : phases) {
+    if (g_interrupted.load() || phase.jobs.empty()) continue;
+    WorkerPoolSettings settings;
+    // A device's workers side by side, so each device's CPU share stays consecutive.
+    for (const auto& device : options.devices)
+      settings.devices.insert(settings.devices.end(), phase.workers_per_device, device);
+    settings.cpu_affinity = options.cpu_affinity;
+    settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
+    settings.timeout_s = options.timeout_s;
+    settings.cuda_visible_devices = cuda_visible_devices;
+    run_jobs(std::move(phase.jobs), settings, configs, progress, g_interrupted,
+             [&](const std::vector<ResultRow>& rows) {
+               for (const auto& row : rows) sinks.write(row);
+             });
+  }
   progress.close();
 }
 

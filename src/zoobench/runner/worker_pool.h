@@ -27,7 +27,7 @@ struct ChildJob {
 };
 
 struct WorkerPoolSettings {
-  std::vector<std::string> devices;  // one worker each
+  std::vector<std::string> devices;  // one worker each (a device listed N times has N)
   std::vector<int> cpu_affinity;     // split among the workers; empty: not pinned
   std::string logs_dir;
   double timeout_s = 0;
