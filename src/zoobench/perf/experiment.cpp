@@ -2,13 +2,11 @@
 #include "zoobench/perf/experiment.h"
 
 #include <chrono>
-#include <optional>
 
 #include "zoobench/perf/kernel_time.h"
 #include "zoobench/perf/memory.h"
 #include "zoobench/perf/timer.h"
 #include "zoobench/results/failure.h"
-#include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
@@ -117,12 +115,8 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
       uncompiled_iteration = iteration_of(*uncompiled, request, inputs, clone_each);
     }
     crash_report::set_phase("performance: interleaved timing");
-    {
-      std::optional<ThreadOnOneCpu> pinned;
-      if (device.is_cuda()) record.timing_cpu = pinned.emplace().cpu();
-      record.measurement = measure_interleaved(eager_iteration, compiled_iteration, *timer,
-                                               options.measurement, uncompiled_iteration);
-    }
+    record.measurement = measure_interleaved(eager_iteration, compiled_iteration, *timer, options.measurement,
+                                             uncompiled_iteration);
     crash_report::set_phase("performance: kernel-time profile");
     record.eager_kernel_ms = measure_kernel_time_ms(eager_iteration, options.profiled_iterations, device);
     record.compiled_kernel_ms = measure_kernel_time_ms(compiled_iteration, options.profiled_iterations, device);

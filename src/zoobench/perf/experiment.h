@@ -26,7 +26,6 @@ struct PerformanceRecord {
   double compilation_latency_s = 0;
   ExecutionInfo compiled_info;
   bool eager_launch_bound = false, compiled_launch_bound = false;
-  int timing_cpu = -1;  // the one CPU the timed loop ran on (CUDA); -1: not pinned
 };
 
 PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,

@@ -133,7 +133,6 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
   row.detail["settle_iterations"] = m.settle_iterations;
   // Where the samples were taken: the measuring process's CPUs (--cpu-affinity, taskset).
   row.detail["cpu_affinity"] = format_cpu_list(current_cpu_affinity());
-  if (r.timing_cpu >= 0) row.detail["timing_cpu"] = r.timing_cpu;  // the timed loop's one CPU
   row.detail["eager_first_iteration_ms"] = m.eager.first_iteration_ms;
   row.detail["compiled_first_iteration_ms"] = m.compiled.first_iteration_ms;
   if (m.eager.device_median_ms) row.detail["eager_event_ms"] = *m.eager.device_median_ms;

@@ -82,23 +82,4 @@ std::vector<int> worker_cpu_share(const std::vector<int>& cpus, std::size_t work
   return {cpus.begin() + begin, cpus.begin() + begin + size};
 }
 
-namespace {
-
-bool set_thread_cpus(const std::vector<int>& cpus) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int cpu : cpus) CPU_SET(cpu, &set);
-  return ::sched_setaffinity(0, sizeof(set), &set) == 0;  // 0: the calling thread
-}
-
-}  // namespace
-
-ThreadOnOneCpu::ThreadOnOneCpu() : previous_(current_cpu_affinity()) {
-  if (!previous_.empty() && set_thread_cpus({previous_.back()})) cpu_ = previous_.back();
-}
-
-ThreadOnOneCpu::~ThreadOnOneCpu() {
-  if (cpu_ >= 0) set_thread_cpus(previous_);
-}
-
 }  // namespace zoobench

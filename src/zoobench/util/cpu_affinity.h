@@ -24,23 +24,4 @@ std::vector<int> current_cpu_affinity();
 // workers taking the larger shares. Throws UsageError when there are fewer CPUs than workers.
 std::vector<int> worker_cpu_share(const std::vector<int>& cpus, std::size_t worker, std::size_t workers);
 
-// Keeps the calling thread on one CPU, the last its process may use (CPU 0 takes most of the
-// machine's interrupts), while in scope, then gives it back its CPUs. A CUDA model's timed loop
-// is host time spent launching, and a thread the scheduler moves between CPUs loses their
-// caches: on the H200 one model's eager latency varied 1.8x between the processes of one table
-// (docs/results.md, 2026-12-01b). Threads started meanwhile would inherit the one CPU, so this
-// is for loops that start none (CUDA; not CPU models, whose intra-op pool may start late).
-class ThreadOnOneCpu {
- public:
-  ThreadOnOneCpu();
-  ~ThreadOnOneCpu();
-  ThreadOnOneCpu(const ThreadOnOneCpu&) = delete;
-  ThreadOnOneCpu& operator=(const ThreadOnOneCpu&) = delete;
-  int cpu() const { return cpu_; }  // -1: the affinity could not be read or set; not pinned
-
- private:
-  std::vector<int> previous_;
-  int cpu_ = -1;
-};
-
 }  // namespace zoobench

@@ -64,19 +64,5 @@ TEST(CpuAffinity, CurrentAffinityIsWhatTheKernelSays) {
   EXPECT_NE(std::find(cpus.begin(), cpus.end(), running_on), cpus.end()) << "running on CPU " << running_on;
 }
 
-// The timed loop's pin: inside the scope the thread runs on the last allowed CPU only (the
-// kernel's sched_getcpu agrees), and afterwards it has every CPU it had before.
-TEST(CpuAffinity, ThreadOnOneCpuPinsTheThreadAndGivesItsCpusBack) {
-  const std::vector<int> before = current_cpu_affinity();
-  ASSERT_FALSE(before.empty());
-  {
-    ThreadOnOneCpu pin;
-    ASSERT_EQ(pin.cpu(), before.back());
-    EXPECT_EQ(current_cpu_affinity(), std::vector<int>{before.back()});
-    EXPECT_EQ(::sched_getcpu(), before.back());
-  }
-  EXPECT_EQ(current_cpu_affinity(), before);
-}
-
 }  // namespace
 }  // namespace zoobench
