@@ -446,7 +446,7 @@ std::string latency_matrices(const JoinedResults& joined) {
     out += "<h3>" + escape_html(matrix.title()) +
            "</h3>\n<div class=\"table-wrap\"><table class=\"matrix\"><thead><tr><th>model</th>";
     for (const auto& backend : matrix.backends) out += "<th>" + escape_html(backend) + "</th>";
-    out += compare ? "<th>zoobench/torch.compile</th></tr></thead><tbody>\n"
+    out += compare ? "<th>zoobench/torch.compile</th><th>per eager</th></tr></thead><tbody>\n"
                    : "</tr></thead><tbody>\n";
     for (const auto& row : matrix.rows) {
       out += "<tr data-model=\"" + escape_html(row.model) + "\"><td>" + escape_html(row.model) +
@@ -462,9 +462,10 @@ std::string latency_matrices(const JoinedResults& joined) {
             escape_html(matrix.backends[b]), fastest ? " data-fastest=\"1\"" : "",
             fastest ? "<strong>" + escape_html(text) + "</strong>" : escape_html(text));
       }
-      if (compare)
-        out += "<td class=\"num\">" +
-               escape_html(format_ratio(row.zoobench_vs_torch_compile, "\u00d7")) + "</td>";
+      if (compare) {
+        for (const auto& ratio : {row.zoobench_vs_torch_compile, row.zoobench_vs_torch_compile_per_eager})
+          out += "<td class=\"num\">" + escape_html(format_ratio(ratio, "\u00d7")) + "</td>";
+      }
       out += "</tr>\n";
     }
     if (compare) {
@@ -472,16 +473,14 @@ std::string latency_matrices(const JoinedResults& joined) {
       for (const auto& value : matrix.geomean_vs_torch_compile) {
         out += "<td class=\"num\">" + escape_html(format_ratio(value, "\u00d7")) + "</td>";
       }
-      out += "<td class=\"num\">" +
-             escape_html(format_ratio(matrix.geomean_zoobench_vs_torch_compile, "\u00d7")) +
-             "</td></tr>\n";
+      for (const auto& ratio : {matrix.geomean_zoobench_vs_torch_compile,
+                                matrix.geomean_zoobench_vs_torch_compile_per_eager})
+        out += "<td class=\"num\">" + escape_html(format_ratio(ratio, "\u00d7")) + "</td>";
+      out += "</tr>\n";
     }
     out += "</tbody></table></div>\n";
     if (compare) {
-      out += fmt::format(
-          "<p class=\"muted\">zoobench's fastest backend at or below torch.compile's fastest on {} "
-          "of {} models.</p>\n",
-          matrix.zoobench_at_or_below, matrix.compared);
+      out += "<p class=\"muted\">" + escape_html(matrix.comparison_sentence()) + "</p>\n";
     }
   }
   return out;

@@ -1,6 +1,8 @@
 // Building the latency matrices from result rows.
 #include "zoobench/report/latency_matrix.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -51,6 +53,27 @@ std::optional<double> best_of(const LatencyMatrix& matrix, const MatrixRow& row,
   return best;
 }
 
+// The best speedup over the process's own eager reference among one family's usable results.
+std::optional<double> best_speedup_of(const LatencyMatrix& matrix, const MatrixRow& row,
+                                      const std::string& family) {
+  std::optional<double> best;
+  for (std::size_t b = 0; b < row.cells.size(); ++b) {
+    const MatrixCell& c = row.cells[b];
+    if (matrix.families[b] != family || !c.latency_ms || !c.speedup || c.accuracy_failed()) continue;
+    if (!best || *c.speedup > *best) best = c.speedup;
+  }
+  return best;
+}
+
+// Whether every zoobench and torch.compile backend of the matrix has a performance row for the
+// model (passing or not): otherwise "the best" would be the best of the backends run so far.
+bool has_every_compared_row(const LatencyMatrix& matrix, const MatrixRow& row) {
+  for (std::size_t b = 0; b < row.cells.size(); ++b) {
+    if (matrix.families[b] != "python" && row.cells[b].status.empty()) return false;
+  }
+  return true;
+}
+
 std::optional<double> geomean(const std::vector<double>& values) {
   if (values.empty()) return std::nullopt;
   double log_sum = 0;
@@ -85,13 +108,17 @@ void order_columns(LatencyMatrix& matrix) {
 void complete(LatencyMatrix& matrix) {
   order_columns(matrix);
   std::vector<std::vector<double>> ratios(matrix.backends.size());
-  std::vector<double> best_ratios;
+  std::vector<double> best_ratios, per_eager_ratios;
   for (MatrixRow& row : matrix.rows) {
     row.cells.resize(matrix.backends.size());
     for (std::size_t b = 0; b < row.cells.size(); ++b) {
       const MatrixCell& c = row.cells[b];
       if (!c.latency_ms || c.accuracy_failed()) continue;
       if (!row.fastest || *c.latency_ms < *row.cells[*row.fastest].latency_ms) row.fastest = b;
+    }
+    if (!has_every_compared_row(matrix, row)) {
+      matrix.incomplete++;
+      continue;
     }
     auto reference = best_of(matrix, row, "torch.compile");
     auto own = best_of(matrix, row, "zoobench");
@@ -100,6 +127,12 @@ void complete(LatencyMatrix& matrix) {
       best_ratios.push_back(*row.zoobench_vs_torch_compile);
       matrix.compared++;
       if (*own <= *reference) matrix.zoobench_at_or_below++;
+      auto reference_speedup = best_speedup_of(matrix, row, "torch.compile");
+      auto own_speedup = best_speedup_of(matrix, row, "zoobench");
+      if (reference_speedup && own_speedup) {
+        row.zoobench_vs_torch_compile_per_eager = *reference_speedup / *own_speedup;
+        per_eager_ratios.push_back(*row.zoobench_vs_torch_compile_per_eager);
+      }
     }
     if (!reference) continue;
     for (std::size_t b = 0; b < row.cells.size(); ++b) {
@@ -109,6 +142,7 @@ void complete(LatencyMatrix& matrix) {
   }
   for (const auto& values : ratios) matrix.geomean_vs_torch_compile.push_back(geomean(values));
   matrix.geomean_zoobench_vs_torch_compile = geomean(best_ratios);
+  matrix.geomean_zoobench_vs_torch_compile_per_eager = geomean(per_eager_ratios);
 }
 
 }  // namespace
@@ -129,7 +163,20 @@ std::string LatencyMatrix::title() const {
   return out;
 }
 
-bool LatencyMatrix::compares_with_torch_compile() const { return compared > 0; }
+std::string LatencyMatrix::comparison_sentence() const {
+  std::string out = fmt::format(
+      "zoobench's fastest backend at or below torch.compile's fastest on {} of {} models "
+      "(geomean latency ratio {}; per eager {}).",
+      zoobench_at_or_below, compared, format_ratio(geomean_zoobench_vs_torch_compile),
+      format_ratio(geomean_zoobench_vs_torch_compile_per_eager));
+  if (incomplete > 0) {
+    out += fmt::format(" {} model{} not compared: a backend's performance row is missing.",
+                       incomplete, incomplete == 1 ? "" : "s");
+  }
+  return out;
+}
+
+bool LatencyMatrix::compares_with_torch_compile() const { return compared + incomplete > 0; }
 
 std::vector<LatencyMatrix> build_latency_matrices(const std::vector<ResultRow>& rows) {
   std::map<MatrixKey, LatencyMatrix> matrices;
@@ -155,8 +202,11 @@ std::vector<LatencyMatrix> build_latency_matrices(const std::vector<ResultRow>& 
     if (model.cells.size() <= b) model.cells.resize(b + 1);
     model.cells[b].status = cell(row, columns::kStatus);
     auto latency = parse_number(cell(row, columns::kAbsLatency));
-    if (model.cells[b].status == "pass" && latency && *latency > 0)
+    if (model.cells[b].status == "pass" && latency && *latency > 0) {
       model.cells[b].latency_ms = latency;
+      auto speedup = parse_number(cell(row, columns::kSpeedup));
+      if (speedup && *speedup > 0) model.cells[b].speedup = speedup;
+    }
   }
   for (const auto& row : rows) {
     if (row.kind != ExperimentKind::kAccuracy || !matrices.count(key_of(row))) continue;

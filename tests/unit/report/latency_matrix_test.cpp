@@ -119,5 +119,49 @@ TEST(LatencyMatrix, FailedRunsShowTheirStatusAndNoComparisonWithoutTorchCompileR
   EXPECT_EQ(markdown.find("zoobench/torch.compile"), std::string::npos) << markdown;
 }
 
+// Per eager: each latency over the eager reference timed in its own process (1 / speedup), so
+// a process whose eager ran slow does not flatter its backend. jit: 2 ms against 8 ms eager
+// (speedup 4); inductor: 1 ms against 2 ms eager (speedup 2): by latency zoobench is 2x slower,
+// per eager 0.5x.
+TEST(LatencyMatrix, PerEagerRatioUsesEachProcesssOwnEagerReference) {
+  std::vector<ResultRow> rows = {
+      testing::performance_row("cuda", "resnet", "jit", 8.0, 2.0,
+                               {{"backend_family", "zoobench"}, {"suite", "timm_models"}}),
+      testing::performance_row("cuda", "resnet", "inductor", 2.0, 1.0,
+                               {{"backend_family", "torch.compile"}, {"suite", "timm_models"}}),
+  };
+  auto matrices = build_latency_matrices(rows);
+  ASSERT_EQ(matrices.size(), 1u);
+  const MatrixRow& resnet = matrices[0].rows[0];
+  EXPECT_DOUBLE_EQ(*resnet.zoobench_vs_torch_compile, 2.0);
+  EXPECT_DOUBLE_EQ(*resnet.zoobench_vs_torch_compile_per_eager, 0.5);
+  EXPECT_DOUBLE_EQ(*matrices[0].geomean_zoobench_vs_torch_compile_per_eager, 0.5);
+  const std::string markdown = markdown_latency_matrices(join_results(rows));
+  EXPECT_NE(markdown.find("per eager"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("0.50x"), std::string::npos) << markdown;
+}
+
+// A model that a resumable run has not finished (reduce-overhead has no row yet) is not
+// compared: its "best torch.compile" would be the best of the backends run so far.
+TEST(LatencyMatrix, AModelMissingABackendsRowIsNotCompared) {
+  std::vector<ResultRow> rows = {
+      timed("resnet", "jit", "zoobench", 2.0),
+      timed("resnet", "inductor", "torch.compile", 4.0),
+      timed("resnet", "inductor:reduce-overhead", "torch.compile", 1.0),
+      timed("vit", "jit", "zoobench", 2.0),
+      timed("vit", "inductor", "torch.compile", 4.0),
+  };
+  auto matrices = build_latency_matrices(rows);
+  ASSERT_EQ(matrices.size(), 1u);
+  const LatencyMatrix& m = matrices[0];
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(*m.rows[0].zoobench_vs_torch_compile, 2.0);
+  EXPECT_FALSE(m.rows[1].zoobench_vs_torch_compile.has_value());
+  EXPECT_EQ(m.compared, 1);
+  EXPECT_EQ(m.incomplete, 1);
+  EXPECT_NE(m.comparison_sentence().find("1 model not compared"), std::string::npos)
+      << m.comparison_sentence();
+}
+
 }  // namespace
 }  // namespace zoobench::report
