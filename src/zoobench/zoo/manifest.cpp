@@ -2,6 +2,8 @@
 #include "zoobench/zoo/manifest.h"
 
 #include <filesystem>
+#include <limits>
+#include <optional>
 
 #include "zoobench/util/files.h"
 #include "zoobench/util/sha256.h"
@@ -20,6 +22,60 @@ std::vector<TensorContract> parse_contract(const nlohmann::json& json) {
     out.push_back(std::move(contract));
   }
   return out;
+}
+
+// A JSON integer as int64_t, or nullopt for anything else: JSON reads 2^70 as a float, and
+// nlohmann converts a float or an unsigned above 2^63-1 to int64_t without a word.
+std::optional<int64_t> as_int64(const nlohmann::json& value) {
+  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() > kMax) return std::nullopt;
+    return static_cast<int64_t>(value.get<uint64_t>());
+  }
+  if (value.is_number_integer()) return value.get<int64_t>();
+  return std::nullopt;
+}
+
+// Absent is 0 (not recorded); present, a positive integer that int64_t holds, since it goes
+// into the results as the model's batch size.
+int64_t read_batch_size(const nlohmann::json& json, const std::string& manifest_path) {
+  if (!json.contains("batch_size")) return 0;
+  const std::optional<int64_t> size = as_int64(json["batch_size"]);
+  if (!size || *size < 1) {
+    throw ModelLoadError(manifest_path + ": batch_size " + json["batch_size"].dump() +
+                         " is out of range: expected a positive integer, 1 to " +
+                         std::to_string(std::numeric_limits<int64_t>::max()) +
+                         " (2^63-1); re-export the model");
+  }
+  return *size;
+}
+
+// Indices of inputs the model writes into. One that names no input would have the runner clone
+// nothing and time a model that writes into its own inputs, so each must be an index of the
+// inputs that inputs.spec lists (without a spec, only that it is not negative is known here).
+std::vector<int64_t> read_mutated_inputs(const nlohmann::json& json,
+                                         const std::string& manifest_path,
+                                         const std::vector<InputSpec>& specs) {
+  const auto listed = json.value("mutated_inputs", nlohmann::json::array());
+  if (!listed.is_array()) {
+    throw ModelLoadError(manifest_path + ": mutated_inputs " + listed.dump() +
+                         " is not a list of input indices; re-export the model");
+  }
+  const auto count = static_cast<int64_t>(specs.size());
+  std::vector<int64_t> indices;
+  for (const nlohmann::json& value : listed) {
+    const std::optional<int64_t> index = as_int64(value);
+    if (!index || *index < 0 || (!specs.empty() && *index >= count)) {
+      const std::string range = specs.empty() ? "an input index, 0 or more"
+                                              : "an index of the " + std::to_string(count) +
+                                                    " input(s) that inputs.spec lists, 0 to " +
+                                                    std::to_string(count - 1);
+      throw ModelLoadError(manifest_path + ": mutated_inputs index " + value.dump() +
+                           " is out of range: expected " + range + "; re-export the model");
+    }
+    indices.push_back(*index);
+  }
+  return indices;
 }
 
 }  // namespace
@@ -71,7 +127,7 @@ Manifest read_manifest(const std::string& manifest_path) {
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e309
     throw ModelLoadError(manifest_path + " is not valid JSON (" + e.what() +
                          "); re-export the model");
   }
@@ -89,7 +145,7 @@ Manifest read_manifest(const std::string& manifest_path) {
     manifest.name = json.at("name").get<std::string>();
     manifest.suite = json.value("suite", "");
     manifest.source = json.value("source", "");
-    manifest.batch_size = json.value("batch_size", int64_t{0});
+    manifest.batch_size = read_batch_size(json, manifest_path);
     for (const auto& [role, item] : json.at("artifacts").items()) {
       Artifact artifact;
       artifact.role = role;
@@ -113,7 +169,7 @@ Manifest read_manifest(const std::string& manifest_path) {
     if (json.contains("outputs")) {
       manifest.output_names = json["outputs"].value("names", std::vector<std::string>{});
     }
-    manifest.mutated_inputs = json.value("mutated_inputs", std::vector<int64_t>{});
+    manifest.mutated_inputs = read_mutated_inputs(json, manifest_path, manifest.input_specs);
     if (json.contains("training")) {
       manifest.loss = json["training"].value("loss", manifest.loss);
       manifest.loss_scale = json["training"].value("loss_scale", 1.0);

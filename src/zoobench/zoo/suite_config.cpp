@@ -12,48 +12,233 @@
 namespace zoobench {
 namespace {
 
-// Upstream lists may nest (they are flattened) and may be null.
-void collect_names(const YAML::Node& node, std::set<std::string>& out) {
-  if (!node || node.IsNull()) return;
-  if (node.IsScalar()) {
-    out.insert(node.as<std::string>());
-  } else if (node.IsSequence()) {
-    for (const auto& item : node) collect_names(item, out);
-  } else if (node.IsMap()) {
-    // A map used as a set (`model: reason`): the keys are the names.
-    for (const auto& item : node) out.insert(item.first.as<std::string>());
-  }
-}
-
-std::set<std::string> names(const YAML::Node& node) {
-  std::set<std::string> out;
-  collect_names(node, out);
-  return out;
-}
-
-std::map<std::string, int64_t> sizes(const YAML::Node& node) {
-  std::map<std::string, int64_t> out;
-  if (node && node.IsMap()) {
-    for (const auto& item : node) out[item.first.as<std::string>()] = item.second.as<int64_t>();
-  }
-  return out;
-}
+// yaml-cpp parses an alias (`*name`) into a second reference to the anchored node, so parsing
+// stays linear in the file; walking is not: a list of ten aliases of a list of ten aliases ...
+// (the "billion laughs") is a dozen lines whose flattening visits 10^9 names, and an alias
+// inside its own anchor (`a: &a [x, *a]`) is a cycle. Both limits are per file.
+//
+// Nodes visited: upstream's largest suite yaml (torchbench.yaml) holds a few hundred names and
+// ours fewer, so a real file stays more than 1000x below a million; a million visits take about
+// 50 ms (150 ms unoptimized), so a file over the limit is refused at once instead of hanging
+// `zoobench list`.
+constexpr std::size_t kMaxNodesVisited = 1'000'000;
+// Lists inside lists: upstream nests two deep (`- *DETECTRON2_MODELS` inside `skip.all`); 64
+// is far beyond any real file and keeps the recursion shallow, and a cycle reaches it at once.
+constexpr int kMaxListNesting = 64;
 
 std::string where(const std::string& path, const YAML::Mark& mark) {
   return path + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
 }
 
-std::map<std::string, std::vector<std::string>> patch_map(const YAML::Node& node) {
-  std::map<std::string, std::vector<std::string>> out;
-  if (!node || !node.IsMap()) return out;
-  for (const auto& item : node) {
-    std::set<std::string> listed = names(item.second);
-    out[item.first.as<std::string>()] = std::vector<std::string>(listed.begin(), listed.end());
-  }
-  return out;
+// "; did you mean 'skip'?" for the known name closest to `name`, or "" when none is close.
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known) {
+  auto close = closest_names(name, known, 1);
+  return close.empty() ? "" : "; did you mean '" + close.front() + "'?";
 }
 
-bool listed_in(const std::map<std::string, std::set<std::string>>& lists, const char* list, const std::string& model) {
+// The closest known key, or every known key when none is close.
+std::string unknown_key_hint(const std::string& key, const std::vector<std::string>& known) {
+  const std::string hint = did_you_mean(key, known);
+  return hint.empty() ? " (known here: " + join(known, ", ") + ")" : hint;
+}
+
+// One suite yaml being read: names its file in every error, and bounds the walk over its
+// nodes (the limits above).
+class SuiteYaml {
+ public:
+  explicit SuiteYaml(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void refuse(const YAML::Node& at, const std::string& problem) const {
+    throw UsageError(where(path_, at.Mark()) + ": " + problem);
+  }
+
+  // Upstream lists may nest (they are flattened) and may be null.
+  std::set<std::string> names(const YAML::Node& node) {
+    std::set<std::string> out;
+    collect_names(node, out, 0);
+    return out;
+  }
+
+  std::map<std::string, int64_t> sizes(const YAML::Node& node) {
+    std::map<std::string, int64_t> out;
+    if (!node || !node.IsMap()) return out;
+    for (const auto& item : node) {
+      count_visit(item.second);
+      out[item.first.as<std::string>()] = item.second.as<int64_t>();
+    }
+    return out;
+  }
+
+  std::map<std::string, std::vector<std::string>> patch_map(const YAML::Node& node) {
+    std::map<std::string, std::vector<std::string>> out;
+    if (!node || !node.IsMap()) return out;
+    for (const auto& item : node) {
+      std::set<std::string> listed = names(item.second);
+      out[item.first.as<std::string>()] = std::vector<std::string>(listed.begin(), listed.end());
+    }
+    return out;
+  }
+
+  // A key of `node` (the mapping at `section`, "" for the top level) that is not in `known` is
+  // a typo that would otherwise be ignored without a word.
+  void expect_known_keys(const YAML::Node& node, const std::string& section,
+                         const std::vector<std::string>& known) const {
+    if (!node || !node.IsMap()) return;
+    for (const auto& item : node) {
+      const std::string key = item.first.as<std::string>();
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      refuse(item.first, "unknown key '" + key + "' " +
+                             (section.empty() ? "at the top level" : "in `" + section + "`") +
+                             unknown_key_hint(key, known));
+    }
+  }
+
+ private:
+  void collect_names(const YAML::Node& node, std::set<std::string>& out, int depth) {
+    if (!node || node.IsNull()) return;
+    count_visit(node);
+    if (depth > kMaxListNesting) {
+      refuse(node, "lists nested more than " + std::to_string(kMaxListNesting) +
+                       " deep (an alias inside its own anchor?); refusing to expand them");
+    }
+    if (node.IsScalar()) {
+      out.insert(node.as<std::string>());
+    } else if (node.IsSequence()) {
+      for (const auto& item : node) collect_names(item, out, depth + 1);
+    } else if (node.IsMap()) {
+      // A map used as a set (`model: reason`): the keys are the names.
+      for (const auto& item : node) {
+        count_visit(item.first);
+        out.insert(item.first.as<std::string>());
+      }
+    }
+  }
+
+  void count_visit(const YAML::Node& node) {
+    if (++visited_ <= kMaxNodesVisited) return;
+    refuse(node, "its aliases expand to more than " + std::to_string(kMaxNodesVisited) +
+                     " entries (nested anchors and aliases, a \"billion laughs\"?); refusing to "
+                     "expand them");
+  }
+
+  std::string path_;
+  std::size_t visited_ = 0;
+};
+
+// Every key the reader knows, by the mapping that holds it: upstream's (PyTorch 2.11's
+// torchbench.yaml, huggingface.yaml and timm_models.yaml, including the keys zoobench does not
+// use, so that an upstream file loads as it is) and ours under `zoobench:`. Mappings keyed by
+// model name (batch_size.training, tolerance.iou_thresholds, zoobench.patches, ...) are not
+// checked: any name is a model.
+struct KnownKeys {
+  std::string section;  // dotted path from the top; "" is the top level
+  std::vector<std::string> keys;
+};
+
+// skip.device and skip.freezing are keyed by torch device type; upstream adds cpu_aarch64.
+// clang-format off
+const std::vector<std::string> kDeviceTypes = {
+    "cpu", "cpu_aarch64", "cuda", "hip", "xpu", "mps", "hpu", "npu", "mtia", "xla"};
+// clang-format on
+
+// Names of tolerance lists, by the upstream file that uses them (and `highest`, the older
+// timm_models.yaml's); tolerance.freezing holds the same lists (torchbench) or is one (timm).
+// clang-format off
+const std::vector<std::string> kToleranceKeys = {
+    "higher", "even_higher", "higher_fp16", "higher_bf16", "higher_bf16_xpu", "freezing",
+    "cosine", "use_iou_for_bool_masks", "iou_thresholds", "accuracy_check_runs",
+    "force_max_multiplier",
+    "higher_training", "higher_max_autotune_training", "higher_inference", "higher_inference_cpu",
+    "higher_fp16_xpu", "higher_amp", "even_higher_max_autotune", "highest_training", "highest"};
+// clang-format on
+
+// clang-format off
+const std::vector<KnownKeys>& known_keys() {
+  static const std::vector<KnownKeys> table = {
+      {"", {"batch_size", "dont_change_batch_size", "tolerance",
+            "require_larger_multiplier_for_smaller_tensor", "very_slow", "slow",
+            "non_deterministic", "disable_cudagraph", "dtype", "canary_models",
+            "detectron2_models", "only_training", "only_inference", "only_fp32",
+            "trt_not_yet_working", "skip", "accuracy", "scaled_compute_loss",
+            "emulate_precision_casts", "zoobench"}},
+      {"batch_size", {"training", "inference", "divisors"}},
+      {"skip", {"all", "device", "test", "control_flow", "export_not_supported", "multiprocess",
+                "freezing"}},
+      {"skip.device", kDeviceTypes},
+      {"skip.test", {"training", "inference"}},
+      {"skip.freezing", kDeviceTypes},
+      {"tolerance", kToleranceKeys},
+      {"tolerance.freezing", kToleranceKeys},
+      {"accuracy", {"skip", "max_batch_size"}},
+      {"accuracy.skip", {"large_models", "eager_not_deterministic"}},
+      {"dtype", {"force_amp_for_fp16_bf16_models", "force_fp16_for_bf16_models",
+                 "amp_dtype_bfloat16"}},
+      // The exporter reads extra_models, image_size, skip_reasons, run_despite_checkout_skip.
+      {"zoobench", {"tolerance_rule", "patches", "training_patches", "flaky", "use_iou_for_bool",
+                    "tolerance_overrides", "skip_reasons", "loss_scale", "extra_models",
+                    "image_size", "run_despite_checkout_skip"}},
+  };
+  return table;
+}
+// clang-format on
+
+// The mapping at a path of keys ("skip", "device"), or an undefined node. By recursion, not
+// `node = node[key]`: assigning a yaml-cpp node writes into the tree instead of rebinding.
+YAML::Node at_path(const YAML::Node& node, const std::vector<std::string>& keys, std::size_t next) {
+  if (next == keys.size()) return node;
+  if (!node || !node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  return at_path(node[keys[next]], keys, next + 1);
+}
+
+void check_known_keys(const SuiteYaml& yaml, const YAML::Node& root) {
+  for (const auto& [section, keys] : known_keys()) {
+    const std::vector<std::string> path =
+        section.empty() ? std::vector<std::string>{} : split(section, '.');
+    yaml.expect_known_keys(at_path(root, path, 0), section, keys);
+  }
+}
+
+const std::vector<std::string> kOverrideKeys = {"tolerance", "cosine", "mode", "reason"};
+const std::vector<std::string> kToleranceRules = {"torchbench", "huggingface", "timm_models"};
+const std::vector<std::string> kModeNames = {"training", "inference"};
+
+// An override's tolerance is allclose's atol and rtol (accuracy/compare.h): above 1 an output
+// off by 100% passes, so the check no longer checks (upstream's largest step is 0.16); 0 or
+// less, NaN or infinity is a typo.
+double override_tolerance(const SuiteYaml& yaml, const YAML::Node& body, const std::string& model) {
+  if (!body["tolerance"])
+    yaml.refuse(body, "tolerance override for '" + model + "' needs a `tolerance:`");
+  const double tolerance = body["tolerance"].as<double>();
+  if (!(tolerance > 0 && tolerance <= 1)) {
+    yaml.refuse(body["tolerance"], "tolerance override for '" + model + "' is " +
+                                       body["tolerance"].as<std::string>() +
+                                       ": expected a number greater than 0 and at most 1");
+  }
+  return tolerance;
+}
+
+std::optional<Mode> override_mode(const SuiteYaml& yaml, const YAML::Node& body,
+                                  const std::string& model) {
+  if (!body["mode"]) return std::nullopt;
+  const std::string mode = body["mode"].as<std::string>();
+  if (mode == "training") return Mode::kTraining;
+  if (mode == "inference") return Mode::kInference;
+  yaml.refuse(body["mode"], "tolerance override for '" + model + "' has mode '" + mode +
+                                "': expected training or inference (absent: both)" +
+                                did_you_mean(mode, kModeNames));
+}
+
+std::string tolerance_rule(const SuiteYaml& yaml, const YAML::Node& node) {
+  const std::string rule = node.as<std::string>();
+  if (std::find(kToleranceRules.begin(), kToleranceRules.end(), rule) == kToleranceRules.end()) {
+    yaml.refuse(node, "unknown zoobench.tolerance_rule '" + rule + "': expected one of " +
+                          join(kToleranceRules, ", ") + did_you_mean(rule, kToleranceRules));
+  }
+  return rule;
+}
+
+bool listed_in(const std::map<std::string, std::set<std::string>>& lists, const char* list,
+               const std::string& model) {
   auto it = lists.find(list);
   return it != lists.end() && it->second.count(model) > 0;
 }
@@ -76,32 +261,36 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
   }
   if (!root || root.IsNull()) return config;
   if (!root.IsMap()) throw UsageError(yaml_path + ": expected a mapping at the top level");
+  SuiteYaml yaml(yaml_path);
   try {
+    check_known_keys(yaml, root);
     if (auto batch = root["batch_size"]) {
-      config.batch_training_ = sizes(batch["training"]);
-      config.batch_inference_ = sizes(batch["inference"]);
+      config.batch_training_ = yaml.sizes(batch["training"]);
+      config.batch_inference_ = yaml.sizes(batch["inference"]);
     }
     if (auto skip = root["skip"]) {
-      config.skip_all_ = names(skip["all"]);
+      config.skip_all_ = yaml.names(skip["all"]);
       if (auto device = skip["device"]; device && device.IsMap()) {
-        for (const auto& item : device) config.skip_device_[item.first.as<std::string>()] = names(item.second);
+        for (const auto& item : device)
+          config.skip_device_[item.first.as<std::string>()] = yaml.names(item.second);
       }
       if (auto test = skip["test"]) {
-        config.skip_training_ = names(test["training"]);
-        config.skip_inference_ = names(test["inference"]);
+        config.skip_training_ = yaml.names(test["training"]);
+        config.skip_inference_ = yaml.names(test["inference"]);
       }
     }
-    config.only_training_ = names(root["only_training"]);
-    config.only_inference_ = names(root["only_inference"]);
+    config.only_training_ = yaml.names(root["only_training"]);
+    config.only_inference_ = yaml.names(root["only_inference"]);
     if (auto accuracy = root["accuracy"]; accuracy && accuracy["skip"]) {
-      config.accuracy_skip_large_ = names(accuracy["skip"]["large_models"]);
-      config.accuracy_skip_eager_nondeterministic_ = names(accuracy["skip"]["eager_not_deterministic"]);
+      config.accuracy_skip_large_ = yaml.names(accuracy["skip"]["large_models"]);
+      config.accuracy_skip_eager_nondeterministic_ =
+          yaml.names(accuracy["skip"]["eager_not_deterministic"]);
     }
-    config.canary_ = names(root["canary_models"]);
-    config.non_deterministic_ = names(root["non_deterministic"]);
+    config.canary_ = yaml.names(root["canary_models"]);
+    config.non_deterministic_ = yaml.names(root["non_deterministic"]);
     if (auto tolerance = root["tolerance"]; tolerance && tolerance.IsMap()) {
       for (const auto& item : tolerance) {
-        config.tolerance_lists_[item.first.as<std::string>()] = names(item.second);
+        config.tolerance_lists_[item.first.as<std::string>()] = yaml.names(item.second);
       }
       // upstream's tolerance.accuracy_check_runs: {model: N} compiled runs, majority vote
       if (auto runs = tolerance["accuracy_check_runs"]; runs && runs.IsMap()) {
@@ -115,26 +304,29 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
         }
       }
     }
-    config.larger_multiplier_ = names(root["require_larger_multiplier_for_smaller_tensor"]);
+    config.larger_multiplier_ = yaml.names(root["require_larger_multiplier_for_smaller_tensor"]);
     if (auto ours = root["zoobench"]) {
-      if (ours["tolerance_rule"]) config.rule_ = ours["tolerance_rule"].as<std::string>();
-      config.patches_ = patch_map(ours["patches"]);
-      config.training_patches_ = patch_map(ours["training_patches"]);
-      config.flaky_ = names(ours["flaky"]);
-      for (const auto& name : names(ours["use_iou_for_bool"])) config.iou_for_bool_.insert(name);
+      if (ours["tolerance_rule"]) config.rule_ = tolerance_rule(yaml, ours["tolerance_rule"]);
+      config.patches_ = yaml.patch_map(ours["patches"]);
+      config.training_patches_ = yaml.patch_map(ours["training_patches"]);
+      config.flaky_ = yaml.names(ours["flaky"]);
+      for (const auto& name : yaml.names(ours["use_iou_for_bool"]))
+        config.iou_for_bool_.insert(name);
       if (auto overrides = ours["tolerance_overrides"]; overrides && overrides.IsMap()) {
         for (const auto& item : overrides) {
-          Override o;
+          const std::string model = item.first.as<std::string>();
           const auto& body = item.second;
-          o.tolerance = body["tolerance"].as<double>();
+          yaml.expect_known_keys(body, "zoobench.tolerance_overrides." + model, kOverrideKeys);
+          Override o;
+          o.tolerance = override_tolerance(yaml, body, model);
           if (body["cosine"]) o.cosine = body["cosine"].as<bool>();
-          if (body["mode"]) o.mode = body["mode"].as<std::string>() == "training" ? Mode::kTraining : Mode::kInference;
+          o.mode = override_mode(yaml, body, model);
           o.reason = body["reason"] ? body["reason"].as<std::string>() : "";
           if (o.reason.empty()) {
-            throw UsageError(where(yaml_path, body.Mark()) + ": tolerance override for '" +
-                             item.first.as<std::string>() + "' needs a `reason:` (it is shown in results)");
+            yaml.refuse(body, "tolerance override for '" + model +
+                                  "' needs a `reason:` (it is shown in results)");
           }
-          config.overrides_[item.first.as<std::string>()] = o;
+          config.overrides_[model] = o;
         }
       }
       // Why a model of a skip list is skipped, in words: {model: reason}.
@@ -144,7 +336,8 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
         }
       }
       if (auto scales = ours["loss_scale"]; scales && scales.IsMap()) {
-        for (const auto& item : scales) config.loss_scale_[item.first.as<std::string>()] = item.second.as<double>();
+        for (const auto& item : scales)
+          config.loss_scale_[item.first.as<std::string>()] = item.second.as<double>();
       }
     }
   } catch (const YAML::Exception& e) {

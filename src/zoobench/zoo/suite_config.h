@@ -31,7 +31,9 @@ class SuiteConfig {
   // An empty configuration (no yaml): upstream defaults for `suite`.
   explicit SuiteConfig(std::string suite = "custom");
 
-  // Parses a yaml file. Throws UsageError "<file>:<line>:<col>: <problem>" on bad yaml.
+  // Parses a yaml file. Throws UsageError "<file>:<line>:<col>: <problem>" on bad yaml, on a key
+  // it does not know (naming the closest known one), on a value outside its allowed values, and
+  // on aliases that expand past the walk's limits (suite_config.cpp).
   static SuiteConfig load(const std::string& yaml_path, const std::string& suite);
 
   const std::string& suite() const { return suite_; }

@@ -140,6 +140,13 @@ TEST(ReadManifest, BadJsonNamesTheFile) {
   std::string message = load_error(path);
   EXPECT_NE(message.find(path), std::string::npos) << message;
   EXPECT_NE(message.find("JSON"), std::string::npos) << message;
+  // A number beyond double's range is nlohmann's out_of_range, not a parse_error: it too names
+  // the file (the fuzzer found it without: docs/reliability.md).
+  const std::string huge =
+      write_manifest(dir, "{\"format\": \"zoobench-manifest/1\", \"batch_size\": 1e309}");
+  message = load_error(huge);
+  EXPECT_NE(message.find(huge), std::string::npos) << message;
+  EXPECT_NE(message.find("JSON"), std::string::npos) << message;
 }
 
 TEST(ReadManifest, WrongFormatStringNamesFileAndFormat) {
@@ -185,6 +192,66 @@ TEST(ReadManifest, MissingOrMalformedRequiredFieldsNameTheFile) {
     std::string message = load_error(path);
     EXPECT_NE(message.find(path), std::string::npos) << message;
   }
+}
+
+// A batch size of -5, 0, 2^70 (which JSON reads as a float) or 1.5 was read as some int64_t
+// and reported; it is a model_fail_to_load naming the file, the value and the range.
+TEST(ReadManifest, BatchSizeOutOfRangeNamesValueAndRange) {
+  struct Case {
+    std::string written, shown;  // as in the file, as the message shows it
+  };
+  const std::vector<Case> cases = {{"-5", "-5"},
+                                   {"0", "0"},
+                                   {"1180591620717411303424", "1.1805916207174113e+21"},
+                                   {"1.5", "1.5"},
+                                   {"18446744073709551615", "18446744073709551615"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.written);
+    ScratchDir dir;
+    std::string text = example_manifest().dump();
+    const std::string valid = "\"batch_size\":4";
+    text.replace(text.find(valid), valid.size(), "\"batch_size\":" + c.written);
+    const std::string path = write_manifest(dir, text);
+    std::string message = load_error(path);
+    EXPECT_NE(message.find(path + ": batch_size " + c.shown + " is out of range"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("expected a positive integer, 1 to 9223372036854775807"),
+              std::string::npos)
+        << message;
+  }
+}
+
+// mutated_inputs names inputs by index: one that names none had the runner clone nothing.
+TEST(ReadManifest, MutatedInputOutOfRangeNamesIndexAndRange) {
+  struct Case {
+    nlohmann::json mutated;
+    bool with_spec;
+    std::string value, range;
+  };
+  const std::vector<Case> cases = {
+      {{1}, true, "index 1 ", "the 1 input(s) that inputs.spec lists, 0 to 0"},
+      {{0, -1}, true, "index -1 ", "0 to 0"},
+      {{-3}, false, "index -3 ", "an input index, 0 or more"},
+      {{"first"}, true, "index \"first\" ", "0 to 0"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.mutated.dump());
+    ScratchDir dir;
+    nlohmann::json json = example_manifest();
+    json["mutated_inputs"] = c.mutated;
+    if (!c.with_spec) json["inputs"].erase("spec");
+    const std::string path = write_manifest(dir, json.dump());
+    std::string message = load_error(path);
+    EXPECT_NE(message.find(path + ": mutated_inputs " + c.value), std::string::npos) << message;
+    EXPECT_NE(message.find(c.range), std::string::npos) << message;
+  }
+  ScratchDir dir;
+  nlohmann::json json = example_manifest();
+  json["mutated_inputs"] = {5};
+  json["inputs"].erase("spec");  // without a spec the count is unknown here
+  EXPECT_EQ(read_manifest(write_manifest(dir, json.dump())).mutated_inputs,
+            (std::vector<int64_t>{5}));
 }
 
 TEST(VerifyArtifact, MatchingShaPassesMismatchIsRefused) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -441,6 +442,120 @@ TEST(SuiteConfigErrors, MissingFileAndNonMappingTopLevel) {
   // An empty file is an empty configuration.
   SuiteConfig empty = SuiteConfig::load(write(dir, "empty.yaml", ""), "torchbench");
   EXPECT_FALSE(empty.skip_reason("anything", "cpu", Mode::kInference, true).has_value());
+}
+
+// The message of the UsageError that loading `path` throws; fails the test when none is thrown.
+std::string usage_error(const std::string& path) {
+  try {
+    SuiteConfig::load(path, "torchbench");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "loading " << path << " did not throw UsageError";
+  return "";
+}
+
+void expect_message_has(const std::string& message, const std::vector<std::string>& parts) {
+  for (const auto& part : parts) {
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  }
+}
+
+// A misspelt key at any level the reader knows was ignored without a word (`skipp:` skipped
+// nothing); it is an error naming file:line, the key and the closest known key.
+TEST(SuiteConfigErrors, UnknownKeysNameTheClosestKnownKey) {
+  struct Typo {
+    const char* yaml;
+    int line;
+    const char* key;
+    const char* hint;
+  };
+  const std::vector<Typo> typos = {
+      {"skipp:\n  all: [a]\n", 1, "'skipp' at the top level", "did you mean 'skip'?"},
+      {"skip:\n  all: [a]\n  devise:\n    cpu: [b]\n", 3, "'devise' in `skip`",
+       "did you mean 'device'?"},
+      {"skip:\n  device:\n    cudaa: [b]\n", 3, "'cudaa' in `skip.device`", "did you mean 'cuda'?"},
+      {"skip:\n  test:\n    trainig: [b]\n", 3, "'trainig' in `skip.test`",
+       "did you mean 'training'?"},
+      {"tolerance:\n  highr: [alexnet]\n", 2, "'highr' in `tolerance`", "did you mean 'higher'?"},
+      {"tolerance:\n  freezing:\n    even_highr: [a]\n", 3, "'even_highr' in `tolerance.freezing`",
+       "did you mean 'even_higher'?"},
+      {"accuracy:\n  skip:\n    large_model: [a]\n", 3, "'large_model' in `accuracy.skip`",
+       "did you mean 'large_models'?"},
+      {"batch_size:\n  trainning:\n    demucs: 4\n", 2, "'trainning' in `batch_size`",
+       "did you mean 'training'?"},
+      {"zoobench:\n  tolerance_overides: {}\n", 2, "'tolerance_overides' in `zoobench`",
+       "did you mean 'tolerance_overrides'?"},
+      {"zoobench:\n  tolerance_overrides:\n    deit:\n      tolerance: 0.02\n      reson: x\n", 5,
+       "'reson' in `zoobench.tolerance_overrides.deit`", "did you mean 'reason'?"},
+      // Nothing close: every key known there is listed.
+      {"frobnicate: 1\n", 1, "'frobnicate' at the top level", "known here: batch_size,"},
+  };
+  for (const auto& typo : typos) {
+    SCOPED_TRACE(typo.yaml);
+    ScratchDir dir;
+    const std::string path = write(dir, "typo.yaml", typo.yaml);
+    const std::string message = usage_error(path);
+    EXPECT_EQ(message.rfind(path + ":" + std::to_string(typo.line) + ":", 0), 0u) << message;
+    expect_message_has(message, {std::string("unknown key ") + typo.key, typo.hint});
+  }
+}
+
+// Ten lists of ten aliases of the list before: 10^9 names once flattened, from twelve lines. The
+// walk stops at its limit of nodes visited (1,000,000) instead of hanging `zoobench list`; an
+// alias inside its own anchor (a cycle) stops at the nesting limit instead of the stack's end.
+TEST(SuiteConfigErrors, AliasBombsAreRefusedNotExpanded) {
+  ScratchDir dir;
+  std::string bomb =
+      "skip:\n  all:\n    - &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int level = 1; level < 10; ++level) {
+    const std::string alias = "*l" + std::to_string(level - 1);
+    bomb += "    - &l" + std::to_string(level) + " [" + alias;
+    for (int i = 1; i < 10; ++i) bomb += ", " + alias;
+    bomb += "]\n";
+  }
+  const std::string bomb_path = write(dir, "bomb.yaml", bomb);
+  const auto start = std::chrono::steady_clock::now();
+  expect_message_has(usage_error(bomb_path), {bomb_path + ":", "more than 1000000 entries"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+
+  const std::string cycle_path = write(dir, "cycle.yaml", "skip:\n  all: &a [x, *a]\n");
+  expect_message_has(usage_error(cycle_path), {cycle_path + ":", "nested more than 64 deep"});
+}
+
+// An override's tolerance, mode and the suite's tolerance rule were taken as written: -1 or NaN
+// made every comparison fail or pass, `mode: trainnig` silently meant inference, an unknown rule
+// silently meant torchbench's.
+TEST(SuiteConfigErrors, OverrideValuesOutsideTheirRangeNameTheAllowedValues) {
+  struct Bad {
+    const char* yaml;
+    int line;
+    std::vector<std::string> parts;
+  };
+  const std::string override_of = "zoobench:\n  tolerance_overrides:\n    deit:\n      reason: x\n";
+  const std::vector<Bad> bad = {
+      {"      tolerance: -1\n", 5, {"'deit' is -1", "greater than 0 and at most 1"}},
+      {"      tolerance: .nan\n", 5, {"'deit' is .nan", "greater than 0 and at most 1"}},
+      {"      tolerance: 0\n", 5, {"'deit' is 0", "greater than 0 and at most 1"}},
+      {"      tolerance: 2\n", 5, {"'deit' is 2", "greater than 0 and at most 1"}},
+      {"      tolerance: 0.02\n      mode: trainnig\n",
+       6,
+       {"mode 'trainnig'", "expected training or inference", "did you mean 'training'?"}},
+  };
+  for (const auto& b : bad) {
+    SCOPED_TRACE(b.yaml);
+    ScratchDir dir;
+    const std::string path = write(dir, "override.yaml", override_of + b.yaml);
+    const std::string message = usage_error(path);
+    EXPECT_EQ(message.rfind(path + ":" + std::to_string(b.line) + ":", 0), 0u) << message;
+    expect_message_has(message, b.parts);
+  }
+  ScratchDir dir;
+  const std::string path = write(dir, "rule.yaml", "zoobench:\n  tolerance_rule: timm\n");
+  const std::string message = usage_error(path);
+  EXPECT_EQ(message.rfind(path + ":2:", 0), 0u) << message;
+  expect_message_has(message, {"tolerance_rule 'timm'", "torchbench, huggingface, timm_models",
+                               "did you mean 'timm_models'?"});
 }
 
 // The suites shipped in the repository load and agree with their own lists.
