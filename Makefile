@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc)
 ZOO ?= zoo
 RESULTS ?= results
 
-.PHONY: setup configure build build-cli test demo clean
+.PHONY: setup configure build build-cli test demo fuzz clean
 
 setup:
 	./scripts/setup-deps.sh
@@ -28,6 +28,17 @@ test: build
 
 demo: build-cli
 	./scripts/demo.sh
+
+# The readers' fuzzer under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build
+# folder (only what it links is built): FUZZ_MUTANTS per reader (docs/reliability.md).
+FUZZ_BUILD ?= build-fuzz
+FUZZ_MUTANTS ?= 10000
+FUZZ_SEED ?= 20261201
+fuzz: setup
+	@test -f $(FUZZ_BUILD)/build.ninja || cmake -S . -B $(FUZZ_BUILD) -G Ninja -DZOOBENCH_PYTHON=$(PYTHON) \
+	  -DZOOBENCH_SANITIZE=ON -DZOOBENCH_BUILD_TESTS=OFF -DZOOBENCH_BUILD_BENCH=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target zoobench_fuzz
+	./scripts/fuzz.sh $(FUZZ_BUILD)/fuzz/zoobench_fuzz $(FUZZ_MUTANTS) $(FUZZ_SEED)
 
 clean:
 	rm -rf $(BUILD)
