@@ -35,6 +35,9 @@
 #   ZB_DEADLINE=$(($(date +%s) + 570)) TABLE_ZOO_BACKGROUND=1 TEST_SET=verify \
 #     scripts/gpu-check.sh env table-zoo build test compile-table pack
 #   ZB_DEADLINE=$(($(date +%s) + 570)) scripts/gpu-check.sh compile-table pack
+# To continue an earlier session's table (docs/results.md says which is unfinished), copy its
+# rows in first and carry them with the first call (carry: .gpu-deps, results-gpu):
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-01c/compile-timm results-gpu/
 #
 # Needs .gpu-deps/ (scripts/fetch-gpu-deps.sh, run on the CPU machine; the device tool carries
 # it). Logs go to gpu-logs/, results to results-gpu/. Stages are idempotent, so a warm machine
