@@ -1,6 +1,8 @@
 // `zoobench compare RESULTS --expected FILE`: the CI gate over accuracy statuses, as upstream's
 // benchmarks/dynamo/check_accuracy.py (PASS / XFAIL / FAIL / IMPROVED, plus MISSING); exit 1 when
 // a non-flaky model regressed or is missing.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -9,8 +11,11 @@
 #include "cli/command.h"
 #include "zoobench/report/expected.h"
 #include "zoobench/report/result_files.h"
+#include "zoobench/results/csv.h"
+#include "zoobench/results/sink.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
+#include "zoobench/util/text.h"
 
 namespace zoobench::cli {
 namespace {
@@ -26,6 +31,7 @@ struct CompareArgs {
 std::vector<ResultRow> load_accuracy_rows(const std::vector<std::string>& paths, const char* role) {
   std::vector<ResultRow> rows;
   for (const auto& path : report::expand_result_paths(paths)) {
+    check_result_json_depth(path);
     report::ResultFile file = report::load_result_file(path);
     if (file.kind != ExperimentKind::kAccuracy) {
       throw UsageError(
@@ -36,6 +42,59 @@ std::vector<ResultRow> load_accuracy_rows(const std::vector<std::string>& paths,
     rows.insert(rows.end(), file.rows.begin(), file.rows.end());
   }
   return rows;
+}
+
+std::string unknown_status_message(const std::string& where, const std::string& status) {
+  return fmt::format("{}: unknown status '{}'; the known statuses are {}", where, status,
+                     known_status_names());
+}
+
+// Every status the expected file names is one zoobench knows: a misspelt one ("passed") would
+// never equal the actual status, so the model would count as IMPROVED (or FAIL) for a typo.
+// A CSV is checked record by record, to name the line.
+void require_known_expected_statuses(const std::string& path, const std::vector<ResultRow>& rows) {
+  if (std::filesystem::path(path).extension() != ".csv") {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const std::string& status = cell(rows[i], columns::kAccuracy);
+      if (!status.empty() && !parse_status(status)) {
+        throw UsageError(
+            unknown_status_message(fmt::format("{} (record {})", path, i + 1), status));
+      }
+    }
+    return;
+  }
+  const std::vector<CsvRecord> records = split_csv_records(read_text_file(path));
+  if (records.empty()) return;
+  std::size_t column = records.front().cells.size();
+  for (std::size_t i = 0; i < records.front().cells.size(); ++i) {
+    if (trim(records.front().cells[i]) == columns::kAccuracy.key()) column = i;
+  }
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    if (column >= records[r].cells.size()) continue;
+    const std::string& status = records[r].cells[column];
+    if (!status.empty() && !parse_status(status)) {
+      throw UsageError(unknown_status_message(fmt::format("{}:{}", path, records[r].line), status));
+    }
+  }
+}
+
+// An expected file that names none of the results' models (only a header, another suite's)
+// would make every model IMPROVED and pass the gate without checking anything.
+void require_shared_models(const std::vector<ResultRow>& actual,
+                           const std::vector<ResultRow>& expected, const std::string& path) {
+  if (actual.empty()) return;
+  std::set<std::string> models;
+  for (const auto& row : actual) models.insert(cell(row, columns::kName));
+  for (const auto& row : expected) {
+    if (models.count(cell(row, columns::kName))) return;
+  }
+  std::vector<std::string> some(models.begin(), models.end());
+  if (some.size() > 5) some.resize(5);
+  throw UsageError(fmt::format(
+      "expected file {} names none of the {} models in the results ({}{}): it has {} rows; "
+      "create it from a good run with --update-expected",
+      path, models.size(), join(some, ", "), models.size() > some.size() ? ", ..." : "",
+      expected.size()));
 }
 
 int run_compare(const CompareArgs& args) {
@@ -54,6 +113,11 @@ int run_compare(const CompareArgs& args) {
   int status = kExitOk;
   if (have_expected) {
     std::vector<ResultRow> expected = load_accuracy_rows({args.expected}, "expected file");
+    // A file about to be rewritten from this run need not be a valid baseline.
+    if (!args.update_expected) {
+      require_known_expected_statuses(args.expected, expected);
+      require_shared_models(actual, expected, args.expected);
+    }
     report::ExpectedComparison comparison = report::compare_with_expected(actual, expected, flaky);
     std::cout << report::format_expected_comparison(comparison, args.expected,
                                                     args.fail_on_improved);

@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "zoobench/report/merge.h"
 #include "zoobench/report/result_files.h"
+#include "zoobench/results/sink.h"
 
 namespace zoobench::cli {
 namespace {
@@ -20,6 +21,8 @@ int run_merge(const MergeArgs& args) {
   std::vector<report::ResultFile> inputs;
   int without_detail = 0;
   for (const auto& path : report::expand_result_paths(args.results)) {
+    // Before the merged JSON is written: nlohmann's dump recurses once per level.
+    check_result_json_depth(path);
     inputs.push_back(report::load_result_file(path));
     if (!inputs.back().with_detail) ++without_detail;
   }

@@ -40,7 +40,8 @@ ExperimentKind kind_from_columns(const std::vector<std::string>& columns, const 
 // The JSON file's rows when it is a readable results file, with its context.
 bool read_json_results(const std::string& path, std::vector<ResultRow>& rows,
                        nlohmann::json& context, std::string& kind_name) {
-  nlohmann::json parsed = nlohmann::json::parse(read_text_file(path));
+  // Depth-bounded: every later use (report, compare, merge's writer) recurses over it.
+  nlohmann::json parsed = parse_result_json(read_text_file(path), path);
   if (!parsed.is_object() || !parsed.contains("records")) return false;
   rows.clear();
   for (const auto& record : parsed["records"]) rows.push_back(row_from_json(record));

@@ -1,9 +1,14 @@
-// CSV parsing and crash-safe appending.
+// CSV parsing and crash-safe appending: a row is in the file whole or not at all.
 #include "zoobench/results/csv.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "zoobench/util/files.h"
 #include "zoobench/util/text.h"
@@ -20,7 +25,8 @@ int CsvTable::column(const std::string& name) const {
 const std::string& CsvTable::get(std::size_t row, const std::string& name) const {
   static const std::string kEmpty;
   int index = column(name);
-  if (index < 0 || row >= rows.size() || static_cast<std::size_t>(index) >= rows[row].size()) return kEmpty;
+  if (index < 0 || row >= rows.size() || static_cast<std::size_t>(index) >= rows[row].size())
+    return kEmpty;
   return rows[row][static_cast<std::size_t>(index)];
 }
 
@@ -32,18 +38,24 @@ std::map<std::string, std::string> CsvTable::row_map(std::size_t row) const {
   return out;
 }
 
-CsvTable parse_csv(const std::string& text, const std::string& source_name) {
-  std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
+std::vector<CsvRecord> split_csv_records(const std::string& text) {
+  std::vector<CsvRecord> records;
+  CsvRecord record;
   std::string cell;
   bool in_quotes = false, cell_started = false;
-  std::size_t line = 1, quote_line = 0;
-  auto end_record = [&] {
-    record.push_back(cell);
+  std::size_t line = 1;
+  record.line = 1;
+  auto end_record = [&](std::size_t end, bool complete) {
+    record.cells.push_back(cell);
     cell.clear();
+    record.end = end;
+    record.complete = complete;
     // A blank line is not a record.
-    if (!(record.size() == 1 && record[0].empty() && !cell_started)) records.push_back(record);
-    record.clear();
+    bool blank = record.cells.size() == 1 && record.cells[0].empty() && !cell_started;
+    if (!blank) records.push_back(std::move(record));
+    record = CsvRecord{};
+    record.begin = end;
+    record.line = line + (complete ? 1 : 0);
     cell_started = false;
   };
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -55,6 +67,7 @@ CsvTable parse_csv(const std::string& text, const std::string& source_name) {
           ++i;
         } else {
           in_quotes = false;
+          record.open_quote_line = 0;
         }
       } else {
         if (c == '\n') ++line;
@@ -63,28 +76,35 @@ CsvTable parse_csv(const std::string& text, const std::string& source_name) {
     } else if (c == '"') {
       in_quotes = true;
       cell_started = true;
-      quote_line = line;
+      record.open_quote_line = line;
     } else if (c == ',') {
-      record.push_back(cell);
+      record.cells.push_back(cell);
       cell.clear();
       cell_started = true;
     } else if (c == '\n') {
-      end_record();
+      end_record(i + 1, true);
       ++line;
     } else if (c != '\r') {
       cell.push_back(c);
       cell_started = true;
     }
   }
-  if (in_quotes) {
-    throw std::runtime_error(source_name + ":" + std::to_string(quote_line) + ": unterminated quoted cell");
+  if (cell_started || !cell.empty() || !record.cells.empty()) end_record(text.size(), false);
+  return records;
+}
+
+CsvTable parse_csv(const std::string& text, const std::string& source_name) {
+  std::vector<CsvRecord> records = split_csv_records(text);
+  if (!records.empty() && records.back().open_quote_line != 0) {
+    throw std::runtime_error(source_name + ":" + std::to_string(records.back().open_quote_line) +
+                             ": unterminated quoted cell");
   }
-  if (cell_started || !cell.empty() || !record.empty()) end_record();
   CsvTable table;
   if (records.empty()) return table;
-  table.header = records.front();
+  table.header = records.front().cells;
   for (auto& name : table.header) name = trim(name);
-  table.rows.assign(records.begin() + 1, records.end());
+  for (std::size_t i = 1; i < records.size(); ++i)
+    table.rows.push_back(std::move(records[i].cells));
   return table;
 }
 
@@ -109,29 +129,48 @@ std::string csv_line(const std::vector<std::string>& cells) {
   return out + "\n";
 }
 
+ResultWriteError::ResultWriteError(const std::string& path, int error_number)
+    : std::runtime_error("cannot write " + path + ": " + std::strerror(error_number)) {}
+
+int write_fully(int fd, const std::string& bytes) {
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    written += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 CsvAppender::CsvAppender(std::string path, std::vector<std::string> header)
     : path_(std::move(path)), header_(std::move(header)) {
   std::filesystem::path target(path_);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
-  bool has_content = std::filesystem::exists(target) && std::filesystem::file_size(target) > 0;
-  if (has_content) {
-    CsvTable existing = read_csv(path_);
-    if (existing.header != header_) {
-      throw std::runtime_error(path_ + " exists with different columns (" + join(existing.header, ",") +
-                               "); write to another --output or move the old file away");
-    }
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw ResultWriteError(path_, errno);
+  struct stat info {};
+  if (::fstat(fd_, &info) != 0) throw ResultWriteError(path_, errno);
+  size_ = static_cast<std::uintmax_t>(info.st_size);
+  if (size_ == 0) {
+    write_whole(csv_line(header_));
+    return;
   }
-  file_ = std::fopen(path_.c_str(), "ab");
-  if (file_ == nullptr) throw std::runtime_error("cannot open " + path_ + " for appending");
-  if (!has_content) {
-    std::string line = csv_line(header_);
-    std::fwrite(line.data(), 1, line.size(), file_);
-    std::fflush(file_);
+  const std::string text = read_text_file(path_);
+  CsvTable existing = parse_csv(text, path_);
+  if (existing.header != header_) {
+    throw std::runtime_error(path_ + " exists with different columns (" +
+                             join(existing.header, ",") +
+                             "); write to another --output or move the old file away");
+  }
+  // The next row would be glued onto the cut-off one: a row with the wrong number of fields.
+  if (text.back() != '\n') {
+    throw std::logic_error(path_ + " ends mid-row; ResultSink sets such a row aside first");
   }
 }
 
 CsvAppender::~CsvAppender() {
-  if (file_ != nullptr) std::fclose(file_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void CsvAppender::append(const std::map<std::string, std::string>& cells) {
@@ -151,11 +190,26 @@ void CsvAppender::append(const std::map<std::string, std::string>& cells) {
       if (!known) throw std::logic_error("column '" + name + "' is not in " + path_ + "'s header");
     }
   }
-  std::string line = csv_line(row);
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-    throw std::runtime_error("cannot append to " + path_ + " (disk full?)");
+  write_whole(csv_line(row));
+}
+
+// Raw write(2) rather than stdio: a FILE that failed to flush keeps the rest of the row in its
+// buffer and writes it at fclose, after the file was cut back.
+void CsvAppender::write_whole(const std::string& bytes) {
+  int error = write_fully(fd_, bytes);
+  // EINVAL: a file that cannot be synced (a pipe, a character device); nothing was lost.
+  if (error == 0 && ::fsync(fd_) != 0 && errno != EINVAL) error = errno;
+  if (error != 0) {
+    truncate_to(size_);
+    throw ResultWriteError(path_, error);
   }
-  ::fsync(fileno(file_));
+  size_ += bytes.size();
+}
+
+void CsvAppender::truncate_to(std::uintmax_t size) {
+  // Shrinking needs no space, so this succeeds on a full disk too.
+  if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) throw ResultWriteError(path_, errno);
+  size_ = size;
 }
 
 }  // namespace zoobench

@@ -55,10 +55,11 @@ void ResultRow::set_status(Status status) {
 }
 
 std::string ResultRow::identity() const {
-  return fmt::format("{}|{}|{}|{}|{}|{}", cell(*this, columns::kDev), cell(*this, columns::kName),
-                     cell(*this, columns::kMode), cell(*this, columns::kBackend),
-                     cell(*this, columns::kDtype),
-                     cell_or(*this, columns::kInputLayout, kDefaultInputLayout));
+  // Replaced as the files have it: a model folder named in Latin-1 is found again on --resume.
+  return with_invalid_utf8_replaced(fmt::format(
+      "{}|{}|{}|{}|{}|{}", cell(*this, columns::kDev), cell(*this, columns::kName),
+      cell(*this, columns::kMode), cell(*this, columns::kBackend), cell(*this, columns::kDtype),
+      cell_or(*this, columns::kInputLayout, kDefaultInputLayout)));
 }
 
 std::string input_layout_of(const ResultRow& row) {
@@ -74,6 +75,21 @@ std::string format_cell(double value) {
 std::string format_cell(std::optional<double> value) { return value ? format_cell(*value) : ""; }
 
 std::string format_cell(int64_t value) { return std::to_string(value); }
+
+// Replacing rather than refusing a name that is not UTF-8 (a model folder named on a Latin-1
+// system): the model still gets its row and the run goes on, and every other string that can
+// carry such bytes (a reason quoting an error, the log path, the command line in the context)
+// is covered by the same rule, where refusing at selection would cover names only.
+std::string with_invalid_utf8_replaced(const std::string& text) {
+  bool ascii = true;
+  for (char c : text) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+  if (ascii) return text;
+  return nlohmann::json::parse(dump_result_json(nlohmann::json(text))).get<std::string>();
+}
+
+std::string dump_result_json(const nlohmann::json& json, int indent) {
+  return json.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 nlohmann::json row_to_json(const ResultRow& row) {
   nlohmann::json out = nlohmann::json::object();
@@ -92,7 +108,7 @@ nlohmann::json row_to_json(const ResultRow& row) {
         cells[name] = number;
       }
     } else {
-      cells[name] = value;
+      cells[name] = with_invalid_utf8_replaced(value);
     }
   }
   out["cells"] = cells;

@@ -52,6 +52,14 @@ std::string format_cell(double value);
 std::string format_cell(std::optional<double> value);
 std::string format_cell(int64_t value);
 
+// `text` with each byte sequence that is not UTF-8 replaced by U+FFFD, as nlohmann's dump does
+// with error_handler_t::replace. Cells pass through it before they are written (JSON must be
+// UTF-8, and the CSV should read as its twin does); identities compare through it too.
+std::string with_invalid_utf8_replaced(const std::string& text);
+
+// How a result file's JSON is written: invalid UTF-8 replaced (see above), never thrown on.
+std::string dump_result_json(const nlohmann::json& json, int indent = -1);
+
 // JSON form of a row: cells with numeric-looking values as numbers, plus "detail".
 nlohmann::json row_to_json(const ResultRow& row);
 ResultRow row_from_json(const nlohmann::json& json);

@@ -1,14 +1,24 @@
-// Result files and the run context.
+// Result files and the run context; what is written is whole or absent, and what is read back
+// for --resume is checked row by row.
 #include "zoobench/results/sink.h"
 
-#include <filesystem>
-#include <fstream>
-#include <stdexcept>
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
 #include "zoobench/util/compat.h"
+#include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
+#include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
 
 namespace zoobench {
@@ -24,7 +34,8 @@ ExperimentKind kind_from_header(const std::vector<std::string>& header, const st
     if (column == "accuracy") return ExperimentKind::kAccuracy;
     if (column == "speedup") return ExperimentKind::kPerformance;
   }
-  throw std::runtime_error(path + " is neither an accuracy CSV (no 'accuracy' column) nor a "
+  throw std::runtime_error(path +
+                           " is neither an accuracy CSV (no 'accuracy' column) nor a "
                            "performance CSV (no 'speedup' column)");
 }
 
@@ -44,40 +55,206 @@ std::string cpu_model() {
   return "";
 }
 
+// Replaces `path` through a temporary file and rename, as write_file_atomically does, but a
+// failed write removes its temporary file and names the errno: on a full disk it would
+// otherwise be left behind, and the message could only guess the cause.
+void replace_file(const std::string& path, const std::string& contents) {
+  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw ResultWriteError(temporary, errno);
+  int error = write_fully(fd, contents);
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    ::unlink(temporary.c_str());
+    throw ResultWriteError(path, error);
+  }
+}
+
+void append_to_file(const std::string& path, const std::string& contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw ResultWriteError(path, errno);
+  int error = write_fully(fd, contents);
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) throw ResultWriteError(path, error);
+}
+
+// nlohmann's parser is iterative, but its dump and our readers recurse: the limit is checked
+// while parsing, before anything recurses. Not a nlohmann exception, so callers can tell a too
+// deep file from one that is not JSON.
+nlohmann::json::parser_callback_t depth_guard(const std::string& path) {
+  return [path](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    const bool opens = event == nlohmann::json::parse_event_t::object_start ||
+                       event == nlohmann::json::parse_event_t::array_start;
+    // `depth` counts the containers around this one: the document's own is at 0.
+    if (opens && depth >= kMaxResultJsonDepth) {
+      throw std::runtime_error(fmt::format(
+          "{} is nested deeper than {} levels, the most a results JSON may have: refused "
+          "(zoobench's are about 5 deep; was the file damaged or made by another tool?)",
+          path, kMaxResultJsonDepth));
+    }
+    return true;
+  };
+}
+
+// Why a row of an existing result CSV cannot be trusted, or "" when it can. A row without its
+// newline was cut off mid-write, whatever its cells look like ("0.2" may be half of "0.25").
+std::string why_untrusted(const CsvRecord& record, const std::vector<std::string>& header,
+                          ExperimentKind kind) {
+  if (!record.complete) return "the row was cut off (no newline at its end)";
+  if (record.cells.size() != header.size()) {
+    return fmt::format("the row has {} fields where the header has {}", record.cells.size(),
+                       header.size());
+  }
+  const auto status_at =
+      std::find(header.begin(), header.end(), columns::status_column(kind).key());
+  const std::string& status = record.cells[static_cast<std::size_t>(status_at - header.begin())];
+  if (!parse_status(status)) {
+    return fmt::format("unknown status '{}' (known: {})", status, known_status_names());
+  }
+  return "";
+}
+
+std::string model_of(const CsvRecord& record, const std::vector<std::string>& header) {
+  const auto name_at = std::find(header.begin(), header.end(), columns::kName.key());
+  const auto index = static_cast<std::size_t>(name_at - header.begin());
+  return index < record.cells.size() && !record.cells[index].empty() ? record.cells[index]
+                                                                     : "(unreadable)";
+}
+
+// Moves the rows of an existing result CSV that cannot be trusted (why_untrusted) to
+// `<path>.torn`, warning for each, and rewrites the CSV without them so that the next row
+// starts on a line of its own. Returns how many were set aside. A file of other columns is left
+// to CsvAppender, which refuses it.
+std::size_t set_aside_untrusted_rows(const std::string& path, ExperimentKind kind) {
+  const std::string text = read_text_file(path);
+  const std::vector<CsvRecord> records = split_csv_records(text);
+  if (records.empty()) return 0;
+  const std::vector<std::string>& header = result_columns(kind);
+  const std::string torn_path = path + ".torn";
+  std::string kept, set_aside;
+  std::size_t count = 0;
+  auto bytes_of = [&](const CsvRecord& record) {
+    return text.substr(record.begin, record.end - record.begin) + (record.complete ? "" : "\n");
+  };
+  if (!records.front().complete) {
+    // Killed while writing the header: there is no row yet.
+    log::warn("{}:1: the header was cut off; moved to {}, the file starts again", path, torn_path);
+    set_aside = bytes_of(records.front());
+    count = 1;
+  } else {
+    std::vector<std::string> found = records.front().cells;
+    for (auto& name : found) name = trim(name);
+    if (found != header) return 0;
+    kept = bytes_of(records.front());
+    for (std::size_t i = 1; i < records.size(); ++i) {
+      const std::string why = why_untrusted(records[i], header, kind);
+      if (why.empty()) {
+        kept += bytes_of(records[i]);
+        continue;
+      }
+      log::warn("{}:{}: {}; moved to {}: {} has no row here now and runs again with --resume", path,
+                records[i].line, why, torn_path, model_of(records[i], header));
+      set_aside += bytes_of(records[i]);
+      ++count;
+    }
+  }
+  if (count == 0) return 0;
+  // The .torn file first: killed between the two writes, the row is in both, never in neither.
+  append_to_file(torn_path, set_aside);
+  replace_file(path, kept);
+  return count;
+}
+
+// The JSON twin's detail (per-tensor verdicts, samples) for the CSV's rows, matched by identity
+// in order. Cells stay as the CSV has them: it is the source of truth, and the twin may lag
+// behind it (a row cut off, a row set aside) or be damaged, in which case it is rebuilt.
+void take_detail_from_twin(std::vector<ResultRow>& rows, const std::string& json_path,
+                           const std::string& csv_path) {
+  if (!std::filesystem::exists(json_path)) return;
+  std::map<std::string, std::deque<nlohmann::json>> details;
+  try {
+    const nlohmann::json parsed = parse_result_json(read_text_file(json_path), json_path);
+    for (const auto& record : parsed.at("records")) {
+      ResultRow row = row_from_json(record);
+      details[row.identity()].push_back(std::move(row.detail));
+    }
+  } catch (const std::exception& e) {
+    log::warn("{} cannot be read ({}); it is rebuilt from {}", json_path, first_line(e.what()),
+              csv_path);
+    return;
+  }
+  for (auto& row : rows) {
+    auto it = details.find(row.identity());
+    if (it == details.end() || it->second.empty()) continue;
+    row.detail = std::move(it->second.front());
+    it->second.pop_front();
+  }
+}
+
 }  // namespace
+
+nlohmann::json parse_result_json(const std::string& text, const std::string& path) {
+  try {
+    return nlohmann::json::parse(text, depth_guard(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(path + " is not valid JSON: " + e.what());
+  }
+}
+
+void check_result_json_depth(const std::string& path) {
+  const std::string json =
+      std::filesystem::path(path).extension() == ".json" ? path : json_path_for(path);
+  if (!std::filesystem::exists(json)) return;
+  try {
+    [[maybe_unused]] const auto parsed =
+        nlohmann::json::parse(read_text_file(json), depth_guard(json));
+  } catch (const nlohmann::json::exception&) {
+    // Not JSON at all: the readers say so themselves (or ignore a damaged twin).
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+}
 
 ResultSink::ResultSink(ExperimentKind kind, std::string csv_path, nlohmann::json context)
     : kind_(kind), csv_path_(std::move(csv_path)), context_(std::move(context)) {
-  if (std::filesystem::exists(csv_path_) && std::filesystem::file_size(csv_path_) > 0) {
+  auto has_content = [&] {
+    return std::filesystem::exists(csv_path_) && std::filesystem::file_size(csv_path_) > 0;
+  };
+  std::size_t set_aside = has_content() ? set_aside_untrusted_rows(csv_path_, kind_) : 0;
+  if (has_content()) {
     rows_ = read_result_rows(csv_path_);
-    // The JSON twin keeps the detail of earlier rows; prefer it when it is complete.
-    std::string json_path = json_path_for(csv_path_);
-    if (std::filesystem::exists(json_path)) {
-      try {
-        auto parsed = nlohmann::json::parse(read_text_file(json_path));
-        std::vector<ResultRow> from_json;
-        for (const auto& record : parsed.at("records")) from_json.push_back(row_from_json(record));
-        if (from_json.size() == rows_.size()) rows_ = std::move(from_json);
-      } catch (const std::exception&) {
-        // A damaged JSON twin is rebuilt from the CSV, which is the source of truth.
-      }
-    }
+    take_detail_from_twin(rows_, json_path(), csv_path_);
     for (const auto& row : rows_) identities_.insert(row.identity());
   }
   csv_ = std::make_unique<CsvAppender>(csv_path_, result_columns(kind_));
+  // The twin must not keep a record the CSV no longer has.
+  if (set_aside > 0) rewrite_json();
 }
 
 std::string ResultSink::json_path() const { return json_path_for(csv_path_); }
 
 void ResultSink::write(const ResultRow& row) {
-  if (row.kind != kind_) throw std::logic_error("a row of another experiment was sent to " + csv_path_);
-  csv_->append(row.cells);
-  // Keep the row as the CSV holds it (every column present) so both files read back alike.
+  if (row.kind != kind_)
+    throw std::logic_error("a row of another experiment was sent to " + csv_path_);
+  // Kept as the CSV holds it (every column present, the same replaced text as the JSON) so
+  // both files read back alike.
   ResultRow stored = row;
+  for (auto& [name, value] : stored.cells) value = with_invalid_utf8_replaced(value);
   for (const auto& column : result_columns(kind_)) stored.cells.emplace(column, "");
-  identities_.insert(stored.identity());
+  const std::uintmax_t csv_size = csv_->size();
+  csv_->append(stored.cells);
   rows_.push_back(std::move(stored));
-  rewrite_json();
+  try {
+    rewrite_json();
+  } catch (const ResultWriteError&) {
+    // Neither file has the row, so both agree and --resume runs the model again.
+    rows_.pop_back();
+    csv_->truncate_to(csv_size);
+    throw;
+  }
+  identities_.insert(rows_.back().identity());
 }
 
 void ResultSink::rewrite_json() const {
@@ -87,18 +264,13 @@ void ResultSink::rewrite_json() const {
   out["context"] = context_;
   out["records"] = nlohmann::json::array();
   for (const auto& row : rows_) out["records"].push_back(row_to_json(row));
-  write_file_atomically(json_path(), out.dump(1) + "\n");
+  replace_file(json_path(), dump_result_json(out, 1) + "\n");
 }
 
 std::vector<ResultRow> read_result_rows(const std::string& path) {
   std::vector<ResultRow> rows;
   if (std::filesystem::path(path).extension() == ".json") {
-    nlohmann::json parsed;
-    try {
-      parsed = nlohmann::json::parse(read_text_file(path));
-    } catch (const nlohmann::json::exception& e) {
-      throw std::runtime_error(path + " is not valid JSON: " + e.what());
-    }
+    nlohmann::json parsed = parse_result_json(read_text_file(path), path);
     if (!parsed.contains("records")) {
       throw std::runtime_error(path + " has no 'records': not a zoobench results file");
     }
@@ -127,7 +299,8 @@ nlohmann::json describe_run_context(const std::vector<std::string>& command_line
   context["cpu_count"] = static_cast<int64_t>(::sysconf(_SC_NPROCESSORS_ONLN));
   // A CPU scaling governor other than "performance" makes timings drift (google/benchmark
   // warns about the same thing).
-  context["cpu_governor"] = first_line_of_file("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+  context["cpu_governor"] =
+      first_line_of_file("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   double load[3] = {0, 0, 0};
   if (::getloadavg(load, 3) == 3) context["load_average"] = {load[0], load[1], load[2]};
   context["torch"] = compat::torch_version();

@@ -41,6 +41,14 @@ std::optional<Status> parse_status(std::string_view name) {
   return std::nullopt;
 }
 
-bool is_passing(Status status) { return status == Status::kPass || status == Status::kPassDueToSkip; }
+std::string known_status_names() {
+  std::string out;
+  for (const auto& [value, name] : kNames) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+bool is_passing(Status status) {
+  return status == Status::kPass || status == Status::kPassDueToSkip;
+}
 
 }  // namespace zoobench

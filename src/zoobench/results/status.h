@@ -27,6 +27,8 @@ enum class Status {
 
 std::string_view status_name(Status status);
 std::optional<Status> parse_status(std::string_view name);
+// Every status name, comma-separated: what an error about an unknown status lists.
+std::string known_status_names();
 
 // pass and pass_due_to_skip: what a gate counts as passing.
 bool is_passing(Status status);

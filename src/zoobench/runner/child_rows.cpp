@@ -38,7 +38,7 @@ void write_rows_file(const std::string& path, const std::vector<ResultRow>& rows
   nlohmann::json out;
   out["rows"] = nlohmann::json::array();
   for (const auto& row : rows) out["rows"].push_back(row_to_json(row));
-  write_file_atomically(path, out.dump() + "\n");
+  write_file_atomically(path, dump_result_json(out) + "\n");  // text that is not UTF-8 replaced
 }
 
 std::vector<ResultRow> read_rows_file(const std::string& path) {

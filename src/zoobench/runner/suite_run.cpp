@@ -93,13 +93,26 @@ class RunSinks {
     return *by_path_.at(path_of_.at({backend, kind}));
   }
 
+  // Called from the worker threads, where an exception would abort the whole process: a
+  // result file that cannot be written (disk full) stops the run as an interrupt does, and the
+  // rows after it are dropped (their models have no row, so --resume runs them again).
   void write(const ResultRow& row) {
     std::lock_guard<std::mutex> lock(mutex_);
-    sink(cell(row, columns::kBackend), row.kind).write(row);
+    if (!write_failure_.empty()) return;
+    try {
+      sink(cell(row, columns::kBackend), row.kind).write(row);
+    } catch (const ResultWriteError& e) {
+      write_failure_ = e.what();
+      log::error("{}: stopping the run", write_failure_);
+      g_interrupted.store(true);
+      return;
+    }
     written_.push_back(row);
   }
 
   const std::vector<ResultRow>& written() const { return written_; }
+  // "cannot write <file>: <errno text>" once a write failed, else "".
+  const std::string& write_failure() const { return write_failure_; }
   // "accuracy rows: <path>" for each result file, in the order the backends were given.
   void print_paths(std::FILE* out) const {
     for (const auto& path : paths_) {
@@ -115,6 +128,7 @@ class RunSinks {
   std::vector<std::string> paths_;
   std::mutex mutex_;
   std::vector<ResultRow> written_;  // this run's rows, for the summary
+  std::string write_failure_;
 };
 
 // Which experiments of this model and backend still lack their rows for every device of the
@@ -344,6 +358,13 @@ int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped) 
     }
   }
   sinks.print_paths(stdout);
+  if (!sinks.write_failure().empty()) {
+    std::fprintf(stderr,
+                 "zoobench: the run stopped: %s. The rows written before it are kept, in the CSV "
+                 "and its JSON alike; make room and run again with --resume\n",
+                 sinks.write_failure().c_str());
+    return 1;
+  }
   if (g_interrupted.load()) {
     std::printf(
         "interrupted: finished models keep their rows; run again with --resume to continue\n");
