@@ -14,10 +14,17 @@
 #include <stdexcept>
 
 #include "zoobench/serialization/pickle.h"
+#include "zoobench/serialization/zip_directory.h"
 #include "zoobench/util/errors.h"
 
 namespace zoobench::serialization {
 namespace {
+
+// What a record may hold beyond what it is read for. torch.save writes a storage's bytes
+// exactly and its pickle in kilobytes (megabytes for thousands of tensors); the bounds only
+// keep a hostile file from making zoobench inflate gigabytes it will not use.
+constexpr uint64_t kMaxPickleBytes = uint64_t{256} << 20;
+constexpr uint64_t kRecordSlackBytes = uint64_t{64} << 10;
 
 std::unique_ptr<caffe2::serialize::PyTorchStreamReader> open_archive(const std::string& path) {
   {
@@ -64,6 +71,19 @@ c10::IValue load_torch_save(const std::string& path, std::optional<c10::Device> 
     throw std::runtime_error(fmt::format(
         "'{}' is a TorchScript module (torch.jit.save), not data saved with torch.save", path));
   }
+  // Sizes as the zip declares them, checked before a record is read: getRecord inflates a
+  // record whole, and a 2.6 MB file can declare 2.5 GB.
+  const std::map<std::string, uint64_t> declared = detail::zip_uncompressed_sizes(path);
+  auto declared_size = [&](const std::string& record) {
+    auto it = declared.find(record);
+    return it == declared.end() ? uint64_t{0} : it->second;
+  };
+  if (declared_size("data.pkl") > kMaxPickleBytes) {
+    throw std::runtime_error(fmt::format(
+        "'{}': data.pkl declares {} bytes, more than the {} a pickle of tensors and containers "
+        "needs: refusing to read it",
+        path, declared_size("data.pkl"), kMaxPickleBytes));
+  }
   auto [pickle_data, pickle_size] = archive->getRecord("data.pkl");
 
   std::map<std::string, std::pair<c10::Storage, c10::ScalarType>> loaded;
@@ -82,9 +102,14 @@ c10::IValue load_torch_save(const std::string& path, std::optional<c10::Device> 
       throw std::runtime_error(fmt::format(
           "'{}' lacks the record {} that data.pkl refers to (truncated file?)", path, record));
     }
-    auto [bytes, size] = archive->getRecord(record);
     const size_t expected = static_cast<size_t>(request.numel) *
                             (request.untyped ? 1 : c10::elementSize(request.dtype));
+    if (declared_size(record) > expected + kRecordSlackBytes) {
+      throw std::runtime_error(fmt::format(
+          "'{}': record {} declares {} bytes, its storage needs {}: refusing to read it", path,
+          record, declared_size(record), expected));
+    }
+    auto [bytes, size] = archive->getRecord(record);
     if (size < expected) {
       throw std::runtime_error(fmt::format("'{}': record {} has {} bytes, its storage needs {}",
                                            path, record, size, expected));

@@ -62,6 +62,10 @@ constexpr std::size_t kMaxDepth = 1000;
 // The comparison and the printers copy shared parts: 10 million values is far beyond any model's
 // outputs (they are tensors, not values) and still a bounded walk.
 constexpr uint64_t kMaxExpandedValues = 10'000'000;
+// PyTorch's own limit for many kernels (TensorIterator's).
+constexpr std::size_t kMaxDims = 64;
+// An expanded view up to 2^26 elements (256 MB of float32) is compared as it is materialised.
+constexpr int64_t kMaxExpandedElements = int64_t{1} << 26;
 
 // A failure already said with the file and the byte.
 struct PickleError : std::runtime_error {
@@ -484,19 +488,35 @@ class Unpickler {
     bool requires_grad = bool_of(args[4], "a tensor's requires_grad");
     if (sizes.size() != strides.size()) fail("a tensor's size and stride differ in length");
 
-    // Python checks this when it rebuilds the view; check it here too, with a clear message.
-    int64_t last = offset;
-    bool empty = false;
+    // PyTorch's kernels take at most 64 dimensions; more made the comparison quadratic (a
+    // 100,000-dimension tensor took 58 s).
+    if (sizes.size() > kMaxDims)
+      fail(fmt::format("a tensor with {} dimensions (at most {})", sizes.size(), kMaxDims));
+    // Python checks this when it rebuilds the view; check it here too, with a clear message
+    // (and without overflow: sizes and strides come from the file).
+    int64_t last = offset, numel = 1;
+    bool empty = false, overflow = false;
     for (size_t d = 0; d < sizes.size(); ++d) {
       if (sizes[d] < 0 || strides[d] < 0) fail("a tensor has a negative size or stride");
       if (sizes[d] == 0) empty = true;
-      last += (sizes[d] - 1) * strides[d];
+      int64_t reach = 0;
+      overflow |= __builtin_mul_overflow(sizes[d] == 0 ? 0 : sizes[d] - 1, strides[d], &reach);
+      overflow |= __builtin_add_overflow(last, reach, &last);
+      overflow |= __builtin_mul_overflow(numel, sizes[d], &numel);
     }
     const auto item_size = static_cast<int64_t>(c10::elementSize(dtype));
     const auto storage_bytes = static_cast<int64_t>(storage.storage.nbytes());
-    if (!empty && (offset < 0 || (last + 1) * item_size > storage_bytes)) {
+    if (!empty && (overflow || offset < 0 || last >= storage_bytes / std::max<int64_t>(item_size, 1))) {
       fail(fmt::format("a {} tensor of size {} reaches past its storage ({} bytes)",
                        c10::toString(dtype), fmt::join(sizes, "x"), storage_bytes));
+    }
+    // A view that repeats its storage (zero strides, expand) is fine to hold, but every
+    // comparison materialises it: a 32768x32768 view of 4 bytes became 4 GB.
+    if (!empty && numel > kMaxExpandedElements && numel * item_size > storage_bytes) {
+      fail(fmt::format(
+          "a {} tensor of size {} repeats its {}-byte storage {} elements' worth (an expanded "
+          "view): zoobench compares expanded views of at most {} elements",
+          c10::toString(dtype), fmt::join(sizes, "x"), storage_bytes, numel, kMaxExpandedElements));
     }
     at::Tensor tensor =
         at::empty({0}, at::TensorOptions().dtype(dtype).device(storage.storage.device()));
@@ -525,6 +545,9 @@ class Unpickler {
     request.key = string_of(fields[2], "a storage key");
     request.location = string_of(fields[3], "a storage location");
     request.numel = int_of(fields[4], "a storage size");
+    // A size whose bytes would not fit in 2^62 is no file's (and would overflow the checks).
+    if (request.numel < 0 || request.numel > (int64_t{1} << 62) / 16)
+      fail(fmt::format("a storage of {} elements", request.numel));
     Item item;
     item.kind = Kind::kStorage;
     item.storage = resolve_(request);

@@ -27,6 +27,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--compile-options", "{\"triton.cudagraphs\": false}"},
       {"--devices", "cpu"},
       {"--cpu-affinity", "0"},
+      {"--accuracy-workers", "2"},
       {"--iterations", "3"},
       {"--iterations-per-run", "7"},
       {"--repeat", "11"},
@@ -104,6 +105,7 @@ TEST(RunFlags, EveryFlagIsForwardedToTheChildOrDecidedByTheParent) {
   EXPECT_EQ(at("--lr"), "0.5");
   EXPECT_EQ(std::count(child.begin(), child.end(), "--only"), 1);
   EXPECT_EQ(std::count(child.begin(), child.end(), "--cpu-affinity"), 0);
+  EXPECT_EQ(std::count(child.begin(), child.end(), "--accuracy-workers"), 0);  // the parent's
 }
 
 TEST(RunFlags, SeveralBackendsAreParsedInOrderAndChecked) {

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -135,6 +136,65 @@ TEST(TorchSaveRead, TruncatedFileIsAnErrorNotACrash) {
   write_file_atomically(dir.file("cut.pt"), bytes.substr(0, bytes.size() / 2));
   std::string message = error_of([&] { load_torch_save(dir.file("cut.pt")); });
   EXPECT_NE(message.find("cut.pt"), std::string::npos) << message;
+}
+
+// A storage record that declares far more bytes than its storage needs (deflated, so the file
+// stays small) is refused from the zip directory, before anything is inflated: the process's
+// peak memory does not grow by the 512 MB the record would inflate to.
+TEST(TorchSaveRead, ARecordLargerThanItsStorageIsRefusedBeforeItIsInflated) {
+  ScratchDir dir;
+  const std::string small = dir.file("small.pt"), inflated = dir.file("inflated.pt");
+  // torch.save's file, with data/0 rewritten deflated: 512 MB of zeros in about half a megabyte.
+  testing::run_python(fmt::format(
+      "import torch, zipfile\n"
+      "torch.save(torch.zeros(4), '{0}')\n"
+      "src = zipfile.ZipFile('{0}')\n"
+      "record = [n for n in src.namelist() if n.endswith('/data/0')][0]\n"
+      "with zipfile.ZipFile('{1}', 'w') as dst:\n"
+      "    for info in src.infolist():\n"
+      "        if info.filename != record:\n"
+      "            dst.writestr(info, src.read(info.filename))\n"
+      "    big = zipfile.ZipInfo(record)\n"
+      "    big.compress_type = zipfile.ZIP_DEFLATED\n"
+      "    with dst.open(big, 'w', force_zip64=True) as out:\n"
+      "        chunk = bytes(1 << 20)\n"
+      "        for _ in range(512):\n"
+      "            out.write(chunk)\n",
+      small, inflated));
+  EXPECT_LT(std::filesystem::file_size(inflated), 4u << 20);
+  struct rusage before {};
+  ::getrusage(RUSAGE_SELF, &before);
+  std::string message = error_of([&] { load_torch_save(inflated); });
+  struct rusage after {};
+  ::getrusage(RUSAGE_SELF, &after);
+  EXPECT_NE(message.find("declares 536870912 bytes, its storage needs 16"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(inflated), std::string::npos) << message;
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 100 * 1024) << "KB more at the peak";
+  // The same file with the record its storage needs reads.
+  EXPECT_EQ(describe(load_torch_save(small)), describe(c10::IValue(at::zeros({4}))));
+}
+
+// Tensors every comparison would choke on: 100 dimensions (quadratic before the bound), and a
+// 32768x32768 view of one float that each comparison would materialise as 4 GB. A small
+// expanded view still reads, as the view it is.
+TEST(TorchSaveRead, TensorsBeyondTheComparisonsLimitsAreRefusedWithTheirShape) {
+  ScratchDir dir;
+  testing::run_python(fmt::format(
+      "import torch\n"
+      "torch.save(torch.zeros([1] * 100), '{}')\n"
+      "torch.save(torch.zeros(1).expand(32768, 32768), '{}')\n"
+      "torch.save(torch.arange(3.0).expand(1000, 3), '{}')\n",
+      dir.file("many.pt"), dir.file("expanded.pt"), dir.file("small_expanded.pt")));
+  std::string message = error_of([&] { load_torch_save(dir.file("many.pt")); });
+  EXPECT_NE(message.find("100 dimensions (at most 64)"), std::string::npos) << message;
+  EXPECT_NE(message.find("many.pt"), std::string::npos) << message;
+  message = error_of([&] { load_torch_save(dir.file("expanded.pt")); });
+  EXPECT_NE(message.find("32768x32768"), std::string::npos) << message;
+  EXPECT_NE(message.find("expanded view"), std::string::npos) << message;
+  const at::Tensor small = load_torch_save(dir.file("small_expanded.pt")).toTensor();
+  EXPECT_EQ(small.strides(), (std::vector<int64_t>{0, 1}));
+  EXPECT_TRUE(at::equal(small, at::arange(3.0).expand({1000, 3})));
 }
 
 // ---- writer ----
