@@ -294,7 +294,9 @@ int main(int argc, char** argv) {
   CLI::App app{"zoobench_fuzz: seeded mutants of a corpus through one of zoobench's readers"};
   std::string targets_help = "one of:";
   for (const auto& t : all_targets()) targets_help += " " + t.name + " (" + t.what + ");";
-  app.add_option("target", settings.target, targets_help)->required();
+  bool list = false;
+  app.add_flag("--list", list, "print the targets' names, one a line, and exit");
+  app.add_option("target", settings.target, targets_help);
   app.add_option("--mutants", settings.mutants, "how many mutants")->capture_default_str();
   app.add_option("--seconds", settings.seconds, "stop after this long (0: no bound)");
   app.add_option("--seed", settings.seed, "the mutator's seed")->capture_default_str();
@@ -305,6 +307,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--artifacts", settings.artifacts_dir, "keep failing mutants here");
   CLI11_PARSE(app, argc, argv);
+  if (list) {
+    for (const auto& t : all_targets()) std::cout << t.name << "\n";
+    return 0;
+  }
+  if (settings.target.empty()) {
+    std::cerr << "name a target (zoobench_fuzz --list)\n";
+    return 2;
+  }
   try {
     return fuzz(settings);
   } catch (const std::exception& e) {

@@ -15,7 +15,7 @@ mkdir -p "$out"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=0:alloc_dealloc_mismatch=0:max_allocation_size_mb=1024}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1}
 status=0
-for target in torch_save manifest suite_yaml results_csv results_json; do
+for target in $("$fuzzer" --list); do
   echo "== $target: $mutants mutants, seed $seed"
   "$fuzzer" "$target" --mutants "$mutants" --seed "$seed" --artifacts "$out/artifacts" \
     2> "$out/$target.err" | tee -a "$out/summary.jsonl"
