@@ -90,14 +90,12 @@ bool looks_like_out_of_memory(const std::string& message) {
 [[noreturn]] void read_in_child(const Target& target, const fs::path& mutant,
                                 const fs::path& message_file, const Settings& settings) {
   ::alarm(settings.hang_seconds);  // SIGALRM's default action ends the child: a hang
-#ifndef __SANITIZE_ADDRESS__
-  // The memory limit is on top of what the harness (LibTorch loaded) already maps. Under ASan,
-  // whose shadow memory makes address-space limits meaningless, max_allocation_size_mb does it.
+  // The memory limit is on top of what the harness (LibTorch loaded; under ASan, its shadow
+  // memory too, reserved at start) already maps.
   const rlim_t limit = static_cast<rlim_t>(address_space_bytes()) +
                        static_cast<rlim_t>(settings.memory_mb) * 1024 * 1024;
   struct rlimit rl{limit, limit};
   ::setrlimit(RLIMIT_AS, &rl);
-#endif
   int code = 0;
   std::string message;
   try {
@@ -181,7 +179,13 @@ int self_check(Settings settings) {
          std::vector<std::vector<char>> hog;
          for (;;) hog.emplace_back(64 << 20, 'x');  // 64 MB at a time, touched
        }),
+#ifdef __SANITIZE_ADDRESS__
+       // ASan dies when the address-space limit refuses it memory (its report on stderr says
+       // so): a signal, still a failure, just not told apart.
+       Ending::kSignal},
+#else
        Ending::kOutOfMemory},
+#endif
   };
   int wrong = 0;
   const long idle_kb = idle_child_kb(scratch, settings);

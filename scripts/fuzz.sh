@@ -12,7 +12,9 @@ mkdir -p "$out"
 # ASan: an error ends the mutant's process by a signal (the fuzzer counts it); LibTorch is not
 # instrumented, so its new/delete pairs look mismatched to ASan; leaks of a forked child that
 # _exits are not findings.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=0:alloc_dealloc_mismatch=0:max_allocation_size_mb=1024}
+# A failed allocation returns null (operator new throws bad_alloc), so the address-space limit
+# reads as out of memory, not as ASan's abort.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=0:alloc_dealloc_mismatch=0:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1}
 status=0
 for target in $("$fuzzer" --list); do
