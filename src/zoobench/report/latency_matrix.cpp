@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -40,29 +41,31 @@ std::size_t column_of(LatencyMatrix& matrix, const std::string& backend,
   return matrix.backends.size() - 1;
 }
 
-// The best usable latency of one family in a row: a passing performance row whose accuracy did
-// not fail.
+// The best value of `field` among one family's usable results in a row (a passing performance
+// row whose accuracy did not fail): the lowest latency, or the highest speedup.
+template <typename Better>
 std::optional<double> best_of(const LatencyMatrix& matrix, const MatrixRow& row,
-                              const std::string& family) {
+                              const std::string& family, std::optional<double> MatrixCell::*field,
+                              Better better) {
   std::optional<double> best;
   for (std::size_t b = 0; b < row.cells.size(); ++b) {
     const MatrixCell& c = row.cells[b];
-    if (matrix.families[b] != family || !c.latency_ms || c.accuracy_failed()) continue;
-    if (!best || *c.latency_ms < *best) best = c.latency_ms;
+    const std::optional<double>& value = c.*field;
+    if (matrix.families[b] != family || !c.latency_ms || !value || c.accuracy_failed()) continue;
+    if (!best || better(*value, *best)) best = value;
   }
   return best;
 }
 
-// The best speedup over the process's own eager reference among one family's usable results.
+std::optional<double> best_latency_of(const LatencyMatrix& matrix, const MatrixRow& row,
+                                      const std::string& family) {
+  return best_of(matrix, row, family, &MatrixCell::latency_ms, std::less<double>());
+}
+
+// The best speedup over the process's own eager reference.
 std::optional<double> best_speedup_of(const LatencyMatrix& matrix, const MatrixRow& row,
                                       const std::string& family) {
-  std::optional<double> best;
-  for (std::size_t b = 0; b < row.cells.size(); ++b) {
-    const MatrixCell& c = row.cells[b];
-    if (matrix.families[b] != family || !c.latency_ms || !c.speedup || c.accuracy_failed()) continue;
-    if (!best || *c.speedup > *best) best = c.speedup;
-  }
-  return best;
+  return best_of(matrix, row, family, &MatrixCell::speedup, std::greater<double>());
 }
 
 // Whether every zoobench and torch.compile backend of the matrix has a performance row for the
@@ -120,8 +123,8 @@ void complete(LatencyMatrix& matrix) {
       matrix.incomplete++;
       continue;
     }
-    auto reference = best_of(matrix, row, "torch.compile");
-    auto own = best_of(matrix, row, "zoobench");
+    auto reference = best_latency_of(matrix, row, "torch.compile");
+    auto own = best_latency_of(matrix, row, "zoobench");
     if (reference && own) {
       row.zoobench_vs_torch_compile = *own / *reference;
       best_ratios.push_back(*row.zoobench_vs_torch_compile);
