@@ -56,15 +56,6 @@ void expect_whole_lines(const std::string& path) {
   while (std::getline(lines, line)) EXPECT_EQ(fields(line), fields(header)) << line;
 }
 
-std::vector<std::string> temporary_files(const std::string& folder) {
-  std::vector<std::string> found;
-  for (const auto& entry : fs::recursive_directory_iterator(folder)) {
-    if (entry.path().filename().string().find(".tmp") != std::string::npos)
-      found.push_back(entry.path().string());
-  }
-  return found;
-}
-
 // A run killed while appending left half of b_mlp's row: --resume counted b_mlp as done, or
 // glued the next row onto the half one.
 TEST(ResultFiles, ResumeSetsAsideACutOffRowAndRunsItsModelAgain) {
@@ -104,7 +95,7 @@ TEST(ResultFiles, ADiskThatFillsDuringARunEndsItInOrder) {
   EXPECT_EQ(full.exit_code, 1) << full.output;
   EXPECT_THAT(full.output, HasSubstr("cannot write " + run.json() + ": File too large"));
   EXPECT_THAT(full.output, HasSubstr("run again with --resume"));
-  EXPECT_THAT(temporary_files(run.out), ::testing::IsEmpty());
+  EXPECT_THAT(zoobench::testing::temporary_files(run.out), ::testing::IsEmpty());
   EXPECT_EQ(read_text(run.csv()), csv_before);
   EXPECT_EQ(read_text(run.json()), json_before);
 

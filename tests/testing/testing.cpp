@@ -81,4 +81,13 @@ std::string cpus_allowed_list() {
   return "";
 }
 
+std::vector<std::string> temporary_files(const std::string& folder) {
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+    if (entry.path().filename().string().find(".tmp") != std::string::npos)
+      found.push_back(entry.path().string());
+  }
+  return found;
+}
+
 }  // namespace zoobench::testing

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace zoobench::testing {
 
@@ -41,5 +42,9 @@ CommandResult run_python(const std::string& code);
 // The kernel's own list of the CPUs this process may use, in taskset's syntax ("0-1"), from
 // /proc/self/status; empty when it has none. Independent of zoobench's util/cpu_affinity.
 std::string cpus_allowed_list();
+
+// The files under `folder` (and its subfolders) whose names hold ".tmp": what an atomic write
+// that failed would leave behind.
+std::vector<std::string> temporary_files(const std::string& folder);
 
 }  // namespace zoobench::testing

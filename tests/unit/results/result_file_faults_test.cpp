@@ -36,15 +36,6 @@ std::string one_sink_row_csv(const std::string& path, const std::string& name) {
   return read_text_file(path);
 }
 
-std::vector<std::string> temporary_files(const std::string& folder) {
-  std::vector<std::string> found;
-  for (const auto& entry : fs::directory_iterator(folder)) {
-    if (entry.path().filename().string().find(".tmp") != std::string::npos)
-      found.push_back(entry.path().string());
-  }
-  return found;
-}
-
 // While it lives, files of this process may grow to `bytes` and no further: a write beyond
 // fails with EFBIG as one on a full disk fails with ENOSPC. SIGXFSZ, which would kill the test,
 // is ignored meanwhile. Raising the soft limit back needs no privilege.
@@ -185,7 +176,7 @@ TEST(ResultSinkFaults, AFailedJsonWriteLeavesBothFilesAsTheyWereAndNoTemporaryFi
   }
   EXPECT_EQ(read_text_file(path), csv_before);
   EXPECT_EQ(read_text_file(sink.json_path()), json_before);
-  EXPECT_THAT(temporary_files(dir.path()), ::testing::IsEmpty());
+  EXPECT_THAT(zoobench::testing::temporary_files(dir.path()), ::testing::IsEmpty());
   EXPECT_EQ(sink.rows().size(), 1u);
   EXPECT_EQ(sink.identities().count(accuracy_row("b_model").identity()), 0u);
   sink.write(accuracy_row("b_model"));
