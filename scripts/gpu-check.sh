@@ -22,6 +22,9 @@
 #                  aot_inductor, inductor, inductor:reduce-overhead in one invocation: checks
 #                  ACCURACY_WORKERS (3) at a time per GPU, then timings one per GPU (resumable:
 #                  a second call continues it; ZB_DEADLINE ends it in time)
+#   lists-beside   the lists (as `lists`) in the background on the last GPU and the upper half of
+#                  the CPUs, beside the stages after it (a table on GPU 0: TABLE_GPU=0); the
+#                  pack stage waits for it; its limit comes from ZB_DEADLINE
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
 #   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh)
 #   judged-cases   PyTorch's own same() on real models, for `zoobench same`
@@ -56,7 +59,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env table-zoo build test smoke zoo compile-table overhead lists judged-cases measure pack)
+PLAN=(env table-zoo lists-beside build test smoke zoo compile-table overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -212,12 +215,19 @@ stage_compile-table() {
   fi
   [[ -f $zoo/index.json ]] || { echo "no table zoo: run the table-zoo stage first"; return 2; }
   devices=$(one_worker_per_gpu)
-  log "side by side on timm_models ($devices): $SIDE_BY_SIDE_BACKENDS"
+  local cpus="0-$((JOBS - 1))"
+  if [[ -n ${TABLE_GPU:-} ]]; then
+    # One GPU for the table (the lists run on the other): rows say `cuda`, as one GPU's run does,
+    # so --resume continues a table timed on a one-GPU machine; the lower half of the CPUs.
+    export CUDA_VISIBLE_DEVICES=$TABLE_GPU
+    devices=cuda cpus="0-$((JOBS / 2 - 1))"
+  fi
+  log "side by side on timm_models ($devices, CPUs $cpus): $SIDE_BY_SIDE_BACKENDS"
   # The checks three at a time per GPU (untimed), then the timings alone; Inductor's and
   # Triton's caches kept, so a model's timing child does not compile from nothing again what
   # its check compiled (its compilation_latency is then warm: docs/results.md says so).
   local table_flags=(--resume --zoo "$zoo" --accuracy --performance --devices "$devices"
-    --cpu-affinity "0-$((JOBS - 1))" --accuracy-workers "${ACCURACY_WORKERS:-3}"
+    --cpu-affinity "$cpus" --accuracy-workers "${ACCURACY_WORKERS:-3}"
     --keep-compile-cache --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}")
   run_zb compile-timm 80 --suite timm_models --backend "$SIDE_BY_SIDE_BACKENDS" "${table_flags[@]}"
   if [[ -n ${HF_TABLE:-} ]]; then
@@ -225,6 +235,7 @@ stage_compile-table() {
       --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead "${table_flags[@]}"
   fi
   zb report "$RESULTS"/compile-*/*.csv --markdown "$RESULTS/compile-table.md" > /dev/null
+  unset CUDA_VISIBLE_DEVICES
 }
 
 stage_overhead() {
@@ -239,6 +250,22 @@ stage_overhead() {
 stage_lists() {
   TORCHBENCH_DIR=${TORCHBENCH_DIR:-$ROOT/.torchbench} ZOO=$ZOO RESULTS=$RESULTS LOGS=$LOGS PY=$PY BUILD=$BUILD OUT=$OUT \
     bash scripts/gpu-lists.sh ${LISTS_PARTS:-export run}
+}
+
+# The lists beside other work: their own GPU (the last) and the upper half of the CPUs, limited
+# by ZB_DEADLINE; `pack` waits for them. Exports start at once (they need no build).
+LISTS_DONE=$LOGS/.lists-beside-done
+stage_lists-beside() {
+  local last half limit
+  last=$(($(physical_gpus) - 1)) half=$((JOBS / 2))
+  limit=$((${ZB_DEADLINE:-$(($(date +%s) + 540))} - $(date +%s) - 30))
+  rm -f "$LISTS_DONE"
+  log "lists beside: GPU $last, CPUs $half-$((JOBS - 1)), ${limit}s (log: $LOGS/lists-beside.log)"
+  (
+    command -v taskset > /dev/null && taskset -cp "$half-$((JOBS - 1))" $BASHPID > /dev/null
+    LISTS_GPUS=$last LISTS_LIMIT_S=$limit stage_lists > "$LOGS/lists-beside.log" 2>&1
+    touch "$LISTS_DONE"
+  ) &
 }
 
 # Judged accuracy cases: PyTorch's own torch._dynamo.utils.same on real timm models (eager vs
@@ -422,6 +449,7 @@ stage_measure() {
 }
 
 stage_pack() {
+  [[ -f $LISTS_DONE || ! -f $LOGS/lists-beside.log ]] || { wait_for "$LISTS_DONE" "the lists" 600; tail -25 "$LOGS/lists-beside.log"; }
   tar czf "$OUT/gpu-check.tar.gz" --exclude="*.pt" --exclude="*.pt2" "$LOGS" "$RESULTS" "$ZOO/index.json" \
     "$ZOO"/*/*/manifest.json "$ZOO-table"/*/*/manifest.json $(ls -d "$ZOO-lists" 2>/dev/null) 2>/dev/null
   ls -la "$OUT"

@@ -23,7 +23,9 @@
 # $RESULTS/lists-jit, $RESULTS/lists-aot_inductor), LOGS (gpu-logs), OUT (gpu-out: `pack`
 # writes $OUT/gpu-lists.tar.gz). Also TORCHBENCH_DIR (default: shared/torchbench, else
 # ../shared/torchbench), LISTS_LIMIT_S (default 540), AOTI_FILTER (the models that get
-# AOTInductor packages: compiling takes a minute or more each; '.' for every model).
+# AOTInductor packages: compiling takes a minute or more each; '.' for every model), LISTS_GPUS
+# (default "0 1"; one GPU, e.g. "1", when the other one times something beside: both exporters
+# and the runs then share that GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
@@ -40,6 +42,7 @@ if [[ -z ${TORCHBENCH_DIR:-} ]]; then
   TORCHBENCH_DIR=shared/torchbench
   [[ -d $TORCHBENCH_DIR/torchbenchmark ]] || TORCHBENCH_DIR=../shared/torchbench
 fi
+read -ra GPUS <<< "${LISTS_GPUS:-0 1}"
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 mkdir -p "$LOGS" "$OUT" "$RESULTS" "$LISTS_ZOO"
 PARTS=("$@")
@@ -80,25 +83,30 @@ export_on() {
 
 part_export() {
   [[ -d $TORCHBENCH_DIR/torchbenchmark ]] || log "no TorchBench checkout at $TORCHBENCH_DIR: its models fail with that reason"
-  log "export on CUDA (GPU 0: torchbench; GPU 1: huggingface, timm_models), $(left) s left"
-  export_on 0 torchbench --suite torchbench --torchbench-dir "$TORCHBENCH_DIR" "$@" &
-  (export_on 1 huggingface-timm --suite huggingface "$@"
-    export_on 1 huggingface-timm --suite timm_models "$@") &
+  local tb_gpu=${GPUS[0]} hf_gpu=${GPUS[-1]}
+  log "export on CUDA (GPU $tb_gpu: torchbench; GPU $hf_gpu: huggingface, timm_models), $(left) s left"
+  export_on "$tb_gpu" torchbench --suite torchbench --torchbench-dir "$TORCHBENCH_DIR" "$@" &
+  (export_on "$hf_gpu" huggingface-timm --suite huggingface "$@"
+    export_on "$hf_gpu" huggingface-timm --suite timm_models "$@") &
   wait
 }
 
 zb() { "$BUILD/zoobench" "$@"; }
 
-# run_suites BACKEND FILTER: accuracy of the three lists with BACKEND on both GPUs.
+# run_suites BACKEND FILTER: accuracy of the three lists with BACKEND, one worker per GPU.
 run_suites() {
-  local backend=$1 filter=$2 zoo suite
+  local backend=$1 filter=$2 zoo suite devices
+  devices=$(printf 'cuda:%s,' "${GPUS[@]}")
+  devices=${devices%,}
+  # Started beside gpu-check's build, the exports can end before zoobench is linked.
+  while [[ ! -x $BUILD/zoobench ]] && (($(left) > 60)); do sleep 5; done
   for suite in torchbench huggingface timm_models; do
     zoo=$LISTS_ZOO/huggingface-timm
     [[ $suite == torchbench ]] && zoo=$LISTS_ZOO/torchbench
     [[ -f $zoo/index.json ]] || { echo "-- $suite: no zoo at $zoo yet (part export)"; continue; }
-    log "$suite accuracy with $backend on cuda:0,cuda:1, $(left) s left"
+    log "$suite accuracy with $backend on $devices, $(left) s left"
     within "$BUILD/zoobench" run --resume --zoo "$zoo" --suite "$suite" --accuracy \
-      --devices cuda:0,cuda:1 --backend "$backend" --timeout 300 -k "$filter" \
+      --devices "$devices" --accuracy-workers "${LISTS_ACCURACY_WORKERS:-3}" --backend "$backend" --timeout 300 -k "$filter" \
       --output-directory "$RESULTS/lists-$backend" > "$LOGS/lists-run-$backend-$suite.log" 2>&1
     echo "-- $suite $backend rc $?: $(grep -vE '^zoobench (info|progress)' "$LOGS/lists-run-$backend-$suite.log" | tail -1)"
   done
