@@ -556,6 +556,54 @@ TEST(SuiteRun, AccuracyWorkersCheckSideBySideThenTimeAlone) {
   }
 }
 
+// A check that runs out of memory beside another check may have been short of the memory the
+// other held: it runs again alone, after the shared checks, and only that second attempt's row
+// is kept (one row per model, its log holding both children). A check that passes beside
+// another is not repeated.
+TEST(SuiteRun, AccuracyWorkersRepeatAnOutOfMemoryCheckAlone) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed: two accuracy workers need two";
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  fs::create_directories(suites);
+  make_zoo(zoo, suites, "awoom", {{"oom_fits", "mlp"}, {"oom_never", "huge_alloc"}});
+  const std::string a = std::to_string(cpus[0]), b = std::to_string(cpus[1]);
+  auto run = zt::run_command(zoobench_command(
+      "run --suite awoom --accuracy --accuracy-workers 2 --timeout 120 --cpu-affinity " + a + "," +
+      b + " --suites-dir " + quote(suites) + " --zoo " + quote(zoo) + " --output-directory " +
+      quote(out)));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  const auto accuracy = read_csv(accuracy_csv(out, "awoom"));
+  EXPECT_EQ(count_names(accuracy), (std::map<std::string, int>{{"oom_fits", 1}, {"oom_never", 1}}))
+      << run.output;
+  for (const auto& row : accuracy) {
+    EXPECT_EQ(row.at("accuracy"), row.at("name") == "oom_never" ? "eager_1st_run_OOM" : "pass")
+        << row.at("reason");
+  }
+  // The progress: the first attempt set aside, then counted once when it ran alone.
+  EXPECT_THAT(run.output, HasSubstr("oom_never cpu accuracy=eager_1st_run_OOM"));
+  EXPECT_THAT(run.output, HasSubstr("set aside, it runs again alone"));
+  EXPECT_THAT(run.output, HasSubstr("[2/2]"));
+  EXPECT_EQ(run.output.find("[3/"), std::string::npos) << run.output;
+
+  auto check_lines = [&](const std::string& model) {
+    const std::string log = read_text(out + "/logs/" + model + ".inference.jit.cpu.log");
+    std::vector<std::string> lines;
+    for (std::size_t at = log.find("runs this model on CPUs "); at != std::string::npos;
+         at = log.find("runs this model on CPUs ", at + 1)) {
+      lines.push_back(log.substr(at + 24, log.find('\n', at) - at - 24));
+    }
+    return lines;
+  };
+  EXPECT_EQ(check_lines("oom_fits").size(), 1u);
+  // Beside the other check on one CPU, then alone on both.
+  const auto again = check_lines("oom_never");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_TRUE(again[0] == a || again[0] == b) << again[0];
+  EXPECT_EQ(again[1], cpus[1] == cpus[0] + 1 ? a + "-" + b : a + "," + b);
+}
+
 TEST(SuiteRunErrors, AccuracyWorkersNeedACpuEach) {
   zt::ScratchDir dir;
   const std::string zoo = dir.file("zoo"), suites = dir.file("suites");

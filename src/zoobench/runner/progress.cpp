@@ -44,15 +44,11 @@ void Progress::started(const std::string& model, const std::string& device) {
   redraw_locked();
 }
 
-void Progress::finished(const std::string& model, const std::string& device,
-                        const std::vector<ResultRow>& rows, double seconds) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = running_.find(model + "@" + device); it != running_.end()) running_.erase(it);
-  ++done_;
-  bool all_pass = !rows.empty();
+namespace {
+// "accuracy=pass speedup=1.2x": what a job's rows say, for its progress line.
+std::string row_summary(const std::vector<ResultRow>& rows) {
   std::vector<std::string> parts;
   for (const auto& row : rows) {
-    all_pass = all_pass && is_passing(row.status());
     if (row.kind == ExperimentKind::kAccuracy) {
       const std::string& layout = cell(row, columns::kInputLayout);
       parts.push_back("accuracy=" + std::string(status_name(row.status())) +
@@ -64,9 +60,32 @@ void Progress::finished(const std::string& model, const std::string& device,
                           : "performance=" + std::string(status_name(row.status())));
     }
   }
+  return join(parts, " ");
+}
+}  // namespace
+
+void Progress::finished(const std::string& model, const std::string& device,
+                        const std::vector<ResultRow>& rows, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = running_.find(model + "@" + device); it != running_.end()) running_.erase(it);
+  ++done_;
+  bool all_pass = !rows.empty();
+  for (const auto& row : rows) all_pass = all_pass && is_passing(row.status());
   (all_pass ? passed_ : failed_) += 1;
-  std::string line = fmt::format("[{}/{}] {} {} {} ({})", done_, total_, model, device,
-                                 join(parts, " "), format_duration(seconds));
+  print_line_locked(fmt::format("[{}/{}] {} {} {} ({})", done_, total_, model, device,
+                                row_summary(rows), format_duration(seconds)));
+}
+
+void Progress::set_aside(const std::string& model, const std::string& device,
+                         const std::vector<ResultRow>& rows, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = running_.find(model + "@" + device); it != running_.end()) running_.erase(it);
+  print_line_locked(fmt::format("[{}/{}] {} {} {} ({}): set aside, it runs again alone", done_,
+                                total_, model, device, row_summary(rows),
+                                format_duration(seconds)));
+}
+
+void Progress::print_line_locked(const std::string& line) {
   if (live_) {
     std::fprintf(out_, "\r\033[K%s\n", line.c_str());
     redraw_locked();
@@ -78,10 +97,7 @@ void Progress::finished(const std::string& model, const std::string& device,
 
 void Progress::note(const std::string& line) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (live_) std::fprintf(out_, "\r\033[K");
-  std::fprintf(out_, "%s\n", line.c_str());
-  redraw_locked();
-  std::fflush(out_);
+  print_line_locked(line);
 }
 
 void Progress::close() {

@@ -19,12 +19,16 @@ class Progress {
   void started(const std::string& model, const std::string& device);
   void finished(const std::string& model, const std::string& device, const std::vector<ResultRow>& rows,
                 double seconds);
+  // A job whose rows were set aside because it runs again later: a line, not counted as done.
+  void set_aside(const std::string& model, const std::string& device,
+                 const std::vector<ResultRow>& rows, double seconds);
   // A line that must not be overwritten by the live status (warnings, skips).
   void note(const std::string& line);
   void close();  // ends the live line
 
  private:
   void redraw_locked();
+  void print_line_locked(const std::string& line);  // a whole line above the live status
   std::string status_line_locked() const;
 
   std::size_t total_, done_ = 0, passed_ = 0, failed_ = 0;

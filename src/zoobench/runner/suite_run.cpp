@@ -320,6 +320,18 @@ std::vector<RunPhase> run_phases(const RunOptions& options, std::deque<ChildJob>
   return {std::move(checks), std::move(timings)};
 }
 
+// A check that ran out of memory beside other checks on its device may have been short of the
+// memory they held (a GPU's memory is not split among its workers), not of its own: its rows are
+// set aside and it runs again alone, after the shared phase; a second out-of-memory stands.
+bool out_of_memory_beside_others(const RunPhase& phase, const std::vector<ResultRow>& rows) {
+  if (phase.workers_per_device <= 1) return false;
+  return std::any_of(rows.begin(), rows.end(), [](const ResultRow& row) {
+    const Status status = row.status();
+    return status == Status::kOOM || status == Status::kEager1stRunOOM ||
+           status == Status::kEager2ndRunOOM;
+  });
+}
+
 void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
                      const std::map<std::string, SuiteConfig>& configs, RunSinks& sinks,
                      const char* cuda_visible_devices) {
@@ -328,7 +340,8 @@ void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
   std::size_t total = 0;
   for (const auto& phase : phases) total += phase.jobs.size();
   Progress progress(total, ::isatty(STDERR_FILENO) != 0);
-  for (auto& phase : phases) {
+  for (std::size_t p = 0; p < phases.size(); ++p) {
+    RunPhase& phase = phases[p];
     if (g_interrupted.load() || phase.jobs.empty()) continue;
     WorkerPoolSettings settings;
     // A device's workers side by side, so each device's CPU share stays consecutive.
@@ -338,10 +351,24 @@ void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
     settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
     settings.timeout_s = options.timeout_s;
     settings.cuda_visible_devices = cuda_visible_devices;
+    std::mutex again_mutex;
+    std::deque<ChildJob> again;  // checks to repeat alone
     run_jobs(std::move(phase.jobs), settings, configs, progress, g_interrupted,
-             [&](const std::vector<ResultRow>& rows) {
+             [&](const ChildJob& job, const std::vector<ResultRow>& rows) {
+               if (out_of_memory_beside_others(phase, rows)) {
+                 std::lock_guard<std::mutex> lock(again_mutex);
+                 again.push_back(job);
+                 return false;
+               }
                for (const auto& row : rows) sinks.write(row);
+               return true;
              });
+    if (again.empty()) continue;
+    // First in the next phase that has each device to itself, or a phase of their own.
+    if (p + 1 == phases.size() || phases[p + 1].workers_per_device != 1)
+      phases.insert(phases.begin() + static_cast<std::ptrdiff_t>(p + 1), RunPhase{{}, 1});
+    std::deque<ChildJob>& next = phases[p + 1].jobs;
+    next.insert(next.begin(), again.begin(), again.end());
   }
   progress.close();
 }

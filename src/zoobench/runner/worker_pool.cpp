@@ -40,8 +40,7 @@ std::vector<std::string> child_arguments(const RunOptions& o, const std::string&
 
 void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
               const std::map<std::string, SuiteConfig>& configs, Progress& progress,
-              const std::atomic<bool>& interrupted,
-              const std::function<void(const std::vector<ResultRow>&)>& deliver) {
+              const std::atomic<bool>& interrupted, const DeliverRows& deliver) {
   fs::create_directories(settings.logs_dir);
   std::mutex queue_mutex;
   const std::string executable = current_executable();
@@ -93,10 +92,13 @@ void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
         set_cell(row, columns::kDev, device);  // a pinned child knew its GPU only as cuda:0
         set_cell(row, columns::kLog, log_path);
       }
-      deliver(rows);
+      const bool kept = deliver(job, rows);
       fs::remove(row_path);
-      if (outcome.kind != ChildOutcome::Kind::kInterrupted)
+      if (!kept) {
+        progress.set_aside(label, device, rows, outcome.seconds);
+      } else if (outcome.kind != ChildOutcome::Kind::kInterrupted) {
         progress.finished(label, device, rows, outcome.seconds);
+      }
     }
   };
   std::vector<std::thread> workers;

@@ -35,11 +35,13 @@ struct WorkerPoolSettings {
 };
 
 // Runs every job (or until `interrupted`); blocks until the workers are done. `deliver` is
-// called from the worker threads, one call per finished job, never for an interrupted one.
+// called from the worker threads, one call per finished job (the job, its rows), never for an
+// interrupted one. It returns false when it sets the rows aside because the job will run again
+// (its progress line then says so and does not count it as done).
+using DeliverRows = std::function<bool(const ChildJob&, const std::vector<ResultRow>&)>;
 void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
               const std::map<std::string, SuiteConfig>& configs, Progress& progress,
-              const std::atomic<bool>& interrupted,
-              const std::function<void(const std::vector<ResultRow>&)>& deliver);
+              const std::atomic<bool>& interrupted, const DeliverRows& deliver);
 
 // The flags that make a child `zoobench run` do `options` for one model on one device: the
 // parent's per-child decisions, then the user's other flags as given (options.child_flags).
