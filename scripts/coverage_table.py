@@ -3,16 +3,24 @@
 name, where it comes from, whether it was exported on the CPU and on the H200, its accuracy
 status with jit and with aot_inductor on the H200, and the reason for every gap.
 
-  scripts/coverage_table.py --cpu-zoo ZOO [--gpu-zoo ZOO] [--jit CSV...] [--aoti CSV...]
-                            [--torchbench-dir DIR] [-o docs/coverage.md]
+  scripts/coverage_table.py (--cpu-zoo ZOO... | --cpu-index FILE...) [--gpu-zoo ZOO...]
+                            [--jit CSV...] [--aoti CSV...] [--not-run BACKEND=REASON]
+                            [--notes FILE] [--torchbench-dir DIR] [-o docs/coverage.md]
 
 Where each fact comes from:
   source, skip reasons   the exporter's own plan (suites/*.yaml and lists, tools/zoo_export)
-  exported, or why not   the zoo's index.json (status exported|failed and the reason)
-  jit / aot_inductor     accuracy CSVs of `zoobench run` (docs/formats.md: dev, name, accuracy,
-                         reason), rows of a CUDA device
-A column with no input reads "not run yet". Run it with a python that has torch (the plan
-imports the exporter): /usr/bin/python3 here, python3 on the GPU machine.
+  exported, or why not   a zoo's index.json (status exported|failed and the reason), or a saved
+                         copy of one (--cpu-index: docs/coverage-data/ keeps the CPU zoo's, so
+                         the CPU column regenerates without a 19-minute export)
+  jit / aot_inductor     accuracy CSVs of `zoobench run` (docs/formats.md: dev, name,
+                         batch_size, accuracy, reason), rows of a CUDA device, inference; the
+                         list a CSV covers is its file name's prefix. The JSON beside a CSV adds
+                         the failing tensors' own reasons. A row at another batch size than the
+                         H200 export's says so in its cell.
+An exported model with no row is explained by the runner's own skips (suite yaml only_training,
+skip.test.inference), else "no row". A list with no CSV for a backend reads "not run yet", or
+"not run (REASON)" with --not-run. Run it with a python that has torch (the plan imports the
+exporter): /usr/bin/python3 here, python3 on the GPU machine.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import argparse
 import csv
 import json
 import os
+import shlex
 import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -29,6 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 LISTS = ("torchbench", "huggingface", "timm_models")
+COLUMNS = {"jit": "jit", "aot_inductor": "aoti"}  # backend -> its Row field
 NOT_RUN = "not run yet"
 
 # exporter source module -> what the "source" column calls it
@@ -53,6 +63,7 @@ class Row:
     gpu: str = NOT_RUN
     jit: str = NOT_RUN
     aoti: str = NOT_RUN
+    notes: Dict[str, str] = field(default_factory=dict)  # column -> "batch 8" beside its status
     why: Dict[str, str] = field(default_factory=dict)  # where -> reason, in column order
 
     def reasons(self) -> str:
@@ -63,16 +74,25 @@ class Row:
         return "; ".join(f"{', '.join(wheres)}: {reason}" for reason, wheres in merged.items())
 
 
+@dataclass
+class Accuracy:
+    """One backend's accuracy rows: {(suite, name): CSV row} and the lists its CSVs cover."""
+    rows: Dict[tuple, dict]
+    lists: set
+    not_run: str  # the cell of a list no CSV covers
+
+
 # --- inputs ---------------------------------------------------------------------------------------
 
-def read_index(zoos: List[str]) -> Optional[Dict[tuple, dict]]:
-    """{(suite, name): entry} of one or more zoos (scripts/gpu-lists.sh writes one per GPU);
-    an exported entry wins over a failed one."""
-    if not zoos:
+def read_index(paths: List[str]) -> Optional[Dict[tuple, dict]]:
+    """{(suite, name): entry} of one or more zoos (scripts/gpu-lists.sh writes one per GPU) or
+    index files in their format; an exported entry wins over a failed one."""
+    if not paths:
         return None
     entries: Dict[tuple, dict] = {}
-    for zoo in zoos:
-        with open(os.path.join(zoo, "index.json"), encoding="utf-8") as f:
+    for path in paths:
+        index = os.path.join(path, "index.json") if os.path.isdir(path) else path
+        with open(index, encoding="utf-8") as f:
             for m in json.load(f).get("models", []):
                 key = (m.get("suite"), m.get("name"))
                 if key not in entries or m.get("status") == "exported":
@@ -80,27 +100,59 @@ def read_index(zoos: List[str]) -> Optional[Dict[tuple, dict]]:
     return entries
 
 
-def read_accuracy(paths: List[str]) -> Optional[Dict[tuple, dict]]:
-    """{(suite, name): row} of CUDA rows; the suite is the CSV's file name prefix."""
-    if not paths:
-        return None
-    rows: Dict[tuple, dict] = {}
+def failed_tensors(csv_path: str) -> Dict[tuple, str]:
+    """{(suite, name): "output[1]: dtype mismatch ..."} from the JSON beside an accuracy CSV:
+    the CSV's reason gives the worst margin, the JSON says what failed (a dtype, NaNs, ...)."""
+    json_path = csv_path[: -len(".csv")] + ".json"
+    if not os.path.isfile(json_path):
+        return {}
+    with open(json_path, encoding="utf-8") as f:
+        records = json.load(f).get("records", [])
+    found = {}
+    for record in records:
+        cells = record.get("cells", {})
+        failed = [f"{t.get('path')}: {t.get('reason')}" for t in
+                  record.get("detail", {}).get("tensors", []) if t.get("pass") is False]
+        if failed:
+            found[(cells.get("suite"), cells.get("name"))] = "; ".join(failed[:2])
+    return found
+
+
+def read_accuracy(paths: List[str], not_run: str) -> Accuracy:
+    """CUDA rows of accuracy CSVs; the suite is the CSV's file name prefix."""
+    accuracy = Accuracy({}, set(), not_run)
     for path in paths:
         suite = next((s for s in LISTS if os.path.basename(path).startswith(s + "_")), None)
+        accuracy.lists.add(suite)
+        details = failed_tensors(path)
         with open(path, newline="", encoding="utf-8") as f:
             for row in csv.DictReader(f):
                 if row.get("dev", "").startswith("cuda"):
-                    rows[(suite, row["name"])] = row
-    return rows
+                    key = (suite, row["name"])
+                    row["failed_tensors_detail"] = details.get(key, "")
+                    accuracy.rows[key] = row
+    return accuracy
 
 
 def plan(suite: str, device: str, torchbench_dir: Optional[str]):
+    """(the exporter's plan of the list's names, the suite config)."""
     from zoo_export import exporter
 
     options = exporter.ExportOptions(suites_dir=os.path.join(ROOT, "suites"), device=device,
                                      torchbench_dir=torchbench_dir)
-    listed = {e.name for e in exporter.load_suites(options, suite)[0].entries}
-    return [p for p in exporter.plan(options, suite, None, [], []) if p.name in listed]
+    cfg = exporter.load_suites(options, suite)[0]
+    listed = {e.name for e in cfg.entries}
+    return [p for p in exporter.plan(options, suite, None, [], []) if p.name in listed], cfg
+
+
+def run_skip_reason(cfg, name: str) -> Optional[str]:
+    """Why `zoobench run --inference` skips an exported model without writing a row, in its own
+    words (SuiteConfig::skip_reason in src/zoobench/zoo/suite_config.cpp)."""
+    if name in cfg.names_at("skip", "test", "inference"):
+        return f"skip.test.inference in {cfg.name}.yaml"
+    if name in cfg.names_at("only_training"):
+        return f"only_training in {cfg.name}.yaml (the model has only a train mode)"
+    return None
 
 
 # --- cells ----------------------------------------------------------------------------------------
@@ -129,32 +181,49 @@ def export_cell(index, planned, where: str, why: Dict[str, str]) -> str:
     return "no"
 
 
-def accuracy_cell(rows, planned, exported: str, backend: str, why: Dict[str, str]) -> str:
-    if rows is None:
-        return NOT_RUN
-    row = rows.get((planned.suite, planned.name))
-    if row is None:
-        if exported != "yes":
+def short_reason(reason: str) -> str:
+    # PyTorch's out-of-memory message ends in allocator advice and a link; the sizes before it
+    # are the reason
+    return reason.split(" Of the allocated memory", 1)[0].strip()
+
+
+def accuracy_cell(accuracy: Accuracy, planned, row: Row, export_entry: Optional[dict],
+                  run_skip: Optional[str], backend: str) -> str:
+    """The status of one backend; its reason goes to row.why, a batch size unlike the H200
+    export's to row.notes."""
+    if planned.suite not in accuracy.lists:
+        return accuracy.not_run
+    result = accuracy.rows.get((planned.suite, planned.name))
+    if result is None:
+        if row.gpu != "yes":
             return "-"
-        why[backend] = "no row in the results"
-        return "no row"
-    status = row.get("accuracy", "")
+        row.why[backend] = f"skipped by the runner, {run_skip}" if run_skip else \
+            "no row in the results"
+        return "skipped" if run_skip else "no row"
+    batch = result.get("batch_size", "")
+    if export_entry and batch and batch != str(export_entry.get("batch_size")):
+        row.notes[COLUMNS[backend]] = f"batch {batch}"
+    status = result.get("accuracy", "")
     if status != "pass":
-        reason = (row.get("reason") or "").strip()
-        why[backend] = status + (f" ({reason})" if reason else "")
+        reason = "; ".join(r for r in (short_reason(result.get("reason") or ""),
+                                       result.get("failed_tensors_detail", "")) if r)
+        row.why[backend] = status + (f" ({reason})" if reason else "")
     return status
 
 
 def rows_for(suite: str, args, inputs) -> List[Row]:
     cpu_index, gpu_index, jit, aoti = inputs
-    gpu_plan = {p.name: p for p in plan(suite, "cuda", args.torchbench_dir)}
+    gpu_planned, cfg = plan(suite, "cuda", args.torchbench_dir)
+    gpu_plan = {p.name: p for p in gpu_planned}
     rows = []
-    for planned in plan(suite, "cpu", args.torchbench_dir):
+    for planned in plan(suite, "cpu", args.torchbench_dir)[0]:
         row = Row(planned.name, source_of(planned))
         row.cpu = export_cell(cpu_index, planned, "CPU", row.why)
         row.gpu = export_cell(gpu_index, gpu_plan[planned.name], "H200", row.why)
-        row.jit = accuracy_cell(jit, planned, row.gpu, "jit", row.why)
-        row.aoti = accuracy_cell(aoti, planned, row.gpu, "aot_inductor", row.why)
+        entry = (gpu_index or {}).get((suite, planned.name))
+        run_skip = run_skip_reason(cfg, planned.name)
+        row.jit = accuracy_cell(jit, planned, row, entry, run_skip, "jit")
+        row.aoti = accuracy_cell(aoti, planned, row, entry, run_skip, "aot_inductor")
         rows.append(row)
     return rows
 
@@ -165,19 +234,25 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def count(rows: List[Row], column: str, value: str, ran: bool) -> str:
-    if not ran:
-        return NOT_RUN
-    return f"{sum(getattr(r, column) == value for r in rows)}/{len(rows)}"
+def count(rows: List[Row], column: str, value: str, not_run: Optional[str] = None) -> str:
+    if not_run is not None:
+        return not_run
+    text = f"{sum(getattr(r, column) == value for r in rows)}/{len(rows)}"
+    notes = {r.notes[column] for r in rows if column in r.notes}
+    if notes:
+        text += f" ({notes.pop()})" if len(notes) == 1 else " (some at other batch sizes)"
+    return text
 
 
-def summary_table(tables: Dict[str, List[Row]], args) -> List[str]:
+def summary_table(tables: Dict[str, List[Row]], args, inputs) -> List[str]:
+    cpu_index, gpu_index, jit, aoti = inputs
     lines = ["| list | names | exported on CPU | exported on the H200 | jit pass (H200) | "
              "aot_inductor pass (H200) |", "|---|---|---|---|---|---|"]
     for suite, rows in tables.items():
-        cells = [count(rows, "cpu", "yes", True), count(rows, "gpu", "yes", bool(args.gpu_zoo)),
-                 count(rows, "jit", "pass", bool(args.jit)),
-                 count(rows, "aoti", "pass", bool(args.aoti))]
+        cells = [count(rows, "cpu", "yes"),
+                 count(rows, "gpu", "yes", None if gpu_index is not None else NOT_RUN),
+                 count(rows, "jit", "pass", None if suite in jit.lists else jit.not_run),
+                 count(rows, "aoti", "pass", None if suite in aoti.lists else aoti.not_run)]
         lines.append(f"| {suite} | {len(rows)} | " + " | ".join(cells) + " |")
     return lines
 
@@ -186,32 +261,41 @@ def model_table(rows: List[Row]) -> List[str]:
     lines = ["| model | source | CPU export | H200 export | jit (H200) | aot_inductor (H200) | "
              "why not |", "|---|---|---|---|---|---|---|"]
     for r in rows:
+        jit, aoti = (getattr(r, c) + (f" ({r.notes[c]})" if c in r.notes else "")
+                     for c in ("jit", "aoti"))
         lines.append("| " + " | ".join(cell(x) for x in (
-            r.name, r.source, r.cpu, r.gpu, r.jit, r.aoti, r.reasons())) + " |")
+            r.name, r.source, r.cpu, r.gpu, jit, aoti, r.reasons())) + " |")
     return lines
 
 
-def document(tables: Dict[str, List[Row]], args) -> str:
-    inputs = [f"CPU zoo `{args.cpu_zoo_label or ' '.join(args.cpu_zoo)}`",
-              f"H200 zoos `{args.gpu_zoo_label or ' '.join(args.gpu_zoo)}`" if args.gpu_zoo else
-              "no H200 zoo yet",
-              f"jit CSVs: {len(args.jit)}", f"aot_inductor CSVs: {len(args.aoti)}"]
+def command_line(argv: List[str]) -> List[str]:
+    """The command that wrote the document, one option a line."""
+    lines = [f"{sys.executable or 'python3'} scripts/coverage_table.py"]
+    for arg in argv:
+        if arg.startswith("-") and len(lines[-1]) > 2:
+            lines.append("  " + shlex.quote(arg))
+        else:
+            lines[-1] += " " + shlex.quote(arg)
+    return [line + " \\" for line in lines[:-1]] + lines[-1:]
+
+
+def document(tables: Dict[str, List[Row]], args, inputs, argv: List[str]) -> str:
+    cpu = args.cpu_zoo_label or " ".join(args.cpu_zoo + args.cpu_index)
+    sources = [f"CPU `{cpu}`",
+               f"H200 zoos `{args.gpu_zoo_label or ' '.join(args.gpu_zoo)}`" if args.gpu_zoo else
+               "no H200 zoo yet",
+               f"jit CSVs: {len(args.jit)}", f"aot_inductor CSVs: {len(args.aoti)}"]
     out = ["# Model coverage", "",
            "Every name of the three model lists of the Ascend suite (suites/*_models_list.txt), "
            "where zoobench gets it, whether it was exported on the CPU (this machine: torch "
            "1.13, no timm, transformers or torch_geometric) and on the H200, its accuracy "
            "status there with the jit and aot_inductor backends, and why for every gap.", "",
-           f"Generated by `scripts/coverage_table.py` from: {'; '.join(inputs)}. "
-           "Regenerate, after the GPU run of `scripts/gpu-lists.sh`:", "",
-           "```sh",
-           "/usr/bin/python3 scripts/coverage_table.py --torchbench-dir ../shared/torchbench \\",
-           "  --cpu-zoo zoo-cpu --gpu-zoo zoo-gpu-lists/torchbench zoo-gpu-lists/huggingface-timm \\",
-           "  --jit results-gpu/lists-jit/*_accuracy.csv \\",
-           "  --aoti results-gpu/lists-aot_inductor/*_accuracy.csv -o docs/coverage.md",
-           "```", ""]
+           f"Generated by `scripts/coverage_table.py` from: {'; '.join(sources)}, with this "
+           "command (from the repository root):", "",
+           "```sh"] + command_line(argv) + ["```", ""]
     if args.note:
         out += [args.note, ""]
-    out += ["## Numbers", ""] + summary_table(tables, args) + [""]
+    out += ["## Numbers", ""] + summary_table(tables, args, inputs) + [""]
     out += ["Sources: *checkout*: TorchBench's own model API from a checkout "
             "(`--torchbench-dir`, ../shared/torchbench); *checkout code, synthetic inputs*: the "
             "network from the checkout's files, inputs of TorchBench's shapes made up because "
@@ -219,29 +303,54 @@ def document(tables: Dict[str, List[Row]], args) -> str:
             "timm / transformers / torch_geometric with TorchBench's architecture, batch size "
             "and inputs (its checkout downloads weights or configs); *library*: the library's "
             "own name; *built in*: torchvision or a BERT encoder of torch.nn modules.", ""]
+    if args.notes:
+        with open(args.notes, encoding="utf-8") as f:
+            out += [f.read().rstrip("\n"), ""]
     for suite, rows in tables.items():
         out += [f"## {suite} ({len(rows)})", ""] + model_table(rows) + [""]
     return "\n".join(out)
 
 
+def not_run_reasons(specs: List[str], parser) -> Dict[str, str]:
+    reasons = {}
+    for spec in specs:
+        backend, _, reason = spec.partition("=")
+        if backend not in COLUMNS or not reason:
+            parser.error(f"--not-run {spec!r}: expected BACKEND=REASON, BACKEND one of "
+                         f"{', '.join(COLUMNS)}")
+        reasons[backend] = f"not run ({reason})"
+    return reasons
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cpu-zoo", nargs="+", required=True,
+    parser.add_argument("--cpu-zoo", nargs="+", default=[],
                         help="zoo(s) exported on the CPU (their index.json)")
+    parser.add_argument("--cpu-index", nargs="+", default=[],
+                        help="index files of zoos exported on the CPU, e.g. the saved "
+                             "docs/coverage-data/cpu-zoo-*.json")
     parser.add_argument("--gpu-zoo", nargs="*", default=[],
                         help="zoo(s) exported on the H200 (their index.json)")
     parser.add_argument("--jit", nargs="*", default=[], help="accuracy CSVs, backend jit")
     parser.add_argument("--aoti", nargs="*", default=[], help="accuracy CSVs, aot_inductor")
+    parser.add_argument("--not-run", action="append", default=[], metavar="BACKEND=REASON",
+                        help="what a list with no CSV of BACKEND (jit, aot_inductor) says")
     parser.add_argument("--torchbench-dir", help="the TorchBench checkout the zoos used")
     parser.add_argument("--cpu-zoo-label", help="how the document names the CPU zoo")
     parser.add_argument("--gpu-zoo-label", help="how the document names the H200 zoo")
     parser.add_argument("--note", help="a paragraph under the introduction (how it was run)")
+    parser.add_argument("--notes", help="a markdown file put before the tables (diagnoses)")
     parser.add_argument("-o", "--output", help="write here (default: standard output)")
     args = parser.parse_args(argv)
-    inputs = (read_index(args.cpu_zoo), read_index(args.gpu_zoo), read_accuracy(args.jit),
-              read_accuracy(args.aoti))
+    if not args.cpu_zoo and not args.cpu_index:
+        parser.error("one of --cpu-zoo or --cpu-index is required")
+    not_run = not_run_reasons(args.not_run, parser)
+    inputs = (read_index(args.cpu_zoo + args.cpu_index), read_index(args.gpu_zoo),
+              read_accuracy(args.jit, not_run.get("jit", NOT_RUN)),
+              read_accuracy(args.aoti, not_run.get("aot_inductor", NOT_RUN)))
     tables = {suite: rows_for(suite, args, inputs) for suite in LISTS}
-    text = document(tables, args) + "\n"
+    text = document(tables, args, inputs, argv) + "\n"
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)

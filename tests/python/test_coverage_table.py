@@ -1,7 +1,9 @@
 """scripts/coverage_table.py: every list name gets a row; exported or not, and why, from the
-zoos' index.json; jit and aot_inductor statuses from accuracy CSVs; "not run yet" where an
+zoos' index.json or saved index files; jit and aot_inductor statuses from accuracy CSVs (the
+JSON beside one says which tensor failed); "not run yet", or the --not-run reason, where an
 input is missing."""
 
+import contextlib
 import csv
 import io
 import json
@@ -25,7 +27,7 @@ def write_index(folder, models):
 def write_csv(path, rows):
     with open(path, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=["dev", "name", "batch_size", "accuracy",
-                                               "backend", "reason"])
+                                               "backend", "reason", "suite"])
         writer.writeheader()
         writer.writerows(rows)
 
@@ -92,6 +94,68 @@ class CoverageTableTest(unittest.TestCase):
         nfnet = row_of(text, "nfnet_l0")  # a CPU row does not count for the H200
         self.assertIn("H200: making eval.pt: OutOfMemoryError", nfnet)
         self.assertIn("| no | - |", nfnet)
+
+    def test_saved_cpu_index_and_what_the_h200_run_left_out(self):
+        # the CPU column from a saved index file (with its provenance) rather than a zoo
+        with open(self.path("cpu-zoo.json"), "w") as f:
+            json.dump({"format": "zoobench-index/1", "provenance": {"date": "2026-12-01"},
+                       "models": [{"suite": "torchbench", "name": "tts_angular",
+                                   "status": "exported"}]}, f)
+        write_index(self.path("gpu"), [
+            {"suite": "torchbench", "name": name, "status": "exported", "batch_size": 64}
+            for name in ("tts_angular", "Super_SloMo", "BERT_pytorch", "dcgan")] + [
+            {"suite": "timm_models", "name": "repvgg_a2", "status": "exported",
+             "batch_size": 128}])
+        torchbench_csv = self.path("torchbench_jit_inference_float32_cuda_1_accuracy.csv")
+        oom = ("CUDA out of memory. Tried to allocate 12.27 GiB. Of the allocated memory 104 GiB "
+               "is allocated by PyTorch. See documentation for Memory Management")
+        write_csv(torchbench_csv, [
+            {"dev": "cuda:1", "name": "Super_SloMo", "batch_size": "64", "suite": "torchbench",
+             "accuracy": "fail_accuracy", "reason": "1/2 tensors failed; worst output[1]"},
+            {"dev": "cuda:1", "name": "BERT_pytorch", "batch_size": "64", "suite": "torchbench",
+             "accuracy": "OOM", "reason": oom},
+            {"dev": "cuda:1", "name": "dcgan", "batch_size": "64", "suite": "torchbench",
+             "accuracy": "pass"}])
+        with open(torchbench_csv[: -len(".csv")] + ".json", "w") as f:
+            json.dump({"records": [{"cells": {"suite": "torchbench", "name": "Super_SloMo"},
+                                    "detail": {"tensors": [
+                                        {"path": "output[1]", "pass": False,
+                                         "reason": "dtype mismatch: ref float64, res float32"},
+                                        {"path": "output[0]", "pass": True}]}}]}, f)
+        timm_csv = self.path("timm_models_aot_inductor_inference_float32_cuda_accuracy.csv")
+        write_csv(timm_csv, [{"dev": "cuda", "name": "repvgg_a2", "batch_size": "8",
+                              "suite": "timm_models", "accuracy": "pass"}])
+        with open(self.path("notes.md"), "w") as f:
+            f.write("## Diagnosis\n\nhand-written\n")
+        text = self.generate("--cpu-index", self.path("cpu-zoo.json"),
+                             "--gpu-zoo", self.path("gpu"), "--jit", torchbench_csv,
+                             "--aoti", timm_csv, "--not-run", "aot_inductor=no device time",
+                             "--notes", self.path("notes.md"))
+        self.assertIn(f"--cpu-index {self.path('cpu-zoo.json')} \\\n", text)
+        self.assertIn("  --not-run 'aot_inductor=no device time' \\\n"
+                      f"  --notes {self.path('notes.md')}\n```", text)
+        self.assertIn("## Diagnosis\n\nhand-written\n", text)
+        # a list with no CSV of a backend says why; one with a CSV counts its passes
+        self.assertIn("| torchbench | 56 | 1/56 | 4/56 | 1/56 | not run (no device time) |", text)
+        self.assertIn("| huggingface | 37 | 0/37 | 0/37 | not run yet | not run (no device "
+                      "time) |", text)
+        # a row at another batch size than the H200 export's says so, and the count too
+        self.assertIn("| timm_models | 14 | 0/14 | 1/14 | not run yet | 1/14 (batch 8) |", text)
+        self.assertIn("| yes | not run yet | pass (batch 8) |", row_of(text, "repvgg_a2"))
+        # exported but no row: the runner's own skip from the suite yaml
+        tts = row_of(text, "tts_angular")
+        self.assertIn("| yes | yes | skipped | not run (no device time) |", tts)
+        self.assertIn("jit: skipped by the runner, only_training in torchbench.yaml", tts)
+        self.assertIn("jit: fail_accuracy (1/2 tensors failed; worst output[1]; output[1]: "
+                      "dtype mismatch: ref float64, res float32)", row_of(text, "Super_SloMo"))
+        bert = row_of(text, "BERT_pytorch")  # PyTorch's allocator advice is left out
+        self.assertIn("jit: OOM (CUDA out of memory. Tried to allocate 12.27 GiB.)", bert)
+        self.assertEqual(row_of(text, "drq").split(" | ")[4:6], ["-", "not run (no device time)"])
+
+    def test_a_cpu_input_is_required(self):
+        with redirect_stdout(io.StringIO()), self.assertRaises(SystemExit), \
+                contextlib.redirect_stderr(io.StringIO()):
+            coverage_table.main(["--gpu-zoo", self.path("gpu")])
 
 
 if __name__ == "__main__":
