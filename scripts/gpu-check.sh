@@ -40,7 +40,11 @@
 #   ZB_DEADLINE=$(($(date +%s) + 570)) scripts/gpu-check.sh compile-table pack
 # To continue an earlier session's table (docs/results.md says which is unfinished), copy its
 # rows in first and carry them with the first call (carry: .gpu-deps, results-gpu):
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-01c/compile-timm results-gpu/
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-01d/compile-timm results-gpu/
+# (the timm table is complete there; the HuggingFace one, HF_TABLE=1, starts afresh: its rows of
+# 2026-12-01d predate the out-of-memory retry). With two GPUs, the lists beside the table:
+#   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
+#     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
 #
 # Needs .gpu-deps/ (scripts/fetch-gpu-deps.sh, run on the CPU machine; the device tool carries
 # it). Logs go to gpu-logs/, results to results-gpu/. Stages are idempotent, so a warm machine
