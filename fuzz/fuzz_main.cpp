@@ -7,7 +7,8 @@
 //                        [--hang-seconds S] [--memory-mb M] [--artifacts DIR]
 //
 // A fork per mutant costs about a millisecond and makes every failure observable without a
-// sanitizer; `make fuzz` runs it under AddressSanitizer too (docs/reliability.md).
+// sanitizer; `make fuzz` and CI (`make fuzz-ci`) run it under AddressSanitizer and
+// UndefinedBehaviorSanitizer too (docs/reliability.md).
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -30,6 +31,21 @@
 
 namespace fs = std::filesystem;
 using namespace zoobench::fuzz;
+
+#ifdef __SANITIZE_ADDRESS__
+// The sanitized build's defaults (ASAN_OPTIONS / UBSAN_OPTIONS still override them). A report
+// must end the mutant's process by a signal, which the fuzzer counts: by default ASan exits with
+// status 1 and UBSan goes on, and both read as a refusal. LibTorch is not instrumented, so its
+// new/delete pairs look mismatched to ASan; leaks of a forked child that _exits are not findings.
+// A failed malloc returns null (ASan's own operator new still aborts on a failed allocation:
+// the self-check expects a signal there).
+extern "C" const char* __asan_default_options() {
+  return "abort_on_error=1:detect_leaks=0:alloc_dealloc_mismatch=0:allocator_may_return_null=1";
+}
+extern "C" const char* __ubsan_default_options() {
+  return "halt_on_error=1:abort_on_error=1:print_stacktrace=1";
+}
+#endif
 
 namespace {
 
@@ -266,16 +282,20 @@ int fuzz(const Settings& settings) {
     if (result.ending == Ending::kHang || result.ending == Ending::kSignal ||
         result.ending == Ending::kOutOfMemory) {
       ++failures;
-      std::cerr << fmt::format("mutant {} of {}: {}{}\n", done, seeds[which].filename().string(),
-                               ending_name(result.ending),
-                               result.signal ? fmt::format(" (signal {})", result.signal) : "");
+      std::string kept;
       if (!settings.artifacts_dir.empty()) {
         fs::create_directories(settings.artifacts_dir);
-        write_bytes(fs::path(settings.artifacts_dir) /
-                        fmt::format("{}-seed{}-{}-{}", target->name, settings.seed, done,
-                                    ending_name(result.ending)),
-                    bytes);
+        const fs::path artifact = fs::absolute(settings.artifacts_dir) /
+                                  fmt::format("{}-seed{}-{}-{}", target->name, settings.seed, done,
+                                              ending_name(result.ending));
+        write_bytes(artifact, bytes);
+        kept = ", kept as " + artifact.string();
       }
+      // The path goes into the log so that a CI failure names the bytes to reproduce it with.
+      std::cerr << fmt::format("mutant {} of {}: {}{}{}\n", done, seeds[which].filename().string(),
+                               ending_name(result.ending),
+                               result.signal ? fmt::format(" (signal {})", result.signal) : "",
+                               kept);
     }
   }
   fs::remove_all(scratch);

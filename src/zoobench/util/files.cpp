@@ -1,16 +1,17 @@
 // File reading and atomic replacement.
 #include "zoobench/util/files.h"
 
-#include <cstdio>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <cerrno>
-#include <cstring>
-#include <ftw.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace zoobench {
 
@@ -22,20 +23,41 @@ std::string read_text_file(const std::string& path) {
   return buffer.str();
 }
 
+namespace {
+// Writes all of `contents` to `fd`: 0, or the errno of the write that failed.
+int write_fully(int fd, const std::string& contents) {
+  std::size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+}  // namespace
+
 void write_file_atomically(const std::string& path, const std::string& contents) {
   std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
   const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::FILE* out = std::fopen(temporary.c_str(), "wb");
-    if (out == nullptr) throw std::runtime_error("cannot write " + temporary);
-    bool ok = std::fwrite(contents.data(), 1, contents.size(), out) == contents.size();
-    ok = std::fflush(out) == 0 && ok;
-    ok = ::fsync(fileno(out)) == 0 && ok;
-    ok = std::fclose(out) == 0 && ok;
-    if (!ok) throw std::runtime_error("cannot write " + temporary + " (disk full?)");
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    // Nothing was created: what is there (a folder of that name?) is not ours to remove.
+    throw std::runtime_error("cannot write " + path + ": cannot create " + temporary + ": " +
+                             std::strerror(errno));
   }
-  std::filesystem::rename(temporary, target);
+  int error = write_fully(fd, contents);
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    // A full disk would otherwise keep the part written, under a name no one cleans up.
+    ::unlink(temporary.c_str());
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(error));
+  }
 }
 
 namespace {

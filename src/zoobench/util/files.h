@@ -9,8 +9,9 @@ namespace zoobench {
 // The file's bytes; throws std::runtime_error naming the file when it cannot be read.
 std::string read_text_file(const std::string& path);
 
-// Writes to `path + ".tmp"`, flushes, then renames over `path`: a reader (or a process killed
-// mid-write) sees either the old file or the new one, never half of it.
+// Writes to `path + ".tmp<pid>"`, syncs, then renames over `path`: a reader (or a process killed
+// mid-write) sees either the old file or the new one, never half of it. On a failure (a full
+// disk) the temporary file is removed and the error names `path`.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
 // Removes `path` and everything under it (symlinks are removed, not followed); a missing path

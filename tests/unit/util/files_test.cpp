@@ -1,9 +1,11 @@
 // remove_tree (our replacement for std::filesystem::remove_all, which PyTorch's pip wheels
-// break) and the atomic write.
+// break) and the atomic write, including its failures (a full disk, a rename that fails).
 #include "zoobench/util/files.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -55,6 +57,56 @@ TEST(WriteFileAtomically, CreatesParentsAndReplacesWholeFiles) {
   EXPECT_EQ(read_text_file(path), "second");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.file("sub/folder")), fs::directory_iterator{}), 1)
       << "a temporary file was left behind";
+}
+
+// The message of the std::runtime_error that writing `contents` to `path` throws; fails the
+// test when none is thrown.
+std::string write_error(const std::string& path, const std::string& contents) {
+  try {
+    write_file_atomically(path, contents);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "writing " << path << " did not throw";
+  return "";
+}
+
+// A full disk (simulated by a file size limit, so no root or tmpfs is needed: a write beyond it
+// fails with EFBIG as one on a full disk fails with ENOSPC) used to leave the part written in a
+// `.tmp<pid>` file that nothing removes; the file being replaced must stay as it was.
+TEST(WriteFileAtomically, AFailedWriteRemovesItsTemporaryFileAndKeepsTheOldOne) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("out.txt");
+  write_file_atomically(path, "old");
+  std::string message;
+  {
+    struct rlimit saved {};
+    ::getrlimit(RLIMIT_FSIZE, &saved);
+    auto* previous_handler = std::signal(SIGXFSZ, SIG_IGN);  // else the signal ends the test
+    struct rlimit limited = saved;
+    limited.rlim_cur = 4096;  // lowering the soft limit, and raising it back, needs no privilege
+    ::setrlimit(RLIMIT_FSIZE, &limited);
+    message = write_error(path, std::string(1 << 20, 'x'));
+    ::setrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, previous_handler);
+  }
+  EXPECT_NE(message.find("cannot write " + path + ": File too large"), std::string::npos)
+      << message;
+  EXPECT_EQ(testing::temporary_files(dir.path()), std::vector<std::string>{});
+  EXPECT_EQ(read_text_file(path), "old");
+}
+
+// The rename fails when a folder stands where the file should go: the written temporary file
+// used to stay beside it.
+TEST(WriteFileAtomically, AFailedRenameRemovesItsTemporaryFile) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("out.txt");
+  fs::create_directories(fs::path(path) / "inside");
+  const std::string message = write_error(path, "contents");
+  EXPECT_NE(message.find("cannot write " + path + ": Is a directory"), std::string::npos)
+      << message;
+  EXPECT_EQ(testing::temporary_files(dir.path()), std::vector<std::string>{});
+  EXPECT_TRUE(fs::is_directory(fs::path(path) / "inside"));
 }
 
 }  // namespace
