@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "zoobench/util/errors.h"
@@ -237,6 +238,41 @@ std::string tolerance_rule(const SuiteYaml& yaml, const YAML::Node& node) {
   return rule;
 }
 
+// Upstream's tolerance.accuracy_check_runs: each run is a whole compiled run of the model,
+// voted over by majority, so the count multiplies the model's time: a vote needs a handful, 100
+// is far beyond any real need. 0 or less used to mean 1 without a word.
+constexpr int64_t kMaxAccuracyCheckRuns = 100;
+
+// The value of `node` (an entry `model: value` of the map `key`) as a whole number from `lowest`
+// to `highest`; anything else (-1, 1.5, 2^70, `many`) is refused naming the key, the model, the
+// value and the range.
+int64_t whole_number_in(const SuiteYaml& yaml, const YAML::Node& node, const std::string& key,
+                        const std::string& model, int64_t lowest, int64_t highest) {
+  int64_t value = 0;
+  if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value) || value < lowest ||
+      value > highest) {
+    yaml.refuse(node, key + " for '" + model + "' is " +
+                          (node.IsScalar() ? node.as<std::string>() : std::string("not a number")) +
+                          ": expected a whole number from " + std::to_string(lowest) + " to " +
+                          std::to_string(highest));
+  }
+  return value;
+}
+
+// The value of `node` as a number that `in_range` accepts; anything else (NaN, infinity, a word,
+// a number outside the range) is refused naming the key, the model, the value and `range`.
+template <typename InRange>
+double number_in(const SuiteYaml& yaml, const YAML::Node& node, const std::string& key,
+                 const std::string& model, InRange in_range, const std::string& range) {
+  double value = 0;
+  if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !in_range(value)) {
+    yaml.refuse(node, key + " for '" + model + "' is " +
+                          (node.IsScalar() ? node.as<std::string>() : std::string("not a number")) +
+                          ": expected " + range);
+  }
+  return value;
+}
+
 bool listed_in(const std::map<std::string, std::set<std::string>>& lists, const char* list,
                const std::string& model) {
   auto it = lists.find(list);
@@ -295,12 +331,18 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
       // upstream's tolerance.accuracy_check_runs: {model: N} compiled runs, majority vote
       if (auto runs = tolerance["accuracy_check_runs"]; runs && runs.IsMap()) {
         for (const auto& item : runs) {
-          config.accuracy_check_runs_[item.first.as<std::string>()] = item.second.as<int>();
+          const std::string model = item.first.as<std::string>();
+          config.accuracy_check_runs_[model] = static_cast<int>(whole_number_in(
+              yaml, item.second, "tolerance.accuracy_check_runs", model, 1, kMaxAccuracyCheckRuns));
         }
       }
+      // An IoU is in [0, 1]: a threshold above 1 fails every mask, 0 or less passes every one.
       if (auto thresholds = tolerance["iou_thresholds"]; thresholds && thresholds.IsMap()) {
         for (const auto& item : thresholds) {
-          config.iou_thresholds_[item.first.as<std::string>()] = item.second.as<double>();
+          const std::string model = item.first.as<std::string>();
+          config.iou_thresholds_[model] = number_in(
+              yaml, item.second, "tolerance.iou_thresholds", model,
+              [](double v) { return v > 0 && v <= 1; }, "a number greater than 0 and at most 1");
         }
       }
     }
@@ -335,9 +377,15 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
           config.skip_reasons_[item.first.as<std::string>()] = item.second.as<std::string>();
         }
       }
+      // The training loss is multiplied by it: 0 or a negative scale trains nothing or the
+      // wrong way, NaN or infinity makes every gradient NaN.
       if (auto scales = ours["loss_scale"]; scales && scales.IsMap()) {
-        for (const auto& item : scales)
-          config.loss_scale_[item.first.as<std::string>()] = item.second.as<double>();
+        for (const auto& item : scales) {
+          const std::string model = item.first.as<std::string>();
+          config.loss_scale_[model] = number_in(
+              yaml, item.second, "zoobench.loss_scale", model,
+              [](double v) { return std::isfinite(v) && v > 0; }, "a finite number greater than 0");
+        }
       }
     }
   } catch (const YAML::Exception& e) {

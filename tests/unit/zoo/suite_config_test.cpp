@@ -558,6 +558,68 @@ TEST(SuiteConfigErrors, OverrideValuesOutsideTheirRangeNameTheAllowedValues) {
                                "did you mean 'timm_models'?"});
 }
 
+// Per-model numbers were taken as written: accuracy_check_runs 0 or -1 silently meant 1, an IoU
+// threshold above 1 failed every mask (0 passed every one), a loss_scale of 0, -1 or NaN trained
+// nothing, the wrong way or into NaN. Each is an error naming file:line, the key, the model, the
+// value and the allowed range.
+TEST(SuiteConfigErrors, PerModelNumbersOutsideTheirRangeNameKeyValueAndRange) {
+  struct Bad {
+    std::string yaml;
+    std::vector<std::string> parts;
+  };
+  const std::string runs = "tolerance:\n  accuracy_check_runs:\n    sam: ";
+  const std::string runs_range = "expected a whole number from 1 to 100";
+  const std::string iou = "tolerance:\n  iou_thresholds:\n    sam: ";
+  const std::string iou_range = "expected a number greater than 0 and at most 1";
+  const std::string scale = "zoobench:\n  loss_scale:\n    mobilevit_s: ";
+  const std::string scale_range = "expected a finite number greater than 0";
+  const std::vector<Bad> bad = {
+      {runs + "0\n", {"tolerance.accuracy_check_runs for 'sam' is 0", runs_range}},
+      {runs + "-1\n", {"for 'sam' is -1", runs_range}},
+      {runs + "101\n", {"for 'sam' is 101", runs_range}},
+      {runs + "1.5\n", {"for 'sam' is 1.5", runs_range}},
+      {runs + "1180591620717411303424\n", {"for 'sam' is 1180591620717411303424", runs_range}},
+      {runs + "many\n", {"for 'sam' is many", runs_range}},
+      {runs + "[3]\n", {"for 'sam' is not a number", runs_range}},
+      {iou + "0\n", {"tolerance.iou_thresholds for 'sam' is 0", iou_range}},
+      {iou + "-0.5\n", {"for 'sam' is -0.5", iou_range}},
+      {iou + "1.01\n", {"for 'sam' is 1.01", iou_range}},
+      {iou + ".nan\n", {"for 'sam' is .nan", iou_range}},
+      {iou + "high\n", {"for 'sam' is high", iou_range}},
+      {scale + "0\n", {"zoobench.loss_scale for 'mobilevit_s' is 0", scale_range}},
+      {scale + "-0.001\n", {"for 'mobilevit_s' is -0.001", scale_range}},
+      {scale + ".nan\n", {"for 'mobilevit_s' is .nan", scale_range}},
+      {scale + ".inf\n", {"for 'mobilevit_s' is .inf", scale_range}},
+      {scale + "1e400\n", {"for 'mobilevit_s' is 1e400", scale_range}},
+  };
+  for (const auto& b : bad) {
+    SCOPED_TRACE(b.yaml);
+    ScratchDir dir;
+    const std::string path = write(dir, "numbers.yaml", b.yaml);
+    const std::string message = usage_error(path);
+    EXPECT_EQ(message.rfind(path + ":3:", 0), 0u) << message;
+    expect_message_has(message, b.parts);
+  }
+
+  // The ends of each range are allowed.
+  ScratchDir dir;
+  const SuiteConfig edges =
+      SuiteConfig::load(write(dir, "edges.yaml",
+                              "tolerance:\n  accuracy_check_runs:\n    a: 1\n    b: 100\n"
+                              "  iou_thresholds:\n    a: 1\n    b: 0.001\n"
+                              "zoobench:\n  loss_scale:\n    a: 1e-6\n    b: 1000\n"),
+                        "torchbench");
+  EXPECT_EQ(edges.accuracy_check_runs("a"), 1);
+  EXPECT_EQ(edges.accuracy_check_runs("b"), 100);
+  EXPECT_DOUBLE_EQ(
+      edges.tolerance("a", Mode::kInference, Precision::kFloat32, "cpu", false).iou_threshold, 1.0);
+  EXPECT_DOUBLE_EQ(
+      edges.tolerance("b", Mode::kInference, Precision::kFloat32, "cpu", false).iou_threshold,
+      0.001);
+  EXPECT_DOUBLE_EQ(edges.loss_scale("a"), 1e-6);
+  EXPECT_DOUBLE_EQ(edges.loss_scale("b"), 1000);
+}
+
 // The suites shipped in the repository load and agree with their own lists.
 TEST(ShippedSuites, LoadAndListTheirModels) {
   // Upstream's file names: timm's list is timm_models_list.txt.
