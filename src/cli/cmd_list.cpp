@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "zoobench/backends/backend.h"
+#include "zoobench/patches/registry.h"
 #include "zoobench/runner/selection.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/text.h"
@@ -19,8 +20,31 @@ struct ListArgs {
   RunOptions options;
   bool training = false;
   bool backends = false;
+  bool switches = false;
+  std::string backend = "jit";
   std::string device = "cpu";
 };
+
+// `zoobench list --switches --backend NAME`: the optimization switches --disable-switches and
+// `zoobench bisect` know for that backend, and the patch switches.
+int list_switches(const std::string& backend) {
+  auto listed = make_backend(backend)->switches();
+  std::size_t width = std::string("patch:<name>").size();
+  for (const auto& s : listed) width = std::max(width, s.name.size());
+  std::cout << fmt::format("{:<{}}  {:<10} {}\n", "switch", width, "applies", "what it does when on");
+  for (const auto& s : listed) {
+    std::string what = s.description;
+    if (!s.requires_switch.empty()) what += " (needs " + s.requires_switch + ")";
+    std::cout << fmt::format("{:<{}}  {:<10} {}\n", s.name, width, s.applies, what);
+  }
+  std::vector<std::string> patch_names;
+  for (const auto& p : patches::list_patches()) patch_names.push_back(p.name);
+  std::cout << fmt::format("{:<{}}  {:<10} {}\n", "patch:<name>", width, "all",
+                           "each patch the suite yaml assigns to the model (known: " +
+                               join(patch_names, ", ") + ")");
+  if (listed.empty()) std::cout << backend << " declares no switches of its own\n";
+  return kExitOk;
+}
 
 // `zoobench list --backends`: every backend, and why it cannot run here where it cannot.
 int list_backends_here() {
@@ -88,7 +112,14 @@ void setup_list(CLI::App& app, int& exit_status) {
   c->add_flag("--training", args->training, "show skips for training");
   c->add_option("--devices", args->device, "device whose skip lists apply")->capture_default_str();
   c->add_flag("--backends", args->backends, "list the backends and whether each can run here, instead of models");
-  c->callback([args, &exit_status] { exit_status = args->backends ? list_backends_here() : run_list(*args); });
+  c->add_flag("--switches", args->switches,
+              "list the optimization switches of --backend (for --disable-switches and bisect)");
+  c->add_option("--backend", args->backend, "with --switches: the backend")->capture_default_str();
+  c->callback([args, &exit_status] {
+    exit_status = args->switches   ? list_switches(args->backend)
+                  : args->backends ? list_backends_here()
+                                   : run_list(*args);
+  });
 }
 
 }  // namespace

@@ -16,6 +16,10 @@ Model kinds:
                updated so that loading, not verification, is what fails
   sha_mismatch an MLP with one byte of inputs.pt flipped after export
   bad_json     an MLP whose manifest.json is cut off mid-object
+  planted      an MLP whose second layer is the child `planted` (for the planted-fault patch
+               test_scale_planted, which scales that child's output on the compiled side)
+  pair         a linear layer with outputs below 0.05 in magnitude, then the identity children
+               `pair_a` and `pair_b` (for test_offset_pair_a / _b, which each add 0.006 there)
 Kinds the Python backends (python_eager, torch.compile) can rebuild, through python_models.py's
 build(name, context) (their manifests get a `rebuild` record naming it):
   py_mlp, py_conv   the good models
@@ -100,6 +104,28 @@ class HugeAlloc(nn.Module):
         return x + big[0]
 
 
+class Planted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+        self.planted = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.planted(self.body(x))
+
+
+class Pair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(8, 4)
+        self.pair_a = nn.Identity()
+        self.pair_b = nn.Identity()
+
+    def forward(self, x):
+        # Small outputs: allclose's atol + rtol * |ref| stays near the tolerance itself.
+        return self.pair_b(self.pair_a(torch.tanh(self.body(x)) * 0.05))
+
+
 def _add_rebuild_record(folder: str, name: str, kind: str) -> None:
     manifest_path = os.path.join(folder, "manifest.json")
     with open(manifest_path) as f:
@@ -131,7 +157,8 @@ def _module_and_inputs(kind: str):
     if kind == "mlp_wide":
         return Mlp(32), (torch.randn(2, 8),)
     modules = {"raiser": Raiser, "hang": Hang, "hang_after_20_calls": HangAfter20Calls,
-               "abort": Abort, "segfault": Segfault, "huge_alloc": HugeAlloc}
+               "abort": Abort, "segfault": Segfault, "huge_alloc": HugeAlloc,
+               "planted": Planted, "pair": Pair}
     return modules.get(kind, Mlp)(), (torch.randn(2, 8),)
 
 

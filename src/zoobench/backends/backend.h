@@ -44,8 +44,31 @@ struct BackendRequest {
   // carry compiled code over from earlier preparations (false: every compile is cold).
   std::string compile_options_json;
   bool keep_compile_cache = false;
+  // Applied right after `after_load`, by compiled backends only (jit), never by the eager
+  // reference or the float64 golden run: the model's patches marked compiled_only (planted
+  // faults for tests of `zoobench bisect`, adaptations the reference must not see).
+  std::function<void(torch::jit::Module&)> after_load_compiled;
+  // Optimization switches turned off for this run (--disable-switches, `zoobench bisect`):
+  // names from the backend's switches(); everything else is on.
+  std::vector<std::string> disabled_switches;
 
   c10::ScalarType dtype() const { return dtype_override.value_or(parameter_dtype(precision)); }
+  bool switch_on(const std::string& name) const {
+    for (const auto& off : disabled_switches) {
+      if (off == name) return false;
+    }
+    return true;
+  }
+};
+
+// One optimization step a backend applies that a run can turn off (--disable-switches):
+// `zoobench bisect` searches them for the ones that break a model's accuracy.
+struct OptimizationSwitch {
+  std::string name;         // "freeze", "nnc_fuser", ...
+  std::string description;  // one line: what it does when on
+  std::string applies;      // "inference", "training", "all", "cuda"
+  // A switch that does nothing while this one is off ("" none): freeze for optimize_for_inference.
+  std::string requires_switch;
 };
 
 struct StepResult {
@@ -110,6 +133,9 @@ class Backend {
   // backend in a CPU build, torch.compile on a Python whose torch is older than 2.0), or
   // nullopt. `zoobench list --backends` shows it.
   virtual std::optional<std::string> unavailable_reason() const { return std::nullopt; }
+  // The optimization steps this backend applies that a run can turn off one by one (see
+  // switches.h; the model's patches are switches of every backend, "patch:<name>").
+  virtual std::vector<OptimizationSwitch> switches() const { return {}; }
   // Why this backend cannot run `request` for this model (device, dtype, mode, missing
   // artifact), or nullopt. The runner turns a reason into a clear row instead of a crash.
   virtual std::optional<std::string> unsupported_reason(const Manifest& manifest,

@@ -8,6 +8,7 @@
 
 #include "zoobench/patches/fault_injection.h"
 #include "zoobench/patches/packed_dropout.h"
+#include "zoobench/patches/planted_faults.h"
 #include "zoobench/patches/torchvision_ops.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
@@ -78,6 +79,7 @@ std::vector<Patch> builtin_table() {
     table.push_back(std::move(p));
   }
   table.push_back(fault_injection_patch());
+  for (auto& p : planted_fault_patches()) table.push_back(std::move(p));
   return table;
 }
 
@@ -220,11 +222,12 @@ PatchScope::PatchScope(std::vector<std::string> names, PatchRegistry& registry)
 
 PatchScope::~PatchScope() { registry_.release(names_); }
 
-int PatchScope::rewrite(torch::jit::Module& module, bool training) const {
+int PatchScope::rewrite(torch::jit::Module& module, bool training, bool compiled_side) const {
   int sites = 0;
   for (const auto& name : names_) {
     const Patch* patch = registry_.find(name);
     if (!patch->rewrite || (patch->training_only && !training)) continue;
+    if (patch->compiled_only != compiled_side) continue;
     int n = patch->rewrite(module);
     log::info("patch {}: rewrote {} site(s)", name, n);
     sites += n;

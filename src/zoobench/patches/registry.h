@@ -33,6 +33,10 @@ struct Patch {
   std::vector<std::string> rewrites;        // graph rewrites, e.g. "aten::dropout -> ..."
   std::string applies;                      // when: "at load", "at load, training models"
   bool training_only = false;               // rewrite only models loaded for training
+  // Rewrite only the module of the backend under test, never the eager reference's or the
+  // float64 golden run's (BackendRequest::after_load_compiled): planted faults for tests of
+  // `zoobench bisect`. Its operator registrations, if any, are process-wide as always.
+  bool compiled_only = false;
   // Registers the kernels and operators above; may skip ones another library already provides.
   std::function<Registrations()> apply;
   // Rewrites a loaded module; returns the number of sites changed. Empty if none.
@@ -93,8 +97,9 @@ class PatchScope {
 
   const std::vector<std::string>& names() const { return names_; }
   // Runs the graph rewrites of this scope's patches on a loaded module (before its first run).
-  // Patches marked training_only are skipped unless `training`. Returns sites rewritten.
-  int rewrite(torch::jit::Module& module, bool training) const;
+  // Patches marked training_only are skipped unless `training`; `compiled_side` selects the
+  // compiled_only patches (true) or the others (false). Returns sites rewritten.
+  int rewrite(torch::jit::Module& module, bool training, bool compiled_side = false) const;
 
  private:
   std::vector<std::string> names_;

@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "zoobench/backends/backend.h"
+#include "zoobench/backends/switches.h"
 #include "zoobench/boundary/boundary.h"
 #include "zoobench/patches/registry.h"
 #include "zoobench/results/failure.h"
@@ -78,8 +80,15 @@ std::optional<Refusal> load_model(const ZooEntry& entry, const RunOptions& optio
   model.device = parse_device(device_string);
   compat::set_current_device(model.device);
   try {
-    std::vector<std::string> names =
-        options.patches ? config.patches_for(entry.name, options.mode) : std::vector<std::string>{};
+    std::vector<std::string> names;
+    if (options.patches) {
+      // A patch turned off as a switch (--disable-switches patch:NAME) is not applied at all.
+      for (auto& name : config.patches_for(entry.name, options.mode)) {
+        if (std::find(options.disabled_switches.begin(), options.disabled_switches.end(),
+                      patch_switch(name)) == options.disabled_switches.end())
+          names.push_back(std::move(name));
+      }
+    }
     model.patch_scope = std::make_unique<patches::PatchScope>(names);
     context.patches = model.patch_scope->names();
   } catch (...) {
@@ -112,6 +121,10 @@ BackendRequest backend_request(const ZooEntry& entry, const RunOptions& options,
   request.after_load = [scope, training](torch::jit::Module& module) {
     scope->rewrite(module, training);
   };
+  request.after_load_compiled = [scope, training](torch::jit::Module& module) {
+    scope->rewrite(module, training, /*compiled_side=*/true);
+  };
+  request.disabled_switches = options.disabled_switches;
   return request;
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zoobench/backends/backend.h"
+#include "zoobench/backends/switches.h"
 #include "zoobench/boundary/boundary.h"
 #include "zoobench/util/cli_checks.h"
 #include "zoobench/util/cpu_affinity.h"
@@ -96,6 +97,10 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
       ->capture_default_str();
   c.add_flag("--resume", o.resume, "skip models that already have their rows in the output");
   c.add_flag("--no-patches", f.no_patches, "do not apply the models' patches");
+  c.add_option("--disable-switches", f.disabled_switches,
+               "turn these optimization switches off (comma-separated): a backend's steps "
+               "(jit: freeze, fold_frozen, optimize_for_inference, executor, nnc_fuser, "
+               "cudagraphs) or a model's patch, patch:NAME; `zoobench list --switches`");
   c.add_option("--input-layouts", f.input_layouts,
                "with --accuracy: feed the compiled backend these layouts "
                "(contiguous,transposed,gapped,overlapping,expanded)");
@@ -185,6 +190,10 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
   o.patches = !f.no_patches;
   o.backends = backend_names(f.backends);
   o.backend = o.backends.front();
+  if (!f.disabled_switches.empty()) {
+    o.disabled_switches = parse_switch_list(f.disabled_switches);
+    check_switch_names(o.disabled_switches, o.backends);
+  }
   if (!f.compile_options.empty()) {
     nlohmann::json parsed;
     try {

@@ -24,6 +24,7 @@ struct RunFlags {
   std::string cpu_affinity;
   std::string input_layouts;
   std::string compile_options;
+  std::string disabled_switches;
   double tolerance = -1;
   double lr = 0.01;
 };

@@ -44,6 +44,7 @@ struct RunOptions {
   int partition_id = 0;
   bool resume = false;
   bool patches = true;                    // --no-patches sets false
+  std::vector<std::string> disabled_switches;  // --disable-switches: optimization switches off
   std::vector<std::string> input_layouts; // --input-layouts, empty: contiguous only
   OptimizerSettings optimizer;
   std::vector<std::string> child_flags;   // the user's flags that every child gets as they are

@@ -152,7 +152,9 @@ TEST(BuiltinPatches, ListNamesDescriptionsAndOverrides) {
     EXPECT_TRUE(static_cast<bool>(p.apply)) << p.name;
   }
   EXPECT_THAT(names,
-              ::testing::ElementsAre("torchvision_ops", "packed_dropout", "fault_injection"));
+              ::testing::ElementsAre("torchvision_ops", "packed_dropout", "fault_injection",
+                                     "test_scale_planted", "test_offset_pair_a",
+                                     "test_offset_pair_b"));
   const std::string tv = describe_overrides(patches[0]);
   EXPECT_THAT(tv, HasSubstr("torchvision::nms[CPU"));
   EXPECT_THAT(tv, HasSubstr("torchvision::roi_align[CPU"));

@@ -40,6 +40,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--total-partitions", "3"},
       {"--partition-id", "1"},
       {"--input-layouts", "contiguous,transposed"},
+      {"--disable-switches", "freeze,patch:packed_dropout"},
       {"--optimizer", "adam"},
       {"--lr", "0.5"},
       {"--row-out", "rows.json"},

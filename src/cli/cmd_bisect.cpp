@@ -1,0 +1,79 @@
+// `zoobench bisect`: which optimization switches break a model's accuracy (bisect/bisect_run.h).
+#include <memory>
+
+#include "cli/command.h"
+#include "zoobench/bisect/bisect_run.h"
+#include "zoobench/util/cli_checks.h"
+#include "zoobench/util/errors.h"
+#include "zoobench/util/text.h"
+
+namespace zoobench::cli {
+namespace {
+
+struct BisectArgs {
+  RunOptions options;
+  std::string devices = "cpu";
+  bool training = false, float16 = false, bfloat16 = false, amp = false;
+  bool no_patches = false, disable_cudagraphs = false;
+  double tolerance = -1;
+};
+
+void setup_bisect(CLI::App& app, int& exit_status) {
+  auto args = std::make_shared<BisectArgs>();
+  RunOptions& o = args->options;
+  o.output_directory = "results/bisect";
+  CLI::App* c = app.add_subcommand(
+      "bisect",
+      "For a model that fails accuracy: the smallest set of optimization switches whose "
+      "removal makes it pass (delta debugging; each step a `zoobench run` child)");
+  c->add_option("--zoo", o.zoo_dir, "zoo folder")->capture_default_str();
+  c->add_option("--suites-dir", o.suites_dir, "folder with <suite>.yaml")
+      ->check(CLI::ExistingDirectory);
+  c->add_option("--suite", o.suite, "the model's suite")->capture_default_str();
+  c->add_option("--only", o.only, "the model")->required();
+  c->add_option("--backend", o.backend, "the backend whose switches are searched")
+      ->capture_default_str();
+  c->add_option("--devices", args->devices, "one device: cpu, cuda, cuda:N")->capture_default_str();
+  c->add_flag("--training", args->training, "check training (default: inference)");
+  c->add_flag("--float16", args->float16, "float16");
+  c->add_flag("--bfloat16", args->bfloat16, "bfloat16");
+  c->add_flag("--amp", args->amp, "autocast");
+  c->add_option("--tolerance", args->tolerance, "tolerance (overrides the suite's rule)")
+      ->check(finite_number(0));
+  c->add_flag("--cosine", o.cosine, "compare with cosine similarity");
+  c->add_flag("--no-patches", args->no_patches, "do not apply the model's patches");
+  c->add_flag("--disable-cudagraphs", args->disable_cudagraphs, "no CUDA graphs on CUDA");
+  c->add_option("--timeout", o.timeout_s, "seconds per step before its process is killed (0: none)")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  c->add_option("--output-directory", o.output_directory, "bisect.json and the steps' logs")
+      ->capture_default_str();
+  c->callback([args, &exit_status] {
+    RunOptions& o = args->options;
+    if (int(args->float16) + int(args->bfloat16) + int(args->amp) > 1)
+      throw UsageError("choose one of --float16, --bfloat16, --amp");
+    o.mode = args->training ? Mode::kTraining : Mode::kInference;
+    o.precision = args->float16    ? Precision::kFloat16
+                  : args->bfloat16 ? Precision::kBFloat16
+                  : args->amp      ? Precision::kAmp
+                                   : Precision::kFloat32;
+    o.patches = !args->no_patches;
+    o.cudagraphs = !args->disable_cudagraphs;
+    if (args->tolerance >= 0) o.tolerance = args->tolerance;
+    o.backend = trim(o.backend);
+    o.backends = {o.backend};
+    make_backend(o.backend);  // UsageError for an unknown name
+    o.devices.clear();
+    for (const auto& d : split(args->devices, ',')) {
+      if (!trim(d).empty()) o.devices.push_back(trim(d));
+    }
+    o.accuracy = true;
+    exit_status = execute_bisect(o);
+  });
+}
+
+}  // namespace
+
+ZOOBENCH_COMMAND(bisect, setup_bisect);
+
+}  // namespace zoobench::cli

@@ -1,0 +1,30 @@
+// `zoobench bisect` for one model: each step is the model's accuracy check in a child process
+// through the suite runner's worker pool (runner/worker_pool.h), so a step has `zoobench run`'s
+// process isolation, timeout and crash rows; a step that crashes or times out fails.
+#pragma once
+
+#include <string>
+
+#include "zoobench/bisect/bisect.h"
+#include "zoobench/runner/run_options.h"
+
+namespace zoobench {
+
+// `options`: the model (suite, only[0]), backend, device (devices[0]), mode, precision,
+// tolerance, timeout, patches and the output directory, as `zoobench run` takes them.
+// Prints the report and writes <output_directory>/bisect.json. Returns the exit status: 0 when
+// the search finished (whatever its verdict), 130 when interrupted. Throws UsageError for bad
+// input (an unknown model, a skipped one).
+int execute_bisect(const RunOptions& options);
+
+// The switches a bisect searches for this model: the backend's that act in this mode on this
+// device, then "patch:<name>" for each of the model's patches; and which switch each needs.
+struct SearchedSwitches {
+  std::vector<std::string> names;
+  std::map<std::string, std::string> requires_switch;
+};
+SearchedSwitches searched_switches(const std::string& backend, Mode mode,
+                                   const std::string& device_type,
+                                   const std::vector<std::string>& patches);
+
+}  // namespace zoobench

@@ -1,0 +1,155 @@
+// End-to-end tests of `zoobench bisect` and `zoobench run --disable-switches` on planted faults:
+// test-only patches (patches/planted_faults.h) that perturb one named child of a model on the
+// compiled side only, assigned through the suite yaml. The real binary, real child processes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <nlohmann/json.hpp>
+
+#include "integration_helpers.h"
+#include "testing/testing.h"
+
+namespace {
+
+using namespace zoobench::integration;
+using ::testing::ElementsAre;
+
+struct PlantedZoo {
+  zt::ScratchDir dir;
+  std::string zoo = dir.file("zoo"), suites = dir.file("suites");
+  PlantedZoo() {
+    struct rlimit none {};
+    ::setrlimit(RLIMIT_CORE, &none);  // the segfaulting model leaves no core file
+    write_text(suites + "/planted.yaml",
+               "zoobench:\n"
+               "  patches:\n"
+               "    scaled: [test_scale_planted]\n"
+               "    pair: [test_offset_pair_a, test_offset_pair_b]\n"
+               "    half_pair: [test_offset_pair_a]\n"
+               "    segfaulter: [fault_injection]\n");
+    make_zoo(zoo, suites, "planted",
+             {{"scaled", "planted"},
+              {"pair", "pair"},
+              {"half_pair", "pair"},
+              {"good", "mlp"},
+              {"segfaulter", "segfault"},
+              {"hang", "hang"}});
+  }
+  // Runs bisect on `model`; returns its output and bisect.json.
+  std::pair<zt::CommandResult, nlohmann::json> bisect(const std::string& model,
+                                                      const std::string& extra = "") {
+    const std::string out = dir.file("bisect_" + model);
+    auto result = zt::run_command(zoobench_command(
+        "bisect --suite planted --only " + model + " --tolerance 0.01 --zoo " + quote(zoo) +
+        " --suites-dir " + quote(suites) + " --output-directory " + quote(out) + " " + extra));
+    nlohmann::json record;
+    if (fs::exists(out + "/bisect.json")) record = nlohmann::json::parse(read_text(out + "/bisect.json"));
+    return {result, record};
+  }
+};
+
+PlantedZoo& zoo() {
+  static PlantedZoo* shared = new PlantedZoo();  // one export for every test of this file
+  return *shared;
+}
+
+std::vector<std::string> names(const nlohmann::json& list) {
+  return list.get<std::vector<std::string>>();
+}
+
+TEST(Bisect, ScaledLayerIsFoundAsItsPatch) {
+  auto [run, record] = zoo().bisect("scaled");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(record["verdict"], "found") << run.output;
+  EXPECT_THAT(names(record["culprit"]), ElementsAre("patch:test_scale_planted"));
+  EXPECT_THAT(names(record["fix"]), ElementsAre("patch:test_scale_planted"));
+  EXPECT_THAT(run.output, HasSubstr("found: patch:test_scale_planted breaks it"));
+  // Every jit switch of a CPU inference run was searched.
+  EXPECT_THAT(names(record["switches"]),
+              ElementsAre("freeze", "fold_frozen", "optimize_for_inference", "executor",
+                          "nnc_fuser", "patch:test_scale_planted"));
+  EXPECT_EQ(record["steps"][0]["status"], "fail_accuracy");
+  EXPECT_NE(record["steps"][0]["max_abs"], "");
+  EXPECT_TRUE(fs::is_regular_file(record["steps"][0]["log"].get<std::string>()));
+}
+
+TEST(Bisect, FaultOfTwoPatchesTogetherIsFoundAsThePair) {
+  // One offset alone stays within tolerance: the model with only one of them passes.
+  const std::string out = zoo().dir.file("half_pair_run");
+  auto run = zt::run_command(zoobench_command(
+      "run --suite planted --only half_pair --accuracy --tolerance 0.01 --zoo " +
+      quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) + " --output-directory " +
+      quote(out)));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto rows = read_csv(accuracy_csv(out, "planted"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("accuracy"), "pass");
+
+  auto [bisect, record] = zoo().bisect("pair");
+  ASSERT_EQ(bisect.exit_code, 0) << bisect.output;
+  EXPECT_EQ(record["verdict"], "found") << bisect.output;
+  EXPECT_THAT(names(record["culprit"]),
+              ElementsAre("patch:test_offset_pair_a", "patch:test_offset_pair_b"));
+  // Either one off is enough.
+  ASSERT_EQ(record["fix"].size(), 1u);
+  EXPECT_THAT(record["fix"][0].get<std::string>(), HasSubstr("patch:test_offset_pair_"));
+  EXPECT_THAT(bisect.output, HasSubstr("break it together"));
+}
+
+TEST(Bisect, PassingModelHasNothingToBisect) {
+  auto [run, record] = zoo().bisect("good");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(record["verdict"], "nothing_to_bisect");
+  EXPECT_EQ(record["steps"].size(), 1u);
+  EXPECT_THAT(run.output, HasSubstr("nothing to bisect"));
+}
+
+TEST(Bisect, CrashingAndHangingStepsAreFailingStepsWithTheirStatus) {
+  {
+    auto [run, record] = zoo().bisect("segfaulter");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(record["verdict"], "fails_without_optimization") << run.output;
+    ASSERT_EQ(record["steps"].size(), 2u);
+    EXPECT_EQ(record["steps"][0]["status"], "crash");
+    EXPECT_THAT(record["steps"][0]["reason"].get<std::string>(), HasSubstr("SIGSEGV"));
+    // Everything off includes its patch, which declares the operator the model calls.
+    EXPECT_EQ(record["steps"][1]["status"], "model_fail_to_load");
+    for (const auto& step : record["steps"]) EXPECT_FALSE(step["passed"].get<bool>());
+    EXPECT_THAT(run.output, HasSubstr("fails with no optimization"));
+    EXPECT_THAT(run.output, HasSubstr("SIGSEGV"));
+  }
+  {
+    auto [run, record] = zoo().bisect("hang", "--timeout 3");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(record["verdict"], "fails_without_optimization") << run.output;
+    for (const auto& step : record["steps"]) EXPECT_EQ(step["status"], "timeout");
+  }
+}
+
+TEST(DisableSwitches, TurnsThePatchOffAndRefusesUnknownNames) {
+  const std::string out = zoo().dir.file("switch_run");
+  const std::string common = "run --suite planted --only scaled --accuracy --tolerance 0.01 --zoo " +
+                             quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) +
+                             " --output-directory " + quote(out);
+  auto run = zt::run_command(
+      zoobench_command(common + " --disable-switches freeze,patch:test_scale_planted"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto rows = read_csv(accuracy_csv(out, "planted"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("accuracy"), "pass");
+  EXPECT_EQ(rows[0].at("patches"), "");
+
+  auto bad = zt::run_command(zoobench_command(common + " --disable-switches freez"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("'freez' is not a switch of jit"));
+  EXPECT_THAT(bad.output, HasSubstr("optimize_for_inference"));
+
+  auto listing = zt::run_command(zoobench_command("list --switches --backend jit"));
+  EXPECT_EQ(listing.exit_code, 0);
+  for (const char* name : {"freeze", "fold_frozen", "optimize_for_inference", "executor",
+                           "nnc_fuser", "cudagraphs", "patch:<name>"})
+    EXPECT_THAT(listing.output, HasSubstr(name));
+}
+
+}  // namespace
