@@ -132,17 +132,6 @@ std::string csv_line(const std::vector<std::string>& cells) {
 ResultWriteError::ResultWriteError(const std::string& path, int error_number)
     : std::runtime_error("cannot write " + path + ": " + std::strerror(error_number)) {}
 
-int write_fully(int fd, const std::string& bytes) {
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return n < 0 ? errno : EIO;
-    written += static_cast<std::size_t>(n);
-  }
-  return 0;
-}
-
 CsvAppender::CsvAppender(std::string path, std::vector<std::string> header)
     : path_(std::move(path)), header_(std::move(header)) {
   std::filesystem::path target(path_);

@@ -49,9 +49,6 @@ class ResultWriteError : public std::runtime_error {
   ResultWriteError(const std::string& path, int error_number);
 };
 
-// Writes all of `bytes` to `fd` (retrying short writes); 0, or the errno of the failure.
-int write_fully(int fd, const std::string& bytes);
-
 // Appends rows to a CSV file, writing the header first when the file is new or empty, and
 // syncing after every row so a killed run loses nothing already written. An existing file
 // whose header differs is an error (mixing two experiments in one file would corrupt both), and

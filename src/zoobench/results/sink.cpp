@@ -55,21 +55,12 @@ std::string cpu_model() {
   return "";
 }
 
-// Replaces `path` through a temporary file and rename, as write_file_atomically does, but a
-// failed write removes its temporary file and names the errno: on a full disk it would
-// otherwise be left behind, and the message could only guess the cause.
+// Replaces `path` as write_file_atomically does; a failure is a ResultWriteError, which stops
+// the run in order.
 void replace_file(const std::string& path, const std::string& contents) {
-  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw ResultWriteError(temporary, errno);
-  int error = write_fully(fd, contents);
-  if (error == 0 && ::fsync(fd) != 0) error = errno;
-  if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
-  if (error != 0) {
-    ::unlink(temporary.c_str());
-    throw ResultWriteError(path, error);
-  }
+  std::string failed;
+  if (const int error = try_write_file_atomically(path, contents, failed); error != 0)
+    throw ResultWriteError(failed, error);
 }
 
 void append_to_file(const std::string& path, const std::string& contents) {

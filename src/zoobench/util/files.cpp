@@ -23,31 +23,27 @@ std::string read_text_file(const std::string& path) {
   return buffer.str();
 }
 
-namespace {
-// Writes all of `contents` to `fd`: 0, or the errno of the write that failed.
-int write_fully(int fd, const std::string& contents) {
+int write_fully(int fd, const std::string& bytes) {
   std::size_t written = 0;
-  while (written < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
     written += static_cast<std::size_t>(n);
   }
   return 0;
 }
-}  // namespace
 
-void write_file_atomically(const std::string& path, const std::string& contents) {
+int try_write_file_atomically(const std::string& path, const std::string& contents,
+                              std::string& failed_path) {
   std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
   const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     // Nothing was created: what is there (a folder of that name?) is not ours to remove.
-    throw std::runtime_error("cannot write " + path + ": cannot create " + temporary + ": " +
-                             std::strerror(errno));
+    failed_path = temporary;
+    return errno;
   }
   int error = write_fully(fd, contents);
   if (error == 0 && ::fsync(fd) != 0) error = errno;
@@ -56,7 +52,17 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   if (error != 0) {
     // A full disk would otherwise keep the part written, under a name no one cleans up.
     ::unlink(temporary.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(error));
+    failed_path = path;
+  }
+  return error;
+}
+
+void write_file_atomically(const std::string& path, const std::string& contents) {
+  std::string failed;
+  if (const int error = try_write_file_atomically(path, contents, failed); error != 0) {
+    throw std::runtime_error(failed == path ? "cannot write " + path + ": " + std::strerror(error)
+                                            : "cannot write " + path + ": cannot create " +
+                                                  failed + ": " + std::strerror(error));
   }
 }
 

@@ -13,6 +13,14 @@ std::string read_text_file(const std::string& path);
 // mid-write) sees either the old file or the new one, never half of it. On a failure (a full
 // disk) the temporary file is removed and the error names `path`.
 void write_file_atomically(const std::string& path, const std::string& contents);
+// The same without the exception: 0, or the errno of the step that failed, `failed_path` then
+// naming the file it is about (the temporary file when it could not be created, else `path`).
+int try_write_file_atomically(const std::string& path, const std::string& contents,
+                              std::string& failed_path);
+
+// Writes all of `bytes` to `fd` (retrying short and interrupted writes); 0, or the errno of the
+// failure.
+int write_fully(int fd, const std::string& bytes);
 
 // Removes `path` and everything under it (symlinks are removed, not followed); a missing path
 // is not an error. Returns false, with the reason in *error if given, when something stays.
