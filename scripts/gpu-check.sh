@@ -9,8 +9,8 @@
 # The plan: what each stage does (mechanics in scripts/gpu-lib.sh).
 #   env            machine, GPUs, compilers, Python, torch, and what the embedded Python needs
 #   table-zoo      the side-by-side table's zoo ($ZOO-table): the 14 timm models (bs 8, AOTInductor
-#                  packages for all); with HF_TABLE=1 also HuggingFace models at the list's batch
-#                  sizes (HF_TABLE_MODELS, default all that export). TABLE_ZOO_BACKGROUND=1:
+#                  packages for all; TIMM_TABLE=0 leaves them out); with HF_TABLE=1 also
+#                  HuggingFace models at the list's batch sizes (HF_TABLE_MODELS, default all). TABLE_ZOO_BACKGROUND=1:
 #                  exports beside the stages after it, compile-table waits for it
 #   build          zoobench against the machine's PyTorch (BUILD_TARGETS narrows it)
 #   test           ctest, every label but browser (CTEST_ARGS / CTEST_EXCLUDE narrow it;
@@ -42,7 +42,11 @@
 # rows in first and carry them with the first call (carry: .gpu-deps, results-gpu):
 #   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-01d/compile-timm results-gpu/
 # (the timm table is complete there; the HuggingFace one, HF_TABLE=1, starts afresh: its rows of
-# 2026-12-01d predate the out-of-memory retry). With two GPUs, the lists beside the table:
+# 2026-12-01d predate the out-of-memory retry). It takes more than one session's device time
+# (about 200 s of GPU per model for its five backends, checks and timings), so a part per session,
+# each model's backends together, on the x2 kind:
+#   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 HF_TABLE=1 HF_TABLE_MODELS="A B ..." \
+#     scripts/gpu-check.sh env table-zoo build compile-table pack With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
 #
@@ -200,7 +204,7 @@ stage_table-zoo() {
   log "export on cuda for the side-by-side table: 14 timm models (bs 8, AOTInductor)${HF_TABLE:+ and HuggingFace at the list batch sizes}"
   rm -rf "$zoo.parts" && mkdir -p "$zoo.parts"
   export OMP_NUM_THREADS=2
-  ZOO=$zoo export_timm_in_pairs
+  [[ ${TIMM_TABLE:-1} == 1 ]] && ZOO=$zoo export_timm_in_pairs
   [[ -n ${HF_TABLE:-} ]] && ZOO=$zoo export_part hf --suite huggingface ${HF_TABLE_MODELS:+-k "$(regex_of $HF_TABLE_MODELS)"} &
   wait
   rm -rf "$zoo"
@@ -233,7 +237,9 @@ stage_compile-table() {
   local table_flags=(--resume --zoo "$zoo" --accuracy --performance --devices "$devices"
     --cpu-affinity "$cpus" --accuracy-workers "${ACCURACY_WORKERS:-3}"
     --keep-compile-cache --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}")
-  run_zb compile-timm 80 --suite timm_models --backend "$SIDE_BY_SIDE_BACKENDS" "${table_flags[@]}"
+  if [[ ${TIMM_TABLE:-1} == 1 ]]; then
+    run_zb compile-timm 80 --suite timm_models --backend "$SIDE_BY_SIDE_BACKENDS" "${table_flags[@]}"
+  fi
   if [[ -n ${HF_TABLE:-} ]]; then
     run_zb compile-hf 60 --suite huggingface \
       --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead "${table_flags[@]}"
