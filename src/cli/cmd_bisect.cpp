@@ -16,6 +16,7 @@ struct BisectArgs {
   bool training = false, float16 = false, bfloat16 = false, amp = false;
   bool no_patches = false, disable_cudagraphs = false;
   double tolerance = -1;
+  std::string from_results;
 };
 
 void setup_bisect(CLI::App& app, int& exit_status) {
@@ -30,7 +31,11 @@ void setup_bisect(CLI::App& app, int& exit_status) {
   c->add_option("--suites-dir", o.suites_dir, "folder with <suite>.yaml")
       ->check(CLI::ExistingDirectory);
   c->add_option("--suite", o.suite, "the model's suite")->capture_default_str();
-  c->add_option("--only", o.only, "the model")->required();
+  auto* only = c->add_option("--only", o.only, "the model");
+  auto* from = c->add_option("--from-results", args->from_results,
+                             "an accuracy results file: bisect every failing row (its model, "
+                             "backend, device, mode, dtype) and print one summary table");
+  only->excludes(from);
   c->add_option("--backend", o.backend, "the backend whose switches are searched")
       ->capture_default_str();
   c->add_option("--devices", args->devices, "one device: cpu, cuda, cuda:N")->capture_default_str();
@@ -68,6 +73,11 @@ void setup_bisect(CLI::App& app, int& exit_status) {
       if (!trim(d).empty()) o.devices.push_back(trim(d));
     }
     o.accuracy = true;
+    if (!args->from_results.empty()) {
+      exit_status = execute_bisect_from_results(o, args->from_results);
+      return;
+    }
+    if (o.only.empty()) throw UsageError("say which model: --only NAME, or --from-results FILE");
     exit_status = execute_bisect(o);
   });
 }

@@ -127,6 +127,37 @@ TEST(Bisect, CrashingAndHangingStepsAreFailingStepsWithTheirStatus) {
   }
 }
 
+// --from-results: every failing row of an accuracy file is bisected with its own backend,
+// device, mode and dtype, and one summary table names each verdict; passing rows are left out.
+TEST(Bisect, FromResultsBisectsEachFailingRowAndSummarisesThem) {
+  const std::string run_out = zoo().dir.file("from_results_run");
+  auto run = zt::run_command(zoobench_command(
+      "run --suite planted -k '^(scaled|good)$' --accuracy --tolerance 0.01 --zoo " +
+      quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) + " --output-directory " +
+      quote(run_out)));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string csv = accuracy_csv(run_out, "planted");
+
+  const std::string out = zoo().dir.file("from_results_bisect");
+  auto bisect = zt::run_command(zoobench_command(
+      "bisect --from-results " + quote(csv) + " --tolerance 0.01 --zoo " + quote(zoo().zoo) +
+      " --suites-dir " + quote(zoo().suites) + " --output-directory " + quote(out)));
+  ASSERT_EQ(bisect.exit_code, 0) << bisect.output;
+  EXPECT_THAT(bisect.output, HasSubstr("1 failing rows"));
+  EXPECT_THAT(bisect.output, HasSubstr("| scaled "));
+  EXPECT_EQ(bisect.output.find("| good "), std::string::npos) << bisect.output;
+  const auto summary = nlohmann::json::parse(read_text(out + "/bisect-summary.json"));
+  ASSERT_EQ(summary["bisects"].size(), 1u) << summary.dump(2);
+  const auto& record = summary["bisects"][0];
+  EXPECT_EQ(record["model"], "scaled");
+  EXPECT_EQ(record["verdict"], "found");
+  EXPECT_THAT(names(record["culprit"]), ElementsAre("patch:test_scale_planted"));
+  EXPECT_TRUE(fs::is_regular_file(out + "/scaled.jit.cpu/bisect.json"));
+
+  auto both = zt::run_command(zoobench_command("bisect --only scaled --from-results " + quote(csv)));
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+}
+
 TEST(DisableSwitches, TurnsThePatchOffAndRefusesUnknownNames) {
   const std::string out = zoo().dir.file("switch_run");
   const std::string common = "run --suite planted --only scaled --accuracy --tolerance 0.01 --zoo " +

@@ -3,12 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 
 #include "zoobench/backends/switches.h"
+#include "zoobench/report/markdown.h"
+#include "zoobench/report/result_files.h"
 #include "zoobench/results/columns.h"
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
@@ -58,7 +61,7 @@ SearchedSwitches searched_switches(const std::string& backend, Mode mode,
   return out;
 }
 
-int execute_bisect(const RunOptions& options) {
+std::optional<BisectReport> run_bisect(const RunOptions& options) {
   if (options.only.size() != 1) throw UsageError("bisect needs one model: --only NAME");
   if (options.devices.size() != 1) throw UsageError("bisect runs on one device: --devices cpu|cuda[:N]");
   const std::string suites_dir =
@@ -135,7 +138,7 @@ int execute_bisect(const RunOptions& options) {
   } catch (const Interrupted&) {
     if (quiet) std::fclose(quiet);
     std::printf("interrupted: the bisect of %s stopped before it finished\n", entry.name.c_str());
-    return 130;
+    return std::nullopt;
   }
   if (quiet) std::fclose(quiet);
   report.model = entry.name;
@@ -147,6 +150,97 @@ int execute_bisect(const RunOptions& options) {
   write_file_atomically(json_path, bisect_report_json(report).dump(2) + "\n");
   std::fputs(format_bisect_report(report).c_str(), stdout);
   std::printf("record: %s\n", json_path.c_str());
+  return report;
+}
+
+int execute_bisect(const RunOptions& options) { return run_bisect(options) ? 0 : 130; }
+
+namespace {
+
+// Statuses a switch of the backend cannot change: the eager side or the model itself failed.
+bool failed_before_the_backend(const std::string& status) {
+  return starts_with(status, "eager_") || status == "model_fail_to_load" ||
+         status == "infra_error";
+}
+
+// A folder name for a model, backend and device ("cuda:1" -> "cuda_1").
+std::string path_safe(std::string text) {
+  std::replace(text.begin(), text.end(), ':', '_');
+  return text;
+}
+
+std::optional<Precision> precision_named(const std::string& dtype) {
+  if (dtype == "float32") return Precision::kFloat32;
+  if (dtype == "float16") return Precision::kFloat16;
+  if (dtype == "bfloat16") return Precision::kBFloat16;
+  if (dtype == "amp") return Precision::kAmp;
+  return std::nullopt;
+}
+
+}  // namespace
+
+int execute_bisect_from_results(const RunOptions& base, const std::string& results_file) {
+  const report::ResultFile file = report::load_result_file(results_file);
+  if (file.kind != ExperimentKind::kAccuracy)
+    throw UsageError(results_file + " holds performance rows: bisect reads an accuracy file");
+  struct Entry {
+    std::string model, backend, device, status, verdict, culprit, fix;
+    std::size_t steps = 0;
+  };
+  std::vector<Entry> entries;
+  nlohmann::json records = nlohmann::json::array();
+  for (const ResultRow& row : file.rows) {
+    Entry e{cell(row, columns::kName), cell(row, columns::kBackend), cell(row, columns::kDev),
+            cell(row, columns::kAccuracy)};
+    if (is_passing(row.status())) continue;
+    if (failed_before_the_backend(e.status)) {
+      e.verdict = "not bisected: the eager side or the model failed before the backend ran";
+      entries.push_back(e);
+      continue;
+    }
+    RunOptions options = base;
+    options.only = {e.model};
+    if (const std::string& suite = cell(row, columns::kSuite); !suite.empty()) options.suite = suite;
+    options.backend = e.backend;
+    options.backends = {e.backend};
+    options.devices = {e.device};
+    options.mode = cell(row, columns::kMode) == "training" ? Mode::kTraining : Mode::kInference;
+    const auto precision = precision_named(cell(row, columns::kDtype));
+    if (!precision)
+      throw UsageError(fmt::format("{}: {}'s dtype '{}' is not one bisect can run", results_file,
+                                   e.model, cell(row, columns::kDtype)));
+    options.precision = *precision;
+    options.output_directory = (fs::path(base.output_directory) /
+                                path_safe(e.model + "." + e.backend + "." + e.device))
+                                   .string();
+    std::printf("== bisect %s (%s, %s): %s\n", e.model.c_str(), e.backend.c_str(),
+                e.device.c_str(), e.status.c_str());
+    std::fflush(stdout);
+    const std::optional<BisectReport> report = run_bisect(options);
+    if (!report) return 130;
+    e.verdict = verdict_name(report->verdict);
+    e.culprit = join(report->culprit, " + ");
+    e.fix = join(report->fix, " + ");
+    e.steps = report->steps.size();
+    records.push_back(bisect_report_json(*report));
+    entries.push_back(e);
+  }
+  std::vector<std::vector<std::string>> table;
+  for (const auto& e : entries) {
+    table.push_back({e.model, e.backend, e.device, e.status, e.verdict, e.culprit, e.fix,
+                     e.steps ? std::to_string(e.steps) : ""});
+  }
+  std::printf("\nbisect of %s: %zu failing rows\n", results_file.c_str(), entries.size());
+  if (!table.empty()) {
+    std::fputs(report::markdown_table({"model", "backend", "device", "status", "verdict", "culprit",
+                                       "fix", "steps"},
+                                      table)
+                   .c_str(),
+               stdout);
+  }
+  const std::string summary = (fs::path(base.output_directory) / "bisect-summary.json").string();
+  write_file_atomically(summary, nlohmann::json{{"results_file", results_file}, {"bisects", records}}.dump(2) + "\n");
+  std::printf("record: %s\n", summary.c_str());
   return 0;
 }
 

@@ -3,6 +3,7 @@
 // process isolation, timeout and crash rows; a step that crashes or times out fails.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "zoobench/bisect/bisect.h"
@@ -16,6 +17,15 @@ namespace zoobench {
 // the search finished (whatever its verdict), 130 when interrupted. Throws UsageError for bad
 // input (an unknown model, a skipped one).
 int execute_bisect(const RunOptions& options);
+// The same, returning the report (nullopt when interrupted).
+std::optional<BisectReport> run_bisect(const RunOptions& options);
+
+// `zoobench bisect --from-results FILE`: a bisect for every failing row of an accuracy results
+// file (its model, backend, device, mode and dtype; `base` gives the zoo, suites, tolerance,
+// timeout and output directory, each bisect in a folder of its own), then one summary table
+// and <output_directory>/bisect-summary.json. Rows whose eager side or model failed are listed,
+// not bisected: no switch of the backend can change them. 0, or 130 when interrupted.
+int execute_bisect_from_results(const RunOptions& base, const std::string& results_file);
 
 // The switches a bisect searches for this model: the backend's that act in this mode on this
 // device, then "patch:<name>" for each of the model's patches; and which switch each needs.

@@ -224,6 +224,18 @@ std::string markdown_summary_line(const JoinedResults& joined, const ReportSumma
   return "Summary: " + join(parts, " · ");
 }
 
+std::string markdown_table(const std::vector<std::string>& headers,
+                           const std::vector<std::vector<std::string>>& rows) {
+  MarkdownTable table;
+  for (const auto& header : headers) table.add_column(header, false);
+  for (const auto& row : rows) {
+    std::vector<std::string> escaped;
+    for (const auto& text : row) escaped.push_back(escape_cell(text));
+    table.rows.push_back(std::move(escaped));
+  }
+  return table.render();
+}
+
 std::string markdown_failures_table(const JoinedResults& joined) {
   MarkdownTable table;
   for (const char* header : {"model_name", "where", "status", "reason"})

@@ -29,6 +29,10 @@ std::string render_markdown(const JoinedResults& joined, const ReportOptions& op
 // the unstable footnote and the failures of this run's rows, without a document title.
 std::string format_ascend_table(const std::vector<ResultRow>& rows);
 
+// A plain table of text cells (escaped, left-aligned, padded), for summaries other commands print.
+std::string markdown_table(const std::vector<std::string>& headers,
+                           const std::vector<std::vector<std::string>>& rows);
+
 // What a run with several backends prints at the end: the latency matrix of its rows.
 std::string format_latency_matrix(const std::vector<ResultRow>& rows);
 
