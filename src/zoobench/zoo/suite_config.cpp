@@ -203,41 +203,6 @@ const std::vector<std::string> kOverrideKeys = {"tolerance", "cosine", "mode", "
 const std::vector<std::string> kToleranceRules = {"torchbench", "huggingface", "timm_models"};
 const std::vector<std::string> kModeNames = {"training", "inference"};
 
-// An override's tolerance is allclose's atol and rtol (accuracy/compare.h): above 1 an output
-// off by 100% passes, so the check no longer checks (upstream's largest step is 0.16); 0 or
-// less, NaN or infinity is a typo.
-double override_tolerance(const SuiteYaml& yaml, const YAML::Node& body, const std::string& model) {
-  if (!body["tolerance"])
-    yaml.refuse(body, "tolerance override for '" + model + "' needs a `tolerance:`");
-  const double tolerance = body["tolerance"].as<double>();
-  if (!(tolerance > 0 && tolerance <= 1)) {
-    yaml.refuse(body["tolerance"], "tolerance override for '" + model + "' is " +
-                                       body["tolerance"].as<std::string>() +
-                                       ": expected a number greater than 0 and at most 1");
-  }
-  return tolerance;
-}
-
-std::optional<Mode> override_mode(const SuiteYaml& yaml, const YAML::Node& body,
-                                  const std::string& model) {
-  if (!body["mode"]) return std::nullopt;
-  const std::string mode = body["mode"].as<std::string>();
-  if (mode == "training") return Mode::kTraining;
-  if (mode == "inference") return Mode::kInference;
-  yaml.refuse(body["mode"], "tolerance override for '" + model + "' has mode '" + mode +
-                                "': expected training or inference (absent: both)" +
-                                did_you_mean(mode, kModeNames));
-}
-
-std::string tolerance_rule(const SuiteYaml& yaml, const YAML::Node& node) {
-  const std::string rule = node.as<std::string>();
-  if (std::find(kToleranceRules.begin(), kToleranceRules.end(), rule) == kToleranceRules.end()) {
-    yaml.refuse(node, "unknown zoobench.tolerance_rule '" + rule + "': expected one of " +
-                          join(kToleranceRules, ", ") + did_you_mean(rule, kToleranceRules));
-  }
-  return rule;
-}
-
 // Upstream's tolerance.accuracy_check_runs: each run is a whole compiled run of the model,
 // voted over by majority, so the count multiplies the model's time: a vote needs a handful, 100
 // is far beyond any real need. 0 or less used to mean 1 without a word.
@@ -261,6 +226,10 @@ int64_t whole_number_in(const SuiteYaml& yaml, const YAML::Node& node, const std
 
 // The value of `node` as a number that `in_range` accepts; anything else (NaN, infinity, a word,
 // a number outside the range) is refused naming the key, the model, the value and `range`.
+// A share, such as an IoU or allclose's tolerance: above 0 and at most 1.
+bool is_share(double value) { return value > 0 && value <= 1; }
+constexpr const char* kShareRange = "a number greater than 0 and at most 1";
+
 template <typename InRange>
 double number_in(const SuiteYaml& yaml, const YAML::Node& node, const std::string& key,
                  const std::string& model, InRange in_range, const std::string& range) {
@@ -271,6 +240,35 @@ double number_in(const SuiteYaml& yaml, const YAML::Node& node, const std::strin
                           ": expected " + range);
   }
   return value;
+}
+
+// An override's tolerance is allclose's atol and rtol (accuracy/compare.h): above 1 an output
+// off by 100% passes, so the check no longer checks (upstream's largest step is 0.16); 0 or
+// less, NaN or infinity is a typo.
+double override_tolerance(const SuiteYaml& yaml, const YAML::Node& body, const std::string& model) {
+  if (!body["tolerance"])
+    yaml.refuse(body, "tolerance override for '" + model + "' needs a `tolerance:`");
+  return number_in(yaml, body["tolerance"], "tolerance override", model, is_share, kShareRange);
+}
+
+std::optional<Mode> override_mode(const SuiteYaml& yaml, const YAML::Node& body,
+                                  const std::string& model) {
+  if (!body["mode"]) return std::nullopt;
+  const std::string mode = body["mode"].as<std::string>();
+  if (mode == "training") return Mode::kTraining;
+  if (mode == "inference") return Mode::kInference;
+  yaml.refuse(body["mode"], "tolerance override for '" + model + "' has mode '" + mode +
+                                "': expected training or inference (absent: both)" +
+                                did_you_mean(mode, kModeNames));
+}
+
+std::string tolerance_rule(const SuiteYaml& yaml, const YAML::Node& node) {
+  const std::string rule = node.as<std::string>();
+  if (std::find(kToleranceRules.begin(), kToleranceRules.end(), rule) == kToleranceRules.end()) {
+    yaml.refuse(node, "unknown zoobench.tolerance_rule '" + rule + "': expected one of " +
+                          join(kToleranceRules, ", ") + did_you_mean(rule, kToleranceRules));
+  }
+  return rule;
 }
 
 bool listed_in(const std::map<std::string, std::set<std::string>>& lists, const char* list,
@@ -341,8 +339,7 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
         for (const auto& item : thresholds) {
           const std::string model = item.first.as<std::string>();
           config.iou_thresholds_[model] = number_in(
-              yaml, item.second, "tolerance.iou_thresholds", model,
-              [](double v) { return v > 0 && v <= 1; }, "a number greater than 0 and at most 1");
+              yaml, item.second, "tolerance.iou_thresholds", model, is_share, kShareRange);
         }
       }
     }
