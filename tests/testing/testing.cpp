@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -79,6 +80,19 @@ std::string cpus_allowed_list() {
     return start == std::string::npos ? "" : line.substr(start);
   }
   return "";
+}
+
+FileSizeLimit::FileSizeLimit(std::uintmax_t bytes) {
+  ::getrlimit(RLIMIT_FSIZE, &saved_);
+  previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit limited = saved_;
+  limited.rlim_cur = static_cast<rlim_t>(bytes);
+  ::setrlimit(RLIMIT_FSIZE, &limited);
+}
+
+FileSizeLimit::~FileSizeLimit() {
+  ::setrlimit(RLIMIT_FSIZE, &saved_);
+  std::signal(SIGXFSZ, previous_handler_);
 }
 
 std::vector<std::string> temporary_files(const std::string& folder) {

@@ -2,6 +2,9 @@
 // reference Python (the real torch/torchvision) to produce expected values.
 #pragma once
 
+#include <sys/resource.h>
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,22 @@ CommandResult run_python(const std::string& code);
 // The kernel's own list of the CPUs this process may use, in taskset's syntax ("0-1"), from
 // /proc/self/status; empty when it has none. Independent of zoobench's util/cpu_affinity.
 std::string cpus_allowed_list();
+
+// While it lives, files of this process may grow to `bytes` and no further: a write beyond
+// fails with EFBIG as one on a full disk fails with ENOSPC, with no root or tmpfs needed.
+// SIGXFSZ, which would kill the test, is ignored meanwhile. Lowering the soft limit and raising
+// it back needs no privilege.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(std::uintmax_t bytes);
+  ~FileSizeLimit();
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  struct rlimit saved_ {};
+  void (*previous_handler_)(int) = nullptr;
+};
 
 // The files under `folder` (and its subfolders) whose names hold ".tmp": what an atomic write
 // that failed would leave behind.

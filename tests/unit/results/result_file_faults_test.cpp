@@ -4,9 +4,7 @@
 // never a part row, a stale temporary file or a crash.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
-#include <csignal>
 #include <filesystem>
 
 #include "testing/testing.h"
@@ -35,28 +33,6 @@ std::string one_sink_row_csv(const std::string& path, const std::string& name) {
   ResultSink(ExperimentKind::kAccuracy, path, {{"host", "test"}}).write(accuracy_row(name));
   return read_text_file(path);
 }
-
-// While it lives, files of this process may grow to `bytes` and no further: a write beyond
-// fails with EFBIG as one on a full disk fails with ENOSPC. SIGXFSZ, which would kill the test,
-// is ignored meanwhile. Raising the soft limit back needs no privilege.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(std::uintmax_t bytes) {
-    ::getrlimit(RLIMIT_FSIZE, &saved_);
-    previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limited = saved_;
-    limited.rlim_cur = static_cast<rlim_t>(bytes);
-    ::setrlimit(RLIMIT_FSIZE, &limited);
-  }
-  ~FileSizeLimit() {
-    ::setrlimit(RLIMIT_FSIZE, &saved_);
-    std::signal(SIGXFSZ, previous_handler_);
-  }
-
- private:
-  struct rlimit saved_ {};
-  void (*previous_handler_)(int) = nullptr;
-};
 
 TEST(CsvRecords, ACutOffRecordIsMarkedWithItsLine) {
   const std::string text = "a,b\n1,\"two\nlines\"\n3,4\n5,\"cut";
@@ -144,7 +120,7 @@ TEST(ResultSinkFaults, AFailedAppendLeavesNoPartOfTheRow) {
   appender.append({{"name", "a"}, {"reason", "fine"}});
   const std::string before = read_text_file(path);
   try {
-    FileSizeLimit limit(before.size() + 10);
+    testing::FileSizeLimit limit(before.size() + 10);
     appender.append({{"name", "b"}, {"reason", std::string(100, 'x')}});
     FAIL() << "the write beyond the limit succeeded";
   } catch (const ResultWriteError& e) {
@@ -167,7 +143,7 @@ TEST(ResultSinkFaults, AFailedJsonWriteLeavesBothFilesAsTheyWereAndNoTemporaryFi
   const std::string json_before = read_text_file(sink.json_path());
   ASSERT_LT(csv_before.size() * 2, json_before.size()) << "the CSV must fit where the JSON fails";
   try {
-    FileSizeLimit limit(json_before.size() + 10);
+    testing::FileSizeLimit limit(json_before.size() + 10);
     sink.write(accuracy_row("b_model"));
     FAIL() << "the write beyond the limit succeeded";
   } catch (const ResultWriteError& e) {

@@ -3,9 +3,7 @@
 #include "zoobench/util/files.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -80,15 +78,8 @@ TEST(WriteFileAtomically, AFailedWriteRemovesItsTemporaryFileAndKeepsTheOldOne) 
   write_file_atomically(path, "old");
   std::string message;
   {
-    struct rlimit saved {};
-    ::getrlimit(RLIMIT_FSIZE, &saved);
-    auto* previous_handler = std::signal(SIGXFSZ, SIG_IGN);  // else the signal ends the test
-    struct rlimit limited = saved;
-    limited.rlim_cur = 4096;  // lowering the soft limit, and raising it back, needs no privilege
-    ::setrlimit(RLIMIT_FSIZE, &limited);
+    testing::FileSizeLimit limit(4096);
     message = write_error(path, std::string(1 << 20, 'x'));
-    ::setrlimit(RLIMIT_FSIZE, &saved);
-    std::signal(SIGXFSZ, previous_handler);
   }
   EXPECT_NE(message.find("cannot write " + path + ": File too large"), std::string::npos)
       << message;
