@@ -169,11 +169,10 @@ std::string path_safe(std::string text) {
   return text;
 }
 
+// The precision a row's dtype cell names (precision_name's inverse), or nullopt.
 std::optional<Precision> precision_named(const std::string& dtype) {
-  if (dtype == "float32") return Precision::kFloat32;
-  if (dtype == "float16") return Precision::kFloat16;
-  if (dtype == "bfloat16") return Precision::kBFloat16;
-  if (dtype == "amp") return Precision::kAmp;
+  for (Precision p : {Precision::kFloat32, Precision::kFloat16, Precision::kBFloat16, Precision::kAmp})
+    if (precision_name(p) == dtype) return p;
   return std::nullopt;
 }
 
