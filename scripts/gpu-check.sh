@@ -25,6 +25,11 @@
 #   lists-beside   the lists (as `lists`) in the background on the last GPU and the upper half of
 #                  the CPUs, beside the stages after it (a table on GPU 0: TABLE_GPU=0); the
 #                  pack stage waits for it; its limit comes from ZB_DEADLINE
+#   diag-zoo       the diagnosis zoo ($ZOO-diag), in the background: the two timm models whose
+#                  capture falls back (bs 8) and two HuggingFace models (list batch sizes)
+#   host-syncs     where those models read device values back to the host, and whether a CUDA
+#                  graph captures them in PyTorch itself (scripts/host_sync_sites.py)
+#   bisect         `zoobench bisect` of AllenaiLongformerBase with jit on CUDA (issue 19)
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
 #   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh)
 #   judged-cases   PyTorch's own same() on real models, for `zoobench same`
@@ -67,7 +72,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env table-zoo lists-beside build test smoke zoo compile-table overhead lists judged-cases measure pack)
+PLAN=(env table-zoo diag-zoo lists-beside build test smoke zoo compile-table host-syncs bisect overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -246,6 +251,44 @@ stage_compile-table() {
   fi
   zb report "$RESULTS"/compile-*/*.csv --markdown "$RESULTS/compile-table.md" > /dev/null
   unset CUDA_VISIBLE_DEVICES
+}
+
+# Issues 18 and 19: the models whose CUDA-graph capture falls back, and the jit accuracy failure
+# to bisect; exported beside the build (they need no zoobench).
+DIAG_ZOO_DONE=$LOGS/.diag-zoo-done
+DIAG_TIMM=(tf_efficientnet_b0 mobilevit_s)
+DIAG_HF=(BertForMaskedLM AllenaiLongformerBase)
+stage_diag-zoo() {
+  local zoo=$ZOO-diag
+  [[ -f $zoo/index.json ]] && { touch "$DIAG_ZOO_DONE"; echo "-- diagnosis zoo exported before ($zoo)"; return 0; }
+  rm -f "$DIAG_ZOO_DONE"
+  (
+    rm -rf "$zoo.parts" && mkdir -p "$zoo.parts"
+    ZOO=$zoo export_part diag-timm --suite timm_models --batch-size 8 -k "$(regex_of "${DIAG_TIMM[@]}")" &
+    ZOO=$zoo export_part diag-hf --suite huggingface -k "$(regex_of "${DIAG_HF[@]}")" &
+    wait
+    $PY scripts/merge_zoos.py "$zoo" "$zoo.parts"/*
+    touch "$DIAG_ZOO_DONE"
+  ) > "$LOGS/diag-zoo.log" 2>&1 &
+  echo "-- diagnosis zoo: exporting in the background (log: $LOGS/diag-zoo.log)"
+}
+
+stage_host-syncs() {
+  wait_for "$DIAG_ZOO_DONE" "the diagnosis zoo's export" 600
+  log "host reads and CUDA-graph capture of ${DIAG_TIMM[*]} ${DIAG_HF[*]}"
+  $PY scripts/host_sync_sites.py "$ZOO-diag"/*/* > "$LOGS/host-syncs.log" 2>&1
+  cut -c1-700 "$LOGS/host-syncs.log" | head -120
+}
+
+stage_bisect() {
+  wait_for "$DIAG_ZOO_DONE" "the diagnosis zoo's export" 600
+  log "zoobench bisect: AllenaiLongformerBase, jit, cuda"
+  local left=$((${ZB_DEADLINE:-$(($(date +%s) + 900))} - $(date +%s) - 30))
+  timeout -k 30 -s INT "$left" "$BUILD/zoobench" bisect --zoo "$ZOO-diag" --suite huggingface --only AllenaiLongformerBase --backend jit \
+    --devices cuda --timeout 300 --output-directory "$RESULTS/bisect-longformer" > "$LOGS/bisect-longformer.log" 2>&1
+  local rc=$?
+  grep -v "^zoobench info" "$LOGS/bisect-longformer.log" | tail -40
+  return $rc
 }
 
 stage_overhead() {
