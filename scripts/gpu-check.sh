@@ -277,7 +277,7 @@ stage_host-syncs() {
   wait_for "$DIAG_ZOO_DONE" "the diagnosis zoo's export" 600
   log "host reads and CUDA-graph capture of ${DIAG_TIMM[*]} ${DIAG_HF[*]}"
   $PY scripts/host_sync_sites.py "$ZOO-diag"/*/* > "$LOGS/host-syncs.log" 2>&1
-  cut -c1-700 "$LOGS/host-syncs.log" | head -120
+  cut -c1-700 "$LOGS/host-syncs.log" | head -400
 }
 
 stage_bisect() {

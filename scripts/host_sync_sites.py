@@ -7,6 +7,8 @@ then a CUDA-graph capture attempt of the module as zoobench's jit backend prepar
 optimize_for_inference, three warm-up calls), with the error's first lines when it fails.
 Diagnosis for issue 18 (capture fallbacks); runs on the GPU machine:
   python3 scripts/host_sync_sites.py ZOO/timm_models/tf_efficientnet_b0 ...
+When capture fails, one more call with CUDA's sync debug mode set to error names the first
+operation that waits for the device, with TorchScript's traceback.
 """
 import json
 import os
@@ -58,7 +60,20 @@ def capture(module, inputs):
         return "captured"
     except Exception as e:  # noqa: BLE001 - the diagnosis reports any failure
         lines = traceback.format_exception_only(type(e), e)
-        return "capture failed: " + " ".join(l.strip() for l in lines)[:1500]
+        return "capture failed: " + " ".join(l.strip() for l in lines)[:300] + "\n" + first_sync(module, inputs)
+
+
+def first_sync(module, inputs):
+    """Runs once with CUDA's sync debug mode set to error: the first operation that waits for
+    the device raises, and TorchScript's traceback names it with its source line."""
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        module(*inputs)
+        return "    no synchronizing call outside capture"
+    except Exception as e:  # noqa: BLE001
+        return "    first synchronizing call:\n      " + "\n      ".join(str(e).splitlines()[:60])
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
 
 
 def main():

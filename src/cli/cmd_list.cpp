@@ -26,9 +26,11 @@ struct ListArgs {
 };
 
 // `zoobench list --switches --backend NAME`: the optimization switches --disable-switches and
-// `zoobench bisect` know for that backend, and the patch switches.
-int list_switches(const std::string& backend) {
-  auto listed = make_backend(backend)->switches();
+// `zoobench bisect` know for that backend, the patch switches, and what the backend applies
+// that no switch turns off. Static: a torch.compile backend's list needs no Python.
+int list_switches(const std::string& backend_name) {
+  auto backend = make_backend(backend_name);
+  auto listed = backend->switches();
   std::size_t width = std::string("patch:<name>").size();
   for (const auto& s : listed) width = std::max(width, s.name.size());
   std::cout << fmt::format("{:<{}}  {:<10} {}\n", "switch", width, "applies", "what it does when on");
@@ -42,7 +44,8 @@ int list_switches(const std::string& backend) {
   std::cout << fmt::format("{:<{}}  {:<10} {}\n", "patch:<name>", width, "all",
                            "each patch the suite yaml assigns to the model (known: " +
                                join(patch_names, ", ") + ")");
-  if (listed.empty()) std::cout << backend << " declares no switches of its own\n";
+  if (listed.empty()) std::cout << backend_name << " declares no switches of its own\n";
+  if (const std::string fixed = backend->fixed_steps(); !fixed.empty()) std::cout << fixed << "\n";
   return kExitOk;
 }
 
@@ -113,7 +116,10 @@ void setup_list(CLI::App& app, int& exit_status) {
   c->add_option("--devices", args->device, "device whose skip lists apply")->capture_default_str();
   c->add_flag("--backends", args->backends, "list the backends and whether each can run here, instead of models");
   c->add_flag("--switches", args->switches,
-              "list the optimization switches of --backend (for --disable-switches and bisect)");
+              "list the optimization switches of --backend (for --disable-switches and bisect): "
+              "jit's steps, aot_inductor's run-time steps (its Inductor options are fixed at "
+              "export), Inductor's config steps for inductor[:MODE] (each a torch.compile "
+              "option when off); every backend also has patch:<name>");
   c->add_option("--backend", args->backend, "with --switches: the backend")->capture_default_str();
   c->callback([args, &exit_status] {
     exit_status = args->switches   ? list_switches(args->backend)

@@ -156,11 +156,7 @@ class ModelSession:
         if not settings.get("keep_cache", False):
             self._cache = fresh_compile_cache()
             self._cache.__enter__()
-        kwargs: Dict[str, Any] = {"backend": settings["backend"]}
-        if settings.get("mode"):
-            kwargs["mode"] = settings["mode"]
-        if settings.get("options"):
-            kwargs["options"] = settings["options"]
+        kwargs = compile_arguments(settings)
         target = self._forward_and_backward if self.training else self.module
         self._compiled = torch.compile(target, **kwargs)
 
@@ -208,6 +204,26 @@ class ModelSession:
             mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
             if mark is not None:
                 mark()
+
+
+def compile_arguments(settings: Dict[str, Any]) -> Dict[str, Any]:
+    """torch.compile's keyword arguments for zoobench's compile settings (backend, mode,
+    options). torch.compile refuses a mode together with options, which Inductor with switches
+    turned off needs (inductor:reduce-overhead without pattern_matcher): Inductor applies a mode
+    as its options (list_mode_options) and then the given ones, so the mode's options with ours
+    over them are the same compilation."""
+    kwargs: Dict[str, Any] = {"backend": settings["backend"]}
+    mode, options = settings.get("mode"), settings.get("options")
+    if mode and options and settings["backend"] == "inductor":
+        from torch._inductor import list_mode_options
+
+        options = {**list_mode_options(mode, None), **options}
+        mode = None
+    if mode:
+        kwargs["mode"] = mode
+    if options:
+        kwargs["options"] = options
+    return kwargs
 
 
 def fresh_compile_cache():

@@ -2,6 +2,9 @@
 // the exporter made for this device and dtype (`--aoti`). Inference only. Inputs are staged to
 // the package's input contract (e.g. int32 ids) through the 64-bit boundary, memoized so
 // repeated timed calls do not pay for the cast. Built only with Torch >= 2.6.
+// Its switches are the run-time steps zoobench adds (CUDA graph capture, the memo); the
+// staging itself cannot be switched off (the package reads only its contract), and Inductor's
+// own optimizations were fixed when the package was compiled (fixed_steps()).
 #include <algorithm>
 
 #include "zoobench/backends/builtin_backends.h"
@@ -67,6 +70,12 @@ std::vector<boundary::InputContract> compiled_contracts(const Manifest& manifest
   return contracts;
 }
 
+// Whether the package runs inside a CUDA graph: on CUDA, asked for (--disable-cudagraphs not
+// given) and its switch on.
+bool captured(const BackendRequest& request) {
+  return request.device.is_cuda() && request.cudagraphs && request.switch_on("cudagraphs");
+}
+
 class AotInductorExecutable : public Executable {
  public:
   AotInductorExecutable(const Manifest& manifest, const Artifact& package,
@@ -76,13 +85,13 @@ class AotInductorExecutable : public Executable {
             // The container's default run() waits on its own events to pick a free model
             // instance, which a capturing stream does not permit; the single-threaded run
             // (chosen at load) is PyTorch's mode for CUDA graphs.
-            /*run_single_threaded=*/request.device.is_cuda() && request.cudagraphs,
+            /*run_single_threaded=*/captured(request),
             /*num_runners=*/1,
             request.device.is_cuda() ? request.device.index() : c10::DeviceIndex(-1))),
         contracts_(compiled_contracts(manifest, package)),
         // Inside a CUDA graph the cast must be recorded and replayed with the inputs; a memo
         // hit at capture time would leave replays reading a stale narrowed copy.
-        memo_(/*enabled=*/!(request.device.is_cuda() && request.cudagraphs)) {}
+        memo_(/*enabled=*/!captured(request) && request.switch_on("narrowing_memo")) {}
 
   c10::IValue run(const std::vector<c10::IValue>& inputs) override {
     c10::InferenceMode no_autograd;
@@ -114,6 +123,25 @@ class AotInductorBackend : public Backend {
   std::string name() const override { return "aot_inductor"; }
   std::string description() const override {
     return "AOTInductor package (torch.compile's C++ runtime), inference; export with --aoti";
+  }
+  std::vector<OptimizationSwitch> switches() const override {
+    return {
+        {"cudagraphs",
+         "CUDA graph capture and replay of the package's run (also --disable-cudagraphs); off: "
+         "the package's own runner, uncaptured",
+         "cuda", ""},
+        {"narrowing_memo",
+         "reuse of an input's staged copy (the package's dtype and strides) while the input is "
+         "unchanged; off: staged afresh on every call (under a CUDA graph it is off anyway: the "
+         "capture records the staging)",
+         "all", ""},
+    };
+  }
+  std::string fixed_steps() const override {
+    return "Inductor's own optimizations were compiled into the package at export and cannot "
+           "be turned off here: to try others, re-export the model with tools/export_zoo.py "
+           "--aoti --aoti-options '{\"KEY\": VALUE}' (torch._inductor.config keys, as "
+           "`zoobench list --switches --backend inductor` shows them) --only MODEL";
   }
   std::optional<std::string> unavailable_reason() const override {
     if (!compat::kHasAotInductor) {
@@ -148,7 +176,9 @@ class AotInductorBackend : public Backend {
     } catch (...) {
       throw ModelLoadError("cannot load " + package->path + ": " + first_line(current_exception_message()));
     }
-    return wrap_in_cuda_graph_if_requested(std::move(executable), request, example_inputs);
+    BackendRequest capture = request;
+    capture.cudagraphs = captured(request);
+    return wrap_in_cuda_graph_if_requested(std::move(executable), capture, example_inputs);
 #else
     (void)example_inputs;
     throw ModelLoadError(*unsupported_reason(manifest, request));

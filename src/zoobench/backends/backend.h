@@ -66,7 +66,7 @@ struct BackendRequest {
 struct OptimizationSwitch {
   std::string name;         // "freeze", "nnc_fuser", ...
   std::string description;  // one line: what it does when on
-  std::string applies;      // "inference", "training", "all", "cuda"
+  std::string applies;      // "inference", "training", "all", "cuda", "cpu"
   // A switch that does nothing while this one is off ("" none): freeze for optimize_for_inference.
   std::string requires_switch;
 };
@@ -136,6 +136,10 @@ class Backend {
   // The optimization steps this backend applies that a run can turn off one by one (see
   // switches.h; the model's patches are switches of every backend, "patch:<name>").
   virtual std::vector<OptimizationSwitch> switches() const { return {}; }
+  // One line for `zoobench list --switches`, "" for none: what this backend applies that no
+  // switch can turn off at run time, and what to do instead (aot_inductor: Inductor's options
+  // were compiled into the package; re-export it with others).
+  virtual std::string fixed_steps() const { return {}; }
   // Why this backend cannot run `request` for this model (device, dtype, mode, missing
   // artifact), or nullopt. The runner turns a reason into a clear row instead of a crash.
   virtual std::optional<std::string> unsupported_reason(const Manifest& manifest,

@@ -26,7 +26,8 @@ std::vector<OptimizationSwitch> applicable_switches(const Backend& backend, Mode
     const bool applies = s.applies == "all" ||
                          (s.applies == "inference" && mode == Mode::kInference) ||
                          (s.applies == "training" && mode == Mode::kTraining) ||
-                         (s.applies == "cuda" && device_type == "cuda");
+                         (s.applies == "cuda" && device_type == "cuda") ||
+                         (s.applies == "cpu" && device_type == "cpu");
     if (applies) out.push_back(s);
   }
   return out;

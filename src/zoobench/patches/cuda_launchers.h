@@ -45,17 +45,29 @@ struct PhiloxArgs {
   const int64_t* offset_ptr = nullptr;
   uint32_t offset_intragraph = 0;
 };
-// Random numbers each mask byte consumes from its Philox subsequence: the offset increment
-// to reserve from the generator per call.
-constexpr uint64_t kDropoutRandomsPerByte = 8;
-// x and y contiguous, numel elements; mask ceil(numel / 8) bytes. Byte b covers elements
-// 8b..8b+7 and uses Philox(seed, subsequence b, offset); element kept when its 32-bit draw
-// r < keep_threshold; y = x * (kept ? scale : 0).
-cudaError_t launch_dropout_packed_forward(Dtype dtype, const void* x, void* y, uint8_t* mask,
-                                          int64_t numel, uint64_t keep_threshold, double scale,
+// The forward's grid for `numel` elements on the current device: blocks of kThreads, no more
+// than are resident at once (the kernel loops over warp tiles of 256 or 512 elements), and the
+// Philox numbers each thread draws, which is the offset increment to reserve from the generator
+// before the launch. The mask therefore depends on the seed, the offset, numel and the grid (the
+// device's SM count), as the mask of ATen's dropout does.
+struct DropoutForwardGrid {
+  unsigned int blocks = 0;
+  uint64_t randoms_per_thread = 0;
+};
+cudaError_t plan_dropout_packed_forward(Dtype dtype, int64_t numel, DropoutForwardGrid* grid);
+// x and y contiguous, numel elements, any alignment (16-byte aligned data is read and written
+// 16 bytes at a time); mask ceil(numel / 8) bytes; `grid` planned for the same dtype, numel and
+// device. Thread t draws from Philox(seed, subsequence t, offset), one number for each element
+// of its share of each tile it visits; element i is kept when its 32-bit draw r < keep_threshold and is bit i % 8 of byte
+// i / 8 (the unused high bits of the last byte are 0); y = x * (kept ? scale : 0).
+cudaError_t launch_dropout_packed_forward(Dtype dtype, const DropoutForwardGrid& grid,
+                                          const void* x, void* y, uint8_t* mask, int64_t numel,
+                                          uint64_t keep_threshold, double scale,
                                           const PhiloxArgs& philox, cudaStream_t stream);
 // grad in any layout (sizes/strides in elements, up to kMaxDims dims), read in logical
-// row-major order; out contiguous: out[i] = grad[i] * (bit i of mask ? scale : 0).
+// row-major order; out contiguous: out[i] = grad[i] * (bit i of mask ? scale : 0). A contiguous
+// grad, given as one dimension of stride 1, takes a vectorised path; other layouts go through
+// their strides element by element.
 constexpr int kMaxDims = 12;
 struct StridedLayout {
   int dims = 0;

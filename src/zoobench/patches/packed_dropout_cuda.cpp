@@ -28,12 +28,16 @@ std::tuple<at::Tensor, at::Tensor> forward_cuda(const at::Tensor& x, double p, b
   at::Tensor& y = buffers.y;
   at::Tensor& mask = buffers.mask;
 
+  // The grid decides how many numbers each thread draws, so it is planned before the offset
+  // is reserved (and the launch uses the same plan).
+  cuda::DropoutForwardGrid grid;
+  cuda::check_launch(cuda::plan_dropout_packed_forward(dtype, numel, &grid), "dropout_packed");
   at::PhiloxCudaState state;
   {
     auto gen = at::cuda::detail::getDefaultCUDAGenerator(x.device().index());
     std::lock_guard<std::mutex> lock(gen.mutex());
     state = at::check_generator<at::CUDAGeneratorImpl>(gen)->philox_cuda_state(
-        cuda::kDropoutRandomsPerByte);
+        grid.randoms_per_thread);
   }
   const compat::PhiloxInputs inputs = compat::philox_inputs(state);
   cuda::PhiloxArgs philox;
@@ -43,7 +47,7 @@ std::tuple<at::Tensor, at::Tensor> forward_cuda(const at::Tensor& x, double p, b
   philox.offset_ptr = inputs.offset_ptr;
   philox.offset_intragraph = inputs.offset_intragraph;
   cuda::check_launch(
-      cuda::launch_dropout_packed_forward(dtype, xc.data_ptr(), y.data_ptr(),
+      cuda::launch_dropout_packed_forward(dtype, grid, xc.data_ptr(), y.data_ptr(),
                                           mask.data_ptr<uint8_t>(), numel, keep_threshold(p),
                                           keep_scale(p), philox, at::cuda::getCurrentCUDAStream()),
       "dropout_packed");
@@ -58,7 +62,8 @@ at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& mask_bits, do
       cuda::kernel_dtype(grad, "dropout_packed_backward", /*bfloat16_supported=*/true);
   c10::cuda::CUDAGuard guard(grad.device());
   if (mask_bits.numel() == 0) return grad.clone(at::MemoryFormat::Contiguous);
-  // The kernel reads any layout through its strides; only very high-rank views are copied.
+  // The kernel reads any layout through its strides (a contiguous one vectorised); only very
+  // high-rank views are copied.
   const at::Tensor g = grad.dim() > cuda::kMaxDims ? grad.contiguous() : grad;
   at::Tensor out = at::empty(g.sizes(), g.options());
   const int64_t numel = g.numel();
