@@ -87,7 +87,7 @@ SIDE_BY_SIDE_BACKENDS=python_eager,jit,cudagraphs,aot_inductor,inductor,inductor
 # cases: 'Reference/inductor_' leaves out 'Reference/aot_inductor_').
 declare -A TEST_SETS=(
   [python]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags'
-  [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess|Bisect|DisableSwitches|AccuracyWorkers'
+  [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess|Bisect|DisableSwitches|AccuracyWorkers|CudaGraphs|CaptureRewrites|HostSyncOps|Divergence'
   [verify]='PickleLoad|PackedDropout|Sha256|HostilePickle|CpuAffinity|Cuda/BackendOnDevice|EmbeddedPython'
 )
 if [[ -n ${TEST_SET:-} ]]; then

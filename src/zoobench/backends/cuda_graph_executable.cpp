@@ -1,11 +1,16 @@
 // CUDA graph capture of an executable's inference call or whole training step.
 #include "zoobench/backends/cuda_graph_executable.h"
 
+#include "zoobench/backends/host_sync_ops.h"
+
 #include <fmt/format.h>
+
+#include <optional>
 
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/text.h"
 #include "zoobench/zoo/model_files.h"
 
 #if ZOOBENCH_WITH_CUDA
@@ -32,6 +37,25 @@ void copy_into(std::vector<c10::IValue>& statics, const std::vector<c10::IValue>
       if (target.unsafeGetTensorImpl() != source.unsafeGetTensorImpl()) target.copy_(source, /*non_blocking=*/true);
     }
   }
+}
+
+// CUDA's sync-debug mode set to error for a scope: an operation that waits for the device
+// (item(), a copy to the host, nonzero) raises instead, and TorchScript's traceback names it.
+class SyncIsAnError {
+ public:
+  SyncIsAnError() : before_(c10::cuda::warning_state().get_sync_debug_mode()) {
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+  }
+  ~SyncIsAnError() { c10::cuda::warning_state().set_sync_debug_mode(before_); }
+  SyncIsAnError(const SyncIsAnError&) = delete;
+  SyncIsAnError& operator=(const SyncIsAnError&) = delete;
+
+ private:
+  c10::cuda::SyncDebugMode before_;
+};
+
+bool is_sync_error(const std::string& message) {
+  return message.find("called a synchronizing CUDA operation") != std::string::npos;
 }
 
 class CudaGraphExecutable : public Executable {
@@ -73,8 +97,23 @@ class CudaGraphExecutable : public Executable {
       {
         c10::cuda::CUDAStreamGuard on_side(side);
         for (int i = 0; i < kWarmupCalls; ++i) {
-          if (training) inner_->step(static_inputs_);
-          else inner_->run(static_inputs_);
+          // The first call with syncs as errors: a host read would fail the capture (or, as on
+          // vision_maskrcnn, crash it), so it is found here and the model runs uncaptured.
+          std::optional<SyncIsAnError> sync_check;
+          if (i == 0) sync_check.emplace();
+          try {
+            if (training) inner_->step(static_inputs_);
+            else inner_->run(static_inputs_);
+          } catch (const std::exception& e) {
+            if (!is_sync_error(e.what())) throw;
+            sync_check.reset();
+            c10::cuda::device_synchronize();
+            log::warn("the model waits for the device, so no CUDA graph can hold it:\n{}", e.what());
+            if (training) restore();
+            run_uncaptured("skipped", "the model waits for the device (a host read) at " +
+                                          torchscript_innermost_frame(e.what()));
+            return;
+          }
         }
       }
       c10::cuda::device_synchronize();

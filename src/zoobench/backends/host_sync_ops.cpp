@@ -3,6 +3,9 @@
 #include <torch/csrc/jit/api/function_impl.h>
 
 #include <algorithm>
+
+#include "zoobench/util/errors.h"
+#include "zoobench/util/text.h"
 #include <unordered_map>
 #include <unordered_set>
 
@@ -35,6 +38,7 @@ const std::unordered_set<std::string>& to_number_ops() {
 class Screen {
  public:
   // The data-dependent operators first: they say more about the model than the conversions.
+  const std::vector<std::string>& data_dependent() const { return data_dependent_; }
   std::vector<std::string> found() const {
     std::vector<std::string> all = data_dependent_;
     all.insert(all.end(), to_number_.begin(), to_number_.end());
@@ -124,6 +128,42 @@ std::vector<std::string> host_synchronizing_ops(const std::shared_ptr<Graph>& gr
 std::vector<std::string> host_synchronizing_ops(const torch::jit::Module& module) {
   auto forward = module.find_method("forward");
   return forward ? host_synchronizing_ops(forward->graph()) : std::vector<std::string>{};
+}
+
+std::vector<std::string> data_dependent_host_ops(const torch::jit::Module& module) {
+  auto forward = module.find_method("forward");
+  if (!forward) return {};
+  Screen screen;
+  screen.graph(forward->graph());
+  return screen.data_dependent();
+}
+
+std::string torchscript_innermost_frame(const std::string& message) {
+  const std::vector<std::string> lines = split(message, '\n');
+  // The traceback's frames: `File "code/__torch__/x.py", line 27, in forward`, a few lines of
+  // source, the line that failed, then its "~~~ <--- HERE" marker.
+  std::size_t marker = lines.size();
+  for (std::size_t i = lines.size(); i-- > 1;) {
+    if (lines[i].find("<--- HERE") != std::string::npos) {
+      marker = i;
+      break;
+    }
+  }
+  if (marker == lines.size()) return first_line(message);
+  std::string where;
+  for (std::size_t i = marker; i-- > 0;) {
+    const std::string line = trim(lines[i]);
+    if (!starts_with(line, "File \"")) continue;
+    const std::size_t name_end = line.find('"', 6);
+    const std::size_t number = line.find("line ", name_end);
+    if (name_end == std::string::npos || number == std::string::npos) break;
+    std::string name = line.substr(6, name_end - 6);
+    if (starts_with(name, "code/__torch__/")) name = name.substr(15);
+    const std::size_t number_end = line.find_first_not_of("0123456789", number + 5);
+    where = name + ":" + line.substr(number + 5, number_end - number - 5) + " ";
+    break;
+  }
+  return where + "(`" + trim(lines[marker - 1]) + "`)";
 }
 
 }  // namespace zoobench

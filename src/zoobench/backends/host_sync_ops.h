@@ -24,4 +24,15 @@ std::vector<std::string> host_synchronizing_ops(const torch::jit::Module& module
 // The same for one graph and what it calls.
 std::vector<std::string> host_synchronizing_ops(const std::shared_ptr<torch::jit::Graph>& graph);
 
+// Only the data-dependent ones (nonzero, unique, nms, ...): a capture is not even tried with
+// them (a failed capture of vision_maskrcnn crashed the process). Whether a conversion reads
+// the device is decided when the model runs (cuda_graph_executable.cpp's sync check): from the
+// graph alone it cannot be told reliably (a traced size computation is host arithmetic unless a
+// device constant joins it).
+std::vector<std::string> data_dependent_host_ops(const torch::jit::Module& module);
+
+// Where a TorchScript interpreter error's traceback points last (the innermost frame), as
+// "timm/layers/conv2d_same.py:27 (`_11 = int(_10)`)"; the message's first line when it has none.
+std::string torchscript_innermost_frame(const std::string& message);
+
 }  // namespace zoobench

@@ -7,6 +7,7 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include "zoobench/backends/builtin_backends.h"
+#include "zoobench/backends/capture_rewrites.h"
 #include "zoobench/backends/cuda_graph_executable.h"
 #include "zoobench/backends/torchscript_executable.h"
 #include "zoobench/util/compat.h"
@@ -33,7 +34,7 @@ class JitBackend : public Backend {
     return torchscript_unsupported_reason(manifest);
   }
   std::vector<OptimizationSwitch> switches() const override {
-    return {
+    std::vector<OptimizationSwitch> switches = {
         {"freeze", "torch::jit::freeze: parameters and attributes become constants", "inference",
          ""},
         {"fold_frozen",
@@ -51,6 +52,8 @@ class JitBackend : public Backend {
          "all", "executor"},
         {"cudagraphs", "CUDA graph capture and replay (also --disable-cudagraphs)", "cuda", ""},
     };
+    for (auto& s : capture_rewrite_switches()) switches.push_back(std::move(s));
+    return switches;
   }
 
   std::unique_ptr<Executable> prepare(const Manifest& manifest, const BackendRequest& request,
@@ -73,6 +76,7 @@ class JitBackend : public Backend {
                   first_line(e.what()));
       }
     }
+    rewrite_for_capture(module, request, manifest.name);
     const bool optimize = request.switch_on("executor");
     auto executable = std::make_unique<TorchScriptExecutable>(std::move(module), manifest, request,
                                                               optimize);

@@ -65,7 +65,7 @@ StepResult TorchScriptExecutable::step(const std::vector<c10::IValue>& inputs) {
 }
 
 std::string TorchScriptExecutable::uncapturable_reason() const {
-  std::vector<std::string> ops = host_synchronizing_ops(module_);
+  std::vector<std::string> ops = data_dependent_host_ops(module_);
   if (ops.empty()) return {};
   std::string names;
   for (std::size_t i = 0; i < ops.size() && i < 4; ++i) names += (i ? ", " : "") + ops[i];

@@ -4,7 +4,12 @@
 // model cannot be captured.
 #include <gtest/gtest.h>
 
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/irparser.h>
+
 #include "unit/backends/backend_cases.h"
+#include "zoobench/backends/capture_rewrites.h"
 
 namespace zoobench::backend_cases {
 namespace {
@@ -55,13 +60,14 @@ TEST_F(CudaGraphs, AdamIsNotCaptured) {
   EXPECT_NE(executable->info().note.find("adam"), std::string::npos) << executable->info().note;
 }
 
-// host_sync reads a value back to the host inside forward, which a capture cannot hold: the
-// backends see it in the graph and do not try; host_copy only copies to the host and back, so
-// the capture itself fails. Either way the executable runs uncaptured, says so and why, and
-// still computes the right thing.
+// host_sync reads a value back to the host inside forward (float(tensor)), host_copy copies to
+// the host and back: a capture can hold neither. The first warm-up call runs with syncs as
+// errors and finds them, so the capture is not tried; the executable runs uncaptured, says so,
+// names the operation, and still computes the right thing.
 TEST_F(CudaGraphs, UncapturableModelFallsBackAndStaysCorrect) {
-  const std::vector<std::pair<std::string, std::string>> models = {{"host_sync", "capture skipped"},
-                                                                   {"host_copy", "capture failed"}};
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"host_sync", "capture skipped, ran uncaptured: the model waits for the device (a host read) at "},
+      {"host_copy", "capture skipped, ran uncaptured: the model waits for the device (a host read) at "}};
   for (const auto& [model_name, how] : models) {
     Model model = load_model(model_name, device_);
     for (Mode mode : {Mode::kInference, Mode::kTraining}) {
@@ -114,6 +120,79 @@ TEST_F(CudaGraphs, ReplayedTrainingStepsFollowEager) {
         ra, rb, case_tolerance("cudagraphs", "conv_bn_relu", Mode::kTraining, c10::kCUDA));
     EXPECT_TRUE(verdict.pass) << verdict.report;
   }
+}
+
+// The capture rewrites on the device (backends/capture_rewrites.h). Traced size arithmetic that
+// meets a 0-dim CUDA constant (timm's "same" padding: floor_divide(pad, 2) with the 2 traced on
+// the GPU) reads the device back in int(); after the rewrite the same numbers come from the host.
+TEST_F(CudaGraphs, SizeArithmeticWithADeviceConstantStaysOnTheHost) {
+  auto graph = std::make_shared<torch::jit::Graph>();
+  torch::jit::parseIR(R"IR(
+graph(%x : Tensor, %two : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %fill : float = prim::Constant[value=0.]()
+  %n : int = aten::size(%x, %zero)
+  %nt : Tensor = prim::NumToTensor(%n)
+  %half : Tensor = aten::floor_divide(%nt, %two)
+  %i : int = aten::Int(%half)
+  %pad : int[] = prim::ListConstruct(%i, %i)
+  %y : Tensor = aten::constant_pad_nd(%x, %pad, %fill)
+  return (%y))IR",
+                      graph.get());
+  {
+    // The 2 becomes a constant on the GPU, as tracing on CUDA records it.
+    torch::jit::WithInsertPoint first(graph->nodes().front());
+    graph->inputs()[1]->replaceAllUsesWith(
+        graph->insertConstant(at::scalar_tensor(2, at::TensorOptions(at::kLong).device(device_))));
+    graph->eraseInput(1);
+  }
+  const at::Tensor x = at::randn({6}, at::TensorOptions().device(device_));
+  auto run = [&](const std::shared_ptr<torch::jit::Graph>& g) {
+    torch::jit::GraphFunction fn("f", g->copy(), nullptr);
+    return fn({x}).toTensor();
+  };
+  auto syncs = [&](const std::shared_ptr<torch::jit::Graph>& g) {
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+    bool raised = false;
+    try {
+      run(g);
+    } catch (const std::exception& e) {
+      raised = std::string(e.what()).find("synchronizing") != std::string::npos;
+    }
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+    return raised;
+  };
+  const at::Tensor before = run(graph);
+  EXPECT_TRUE(syncs(graph)) << "the test graph must read the device before the rewrite";
+  auto rewritten = graph->copy();
+  EXPECT_EQ(keep_size_arithmetic_on_host(*rewritten), 1) << *rewritten;
+  EXPECT_FALSE(syncs(rewritten)) << *rewritten;
+  EXPECT_TRUE(at::equal(run(rewritten), before));
+  EXPECT_EQ(before.size(0), 6 + 2 * 3);
+}
+
+// t[mask] = v with v on the GPU: the rewritten assignment fills through where(), no host read,
+// the same elements as index_put_.
+TEST_F(CudaGraphs, MaskedAssignmentOfADeviceValueReadsNothingBack) {
+  torch::jit::Module original("m");
+  original.define(R"(
+def forward(self, t, mask, v):
+    t = t.clone()
+    t[mask] = v
+    return t
+)");
+  torch::jit::Module rewritten = original.clone();
+  ASSERT_EQ(apply_capture_rewrites(rewritten, false, true).masked_fills, 1);
+  const auto on = at::TensorOptions().device(device_);
+  const at::Tensor t = at::randn({8, 16}, on);
+  const at::Tensor mask = t > 0.5;
+  const at::Tensor v = at::scalar_tensor(-3.0, on);
+  const at::Tensor expected = original.forward({t, mask, v}).toTensor();
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+  at::Tensor got;
+  EXPECT_NO_THROW(got = rewritten.forward({t, mask, v}).toTensor());
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+  EXPECT_TRUE(at::equal(expected, got));
 }
 
 }  // namespace
