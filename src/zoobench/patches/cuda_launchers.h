@@ -58,8 +58,9 @@ cudaError_t plan_dropout_packed_forward(Dtype dtype, int64_t numel, DropoutForwa
 // x and y contiguous, numel elements, any alignment (16-byte aligned data is read and written
 // 16 bytes at a time); mask ceil(numel / 8) bytes; `grid` planned for the same dtype, numel and
 // device. Thread t draws from Philox(seed, subsequence t, offset), one number for each element
-// of its share of each tile it visits; element i is kept when its 32-bit draw r < keep_threshold and is bit i % 8 of byte
-// i / 8 (the unused high bits of the last byte are 0); y = x * (kept ? scale : 0).
+// of its share of each tile it visits. Element i is kept when its 32-bit draw r < keep_threshold
+// and is bit i % 8 of byte i / 8 (the unused high bits of the last byte are 0);
+// y = x * (kept ? scale : 0).
 cudaError_t launch_dropout_packed_forward(Dtype dtype, const DropoutForwardGrid& grid,
                                           const void* x, void* y, uint8_t* mask, int64_t numel,
                                           uint64_t keep_threshold, double scale,

@@ -36,8 +36,8 @@ std::tuple<at::Tensor, at::Tensor> forward_cuda(const at::Tensor& x, double p, b
   {
     auto gen = at::cuda::detail::getDefaultCUDAGenerator(x.device().index());
     std::lock_guard<std::mutex> lock(gen.mutex());
-    state = at::check_generator<at::CUDAGeneratorImpl>(gen)->philox_cuda_state(
-        grid.randoms_per_thread);
+    state =
+        at::check_generator<at::CUDAGeneratorImpl>(gen)->philox_cuda_state(grid.randoms_per_thread);
   }
   const compat::PhiloxInputs inputs = compat::philox_inputs(state);
   cuda::PhiloxArgs philox;

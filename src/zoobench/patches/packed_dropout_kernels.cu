@@ -10,6 +10,7 @@
 #include <curand_kernel.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "zoobench/patches/cuda_launchers.h"
@@ -170,9 +171,8 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    dropout_backward_contiguous_kernel(const T* __restrict__ grad,
-                                       const uint8_t* __restrict__ mask, int64_t numel,
-                                       bool aligned, typename Arith<T>::type scale,
+    dropout_backward_contiguous_kernel(const T* __restrict__ grad, const uint8_t* __restrict__ mask,
+                                       int64_t numel, bool aligned, typename Arith<T>::type scale,
                                        T* __restrict__ out) {
   using S = Tile<T>;
   using A = typename Arith<T>::type;
@@ -225,22 +225,39 @@ __global__ void dropout_backward_strided_kernel(const T* grad, StridedLayout lay
   }
 }
 
-// Blocks of kThreads that are all resident on the current device at once, at most `needed`: a
-// grid-stride loop then gives every thread an equal share, with no second wave of blocks.
-template <typename Kernel>
-cudaError_t resident_blocks(Kernel kernel, int64_t needed, unsigned int* blocks) {
+// Blocks of kThreads of `kernel` that the current device holds at once: SMs times blocks per SM.
+// Asked of the runtime once per device (every call needs it, and the occupancy query costs
+// microseconds of host time).
+template <auto kernel>
+cudaError_t device_resident_blocks(int64_t* resident) {
+  constexpr int kCachedDevices = 64;
+  static std::atomic<int64_t> cached[kCachedDevices] = {};
   int device = 0;
+  cudaError_t error = cudaGetDevice(&device);
+  if (error != cudaSuccess) return error;
+  if (device < kCachedDevices) {
+    *resident = cached[device].load();
+    if (*resident > 0) return cudaSuccess;
+  }
   int sms = 0;
   int per_sm = 0;
-  cudaError_t error = cudaGetDevice(&device);
-  if (error == cudaSuccess) {
-    error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  }
+  error = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   if (error == cudaSuccess) {
     error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0);
   }
   if (error != cudaSuccess) return error;
-  const int64_t resident = static_cast<int64_t>(sms) * std::max(per_sm, 1);
+  *resident = static_cast<int64_t>(sms) * std::max(per_sm, 1);
+  if (device < kCachedDevices) cached[device].store(*resident);
+  return cudaSuccess;
+}
+
+// At most `needed` blocks, and no more than are resident at once: a grid-stride loop then gives
+// every thread an equal share, with no second wave of blocks.
+template <auto kernel>
+cudaError_t resident_grid(int64_t needed, unsigned int* blocks) {
+  int64_t resident = 0;
+  const cudaError_t error = device_resident_blocks<kernel>(&resident);
+  if (error != cudaSuccess) return error;
   *blocks = static_cast<unsigned int>(std::max<int64_t>(1, std::min(needed, resident)));
   return cudaSuccess;
 }
@@ -250,7 +267,7 @@ cudaError_t plan_forward_as(int64_t numel, DropoutForwardGrid* grid) {
   using S = Tile<T>;
   const int64_t tiles = S::count(numel);
   const int64_t needed = (tiles + S::kWarpsPerBlock - 1) / S::kWarpsPerBlock;
-  const cudaError_t error = resident_blocks(dropout_forward_kernel<T>, needed, &grid->blocks);
+  const cudaError_t error = resident_grid<dropout_forward_kernel<T>>(needed, &grid->blocks);
   if (error != cudaSuccess) return error;
   // Each warp visits at most ceil(tiles / warps) tiles and draws kLaneElems numbers per lane in
   // each: the offset increment that keeps this call's numbers apart from the next call's.
@@ -289,10 +306,10 @@ cudaError_t backward_as(const void* grad, const StridedLayout& layout, const uin
   using S = Tile<T>;
   const int64_t needed = (S::count(numel) + S::kWarpsPerBlock - 1) / S::kWarpsPerBlock;
   unsigned int blocks = 0;
-  const cudaError_t error = resident_blocks(dropout_backward_contiguous_kernel<T>, needed, &blocks);
+  const cudaError_t error = resident_grid<dropout_backward_contiguous_kernel<T>>(needed, &blocks);
   if (error != cudaSuccess) return error;
-  dropout_backward_contiguous_kernel<T><<<blocks, kThreads, 0, stream>>>(
-      g, mask, numel, aligned16(g) && aligned16(o), A(scale), o);
+  dropout_backward_contiguous_kernel<T>
+      <<<blocks, kThreads, 0, stream>>>(g, mask, numel, aligned16(g) && aligned16(o), A(scale), o);
   return cudaGetLastError();
 }
 
@@ -317,7 +334,8 @@ cudaError_t with_element_type(Dtype dtype, F&& f) {
 cudaError_t plan_dropout_packed_forward(Dtype dtype, int64_t numel, DropoutForwardGrid* grid) {
   *grid = DropoutForwardGrid{};
   if (numel == 0) return cudaSuccess;
-  return with_element_type(dtype, [&](auto tag) { return plan_forward_as<decltype(tag)>(numel, grid); });
+  return with_element_type(dtype,
+                           [&](auto tag) { return plan_forward_as<decltype(tag)>(numel, grid); });
 }
 
 cudaError_t launch_dropout_packed_forward(Dtype dtype, const DropoutForwardGrid& grid,
