@@ -49,6 +49,7 @@ run. Every artifact's sha256 is in the manifest.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -120,6 +121,11 @@ def parse_args(argv):
     aoti.add_argument("--int32-inputs", action="store_true",
                       help="packages take int32 where the model takes int64 (cast back inside); "
                            "the manifest records the input_contract")
+    aoti.add_argument("--aoti-options", metavar="JSON", default="",
+                      help="torch._inductor.config settings the packages are compiled with "
+                           "(aoti_compile_and_package's inductor_configs), e.g. "
+                           "'{\"pattern_matcher\": false}': what `zoobench bisect` cannot turn "
+                           "off in a package; the manifest records them")
 
     user = parser.add_argument_group("a user's TorchScript model")
     user.add_argument("--from-torchscript", metavar="FILE",
@@ -148,8 +154,17 @@ def parse_args(argv):
         parser.error("--seq-len must be positive")
     if args.image_size is not None and args.image_size < 32:
         parser.error("--image-size must be at least 32")
-    if (args.float16 or args.bfloat16 or args.int32_inputs or args.aoti_device) and not args.aoti:
-        parser.error("--float16, --bfloat16, --int32-inputs and --aoti-device go with --aoti")
+    if (args.float16 or args.bfloat16 or args.int32_inputs or args.aoti_device
+            or args.aoti_options) and not args.aoti:
+        parser.error("--float16, --bfloat16, --int32-inputs, --aoti-device and --aoti-options "
+                     "go with --aoti")
+    try:
+        args.aoti_options = json.loads(args.aoti_options) if args.aoti_options else {}
+    except ValueError as e:
+        parser.error(f"--aoti-options is not JSON: {e}")
+    if not isinstance(args.aoti_options, dict):
+        parser.error("--aoti-options must be a JSON object of torch._inductor.config keys, "
+                     "e.g. '{\"max_autotune\": true}'")
     try:
         args.mutated_inputs = [int(i) for i in args.mutated_inputs.split(",") if i.strip()]
     except ValueError:
@@ -191,6 +206,7 @@ def main(argv=None) -> int:
         batch_size=args.batch_size, seq_len=args.seq_len, image_size=args.image_size,
         aoti=args.aoti, aoti_dtypes=dtypes,
         aoti_devices=args.aoti_device, int32_inputs=args.int32_inputs,
+        aoti_options=args.aoti_options,
         torchbench_dir=args.torchbench_dir, hf_attn_implementation=args.hf_attn_implementation,
         no_skip=args.no_skip, skip_exported=args.skip_exported, check=not args.no_check,
         verbose=args.verbose)

@@ -102,6 +102,44 @@ TEST(PythonBackends, TorchCompileRunsOrSaysWhyNot) {
   }
 }
 
+// --disable-switches reaches torch.compile's options: a conv model with Inductor's
+// layout_optimization off still passes (on a torch with torch.compile: the GPU machine); on a
+// torch without, the row says why, as a run without switches does. The switches are static:
+// listed and checked with no torch.compile at all.
+TEST(PythonBackends, InductorWithASwitchOffPassesOrSaysWhyNot) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  make_zoo(zoo, suites, "py", {{"conv", "py_conv"}});
+  const bool available = available_here("inductor");
+  const std::string common =
+      "run --suite py --accuracy --backend inductor --timeout 600 --suites-dir " + quote(suites) +
+      " --zoo " + quote(zoo) + " --output-directory " + quote(out);
+  auto run = zt::run_command(zoobench_command(common + " --disable-switches layout_optimization"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto rows = by_name(read_csv(accuracy_csv(out, "py", "inductor")));
+  ASSERT_EQ(rows.size(), 1u) << run.output;
+  if (available) {
+    EXPECT_EQ(rows["conv"].at("accuracy"), "pass") << rows["conv"].at("reason");
+  } else {
+    EXPECT_EQ(rows["conv"].at("accuracy"), "fail_to_run");
+    EXPECT_THAT(rows["conv"].at("reason"), HasSubstr("torch.compile needs PyTorch >= 2.0"));
+  }
+
+  auto jit_switch = zt::run_command(zoobench_command(common + " --disable-switches freeze"));
+  EXPECT_EQ(jit_switch.exit_code, 2) << jit_switch.output;
+  EXPECT_THAT(jit_switch.output, HasSubstr("'freeze' is not a switch of inductor"));
+  EXPECT_THAT(jit_switch.output, HasSubstr("pattern_matcher"));
+
+  auto inductor = zt::run_command(zoobench_command("list --switches --backend inductor"));
+  EXPECT_EQ(inductor.exit_code, 0) << inductor.output;
+  EXPECT_THAT(inductor.output, HasSubstr("layout_optimization"));
+  EXPECT_THAT(inductor.output, HasSubstr(R"([off: {"max_fusion_size":1}])"));
+  auto aoti = zt::run_command(zoobench_command("list --switches --backend aot_inductor"));
+  EXPECT_EQ(aoti.exit_code, 0) << aoti.output;
+  EXPECT_THAT(aoti.output, HasSubstr("narrowing_memo"));
+  EXPECT_THAT(aoti.output, HasSubstr("compiled into the package at export"));
+}
+
 TEST(PythonBackends, FailuresInsideThePythonBackendAreRows) {
   zt::ScratchDir dir;
   const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");

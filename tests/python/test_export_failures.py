@@ -193,6 +193,15 @@ class CommandLineTest(unittest.TestCase):
                                  "--float16"], capture_output=True, text=True)
         self.assertEqual(result.returncode, 2)
         self.assertIn("go with --aoti", result.stderr)
+        # --aoti-options: a JSON object of Inductor config keys, with --aoti only.
+        for args, message in ((["--aoti-options", "{}"], "go with --aoti"),
+                              (["--aoti", "--aoti-options", "{oops"], "is not JSON"),
+                              (["--aoti", "--aoti-options", "[1]"], "must be a JSON object")):
+            result = subprocess.run(
+                [sys.executable, os.path.join(REPO_ROOT, "tools", "export_zoo.py"), *args],
+                capture_output=True, text=True)
+            self.assertEqual(result.returncode, 2, args)
+            self.assertIn(message, result.stderr)
 
     def test_list_prints_sources_and_reasons_without_exporting(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -53,9 +53,12 @@ class Int32Inputs(nn.Module):
 
 def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: List[InputSpec],
                    folder: str, device: str, dtype: str, int32_inputs: bool,
-                   verbose: bool) -> Dict[str, Any]:
+                   verbose: bool, inductor_configs: Optional[Dict[str, Any]] = None
+                   ) -> Dict[str, Any]:
     """Writes aoti.<dtype>.<device>.pt2; returns its manifest fields (without path/sha256).
-    The module's weights are restored afterwards (a float16 round trip would round them)."""
+    The module's weights are restored afterwards (a float16 round trip would round them).
+    `inductor_configs` (torch._inductor.config keys) are compiled into the package: the
+    harness cannot change them at run time, so the manifest entry records them."""
     import torch._inductor
 
     target = DTYPES[dtype]
@@ -86,8 +89,11 @@ def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: Lis
         with quiet_warnings(verbose), torch.no_grad():
             program = torch.export.export(program_module, tuple(args), strict=False)
             torch._inductor.aoti_compile_and_package(
-                program, package_path=os.path.join(folder, filename))
+                program, package_path=os.path.join(folder, filename),
+                inductor_configs=inductor_configs or None)
         entry: Dict[str, Any] = {"kind": "aoti", "device": device, "dtype": dtype}
+        if inductor_configs:
+            entry["inductor_configs"] = inductor_configs
         if contract:
             entry["input_contract"] = contract
         return entry

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <regex>
 
+#include "zoobench/backends/inductor_switches.h"
 #include "zoobench/python/embedded_python.h"
 #include "zoobench/serialization/pickle.h"
 #include "zoobench/util/errors.h"
@@ -175,6 +176,14 @@ class PythonModelBackend : public Backend {
     return unavailable_reason();
   }
 
+  // Inductor's config steps (inductor_switches.h); python_eager compiles nothing.
+  std::vector<OptimizationSwitch> switches() const override {
+    return spec_ ? torch_compile_switches(*spec_) : std::vector<OptimizationSwitch>{};
+  }
+  std::string fixed_steps() const override {
+    return spec_ ? torch_compile_fixed_steps(*spec_) : std::string();
+  }
+
   std::unique_ptr<Executable> prepare(const Manifest& manifest, const BackendRequest& request,
                                       const std::vector<c10::IValue>& example_inputs) override {
     const Artifact* eval = manifest.artifact("eval");
@@ -195,12 +204,14 @@ class PythonModelBackend : public Backend {
         {"compile", nullptr},
     };
     if (spec_) {
+      // With a mode, the Python side turns the mode into options beneath these
+      // (zoo_compile.session.compile_arguments): torch.compile takes one or the other.
+      const std::string options = torch_compile_options_json(*spec_, request.compile_options_json,
+                                                             request.disabled_switches);
       config["compile"] = {
           {"backend", spec_->dynamo_backend},
           {"mode", spec_->mode.empty() ? nlohmann::json() : nlohmann::json(spec_->mode)},
-          {"options", request.compile_options_json.empty()
-                          ? nlohmann::json()
-                          : nlohmann::json::parse(request.compile_options_json)},
+          {"options", options.empty() ? nlohmann::json() : nlohmann::json::parse(options)},
           {"keep_cache", request.keep_compile_cache}};
     }
     try {

@@ -34,6 +34,7 @@
 
 #include "unit/backends/small_zoo.h"
 #include "zoobench/backends/backend.h"
+#include "zoobench/backends/switches.h"
 #include "zoobench/python/embedded_python.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/zoo/model_files.h"
@@ -488,6 +489,36 @@ TEST_P(BackendOnDevice, InferenceFollowsItsInputs) {
           reference, changed, case_tolerance(backend_name, name, Mode::kInference, device.type()));
       EXPECT_TRUE(right.pass) << right.report;
     }
+  }
+}
+
+// Every switch of a backend off at once (`zoobench bisect`'s "everything off" step: jit
+// unfrozen and interpreted, aot_inductor uncaptured and unmemoized, Inductor with none of its
+// config steps): the backend still prepares, matches the float64 reference and captures no
+// CUDA graph (each backend's capture is one of its switches).
+TEST_P(BackendOnDevice, EverySwitchOffStillMatchesTheReference) {
+  const c10::Device device(GetParam());
+  const Mode mode = Mode::kInference;
+  Model model = load_model("conv_bn_relu", device);
+  const Record reference = float64_reference(model, device, mode);
+  for (const std::string& backend_name : table_backends()) {
+    auto backend = make_backend(backend_name);
+    BackendRequest request = request_for(device, mode);
+    for (const auto& s : applicable_switches(*backend, mode, device.is_cuda() ? "cuda" : "cpu"))
+      request.disabled_switches.push_back(s.name);
+    if (request.disabled_switches.empty()) continue;
+    if (backend->unsupported_reason(model.manifest, request)) continue;
+    const bool flat_outputs = backend_name == "aot_inductor";
+    const std::string package = std::string("aoti.float32.") + (device.is_cuda() ? "cuda" : "cpu");
+    if (flat_outputs && model.manifest.artifact(package) == nullptr) continue;
+    SCOPED_TRACE(backend_name + " with every switch off");
+    RunOutcome result = run_backend(*backend, model.manifest, request, model.inputs);
+    const Tolerance tol = case_tolerance(backend_name, "conv_bn_relu", mode, device.type());
+    Verdict verdict = compare_records(reference, result.record, tol, flat_outputs);
+    std::printf("[ switches ] %s off on %s: worst ratio %.3g\n", backend_name.c_str(),
+                device.str().c_str(), verdict.worst_ratio);
+    EXPECT_TRUE(verdict.pass) << verdict.report;
+    EXPECT_EQ(result.info.cudagraphs, "off");
   }
 }
 

@@ -1,0 +1,34 @@
+// The torch.compile family's optimization switches (internal to backends/): Inductor's steps
+// that a run can turn off, each through one entry of torch.compile's `options` (a
+// torch._inductor.config key and its off value), and the options a run hands torch.compile
+// once the user's --compile-options and the disabled switches are merged.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "zoobench/backends/backend.h"
+#include "zoobench/backends/torch_compile.h"
+
+namespace zoobench {
+
+// The switches of `spec`: for dynamo's "inductor", Inductor's steps that are on in its mode
+// (max_autotune and the others that the max-autotune modes turn on, triton.cudagraphs for
+// the modes that capture); none for any other dynamo backend (aot_eager, ...), which takes no
+// options. Static: listing them needs no Python.
+std::vector<OptimizationSwitch> torch_compile_switches(const TorchCompileSpec& spec);
+
+// torch.compile's `options` for a run, as JSON object text ("" for none): `user_options_json`
+// (--compile-options: a JSON object, or "") with each switch of `spec` named in
+// `disabled_switches` set to its off value. A disabled switch wins over the user's value for
+// the same key: `zoobench bisect` hands every step the same --compile-options, and a step whose
+// switch the user's options kept on would pin the failure on the wrong step. Names that are no
+// switch of `spec` (patch:<name>, another backend's) are ignored.
+std::string torch_compile_options_json(const TorchCompileSpec& spec,
+                                       const std::string& user_options_json,
+                                       const std::vector<std::string>& disabled_switches);
+
+// One line for `zoobench list --switches`: what no switch of `spec` turns off, and how to.
+std::string torch_compile_fixed_steps(const TorchCompileSpec& spec);
+
+}  // namespace zoobench
