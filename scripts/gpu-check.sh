@@ -13,6 +13,8 @@
 #                  HuggingFace models at the list's batch sizes (HF_TABLE_MODELS, default all). TABLE_ZOO_BACKGROUND=1:
 #                  exports beside the stages after it, compile-table waits for it
 #   build          zoobench against the machine's PyTorch (BUILD_TARGETS narrows it)
+#   gpu-unit       chosen gtest cases straight from their binaries (GPU_UNIT: "binary:filter ..."),
+#                  for a call that builds only those binaries (BUILD_TARGETS)
 #   test           ctest, every label but browser (CTEST_ARGS / CTEST_EXCLUDE narrow it;
 #                  TEST_SET=python, recent or verify: named subsets, see TEST_SETS)
 #   smoke          two models exported on CUDA and run with jit
@@ -29,6 +31,8 @@
 #                  capture falls back (bs 8) and two HuggingFace models (list batch sizes)
 #   host-syncs     where those models read device values back to the host, and whether a CUDA
 #                  graph captures them in PyTorch itself (scripts/host_sync_sites.py)
+#   capture-check  the diagnosis zoo with jit and cudagraphs, accuracy: the `cudagraphs` column
+#   dropout        bench_dropout's CUDA cases (packed vs ATen, moved GB/s, fraction of HBM)
 #   bisect         `zoobench bisect` of AllenaiLongformerBase with jit on CUDA (issue 19)
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
 #   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh)
@@ -72,7 +76,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env table-zoo diag-zoo lists-beside build test smoke zoo compile-table host-syncs bisect overhead lists judged-cases measure pack)
+PLAN=(env table-zoo diag-zoo lists-beside build test gpu-unit smoke zoo compile-table host-syncs capture-check dropout bisect overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -86,8 +90,8 @@ SIDE_BY_SIDE_BACKENDS=python_eager,jit,cudagraphs,aot_inductor,inductor,inductor
 # verify, what the last change needs on CUDA in about a minute (not the 75-100 s AOTInductor
 # cases: 'Reference/inductor_' leaves out 'Reference/aot_inductor_').
 declare -A TEST_SETS=(
-  [python]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags'
-  [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess|Bisect|DisableSwitches|AccuracyWorkers|CudaGraphs|CaptureRewrites|HostSyncOps|Divergence'
+  [python]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags'
+  [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess|Bisect|DisableSwitches|AccuracyWorkers|CudaGraphs|CaptureRewrites|HostSyncOps|Divergence'
   [verify]='PickleLoad|PackedDropout|Sha256|HostilePickle|CpuAffinity|Cuda/BackendOnDevice|EmbeddedPython'
 )
 if [[ -n ${TEST_SET:-} ]]; then
@@ -144,6 +148,17 @@ stage_test() {
   grep -E "Test +#[0-9]+: " "$LOGS/ctest.log" | awk '{print $(NF-1), $0}' | sort -rn | head -12 | cut -d' ' -f2-
   cp "$BUILD/Testing/Temporary/CTestCostData.txt" "$LOGS/" 2>/dev/null
   return $rc  # ctest's: a failing test fails the check
+}
+
+GPU_UNIT=${GPU_UNIT:-"gpu_backends:CudaGraphs*:BackendSwitchesOnCuda*:Cuda/BackendOnDevice* gpu_patches:*PackedDropout*"}
+stage_gpu-unit() {
+  local spec rc=0
+  for spec in $GPU_UNIT; do
+    log "gtest ${spec%%:*} --gtest_filter=${spec#*:}"
+    "$BUILD/tests/${spec%%:*}" --gtest_filter="${spec#*:}" > "$LOGS/gpu-unit-${spec%%:*}.log" 2>&1 || rc=1
+    grep -E "^\[  (PASSED|FAILED) |^\[       OK|^\[  FAILED|Failure|Expected|Which is|Value of" "$LOGS/gpu-unit-${spec%%:*}.log" | head -40
+  done
+  return $rc
 }
 
 stage_smoke() {
@@ -257,7 +272,7 @@ stage_compile-table() {
 # to bisect; exported beside the build (they need no zoobench).
 DIAG_ZOO_DONE=$LOGS/.diag-zoo-done
 DIAG_TIMM=(tf_efficientnet_b0 mobilevit_s)
-DIAG_HF=(BertForMaskedLM AllenaiLongformerBase)
+DIAG_HF=(BertForMaskedLM AllenaiLongformerBase BartForConditionalGeneration)
 stage_diag-zoo() {
   local zoo=$ZOO-diag
   [[ -f $zoo/index.json ]] && { touch "$DIAG_ZOO_DONE"; echo "-- diagnosis zoo exported before ($zoo)"; return 0; }
@@ -278,6 +293,20 @@ stage_host-syncs() {
   log "host reads and CUDA-graph capture of ${DIAG_TIMM[*]} ${DIAG_HF[*]}"
   $PY scripts/host_sync_sites.py "$ZOO-diag"/*/* > "$LOGS/host-syncs.log" 2>&1
   cut -c1-700 "$LOGS/host-syncs.log" | head -400
+}
+
+stage_capture-check() {
+  wait_for "$DIAG_ZOO_DONE" "the diagnosis zoo's export" 600
+  run_zb capture-check 40 --zoo "$ZOO-diag" --suite all --accuracy --devices cuda \
+    --backend jit,cudagraphs --timeout 300
+  grep -h "" "$RESULTS"/capture-check/*accuracy.csv 2>/dev/null | cut -d, -f1-5,22-23 | head -20
+}
+
+stage_dropout() {
+  log "bench_dropout on CUDA"
+  "$BUILD/bench/bench_dropout" --benchmark_filter='/cuda/' --benchmark_min_time=0.2 \
+    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true > "$LOGS/bench-dropout-cuda.txt" 2>&1
+  grep -E "median|Benchmark" "$LOGS/bench-dropout-cuda.txt" | head -20
 }
 
 stage_bisect() {

@@ -3,6 +3,7 @@
 
 #include "cli/command.h"
 #include "zoobench/bisect/bisect_run.h"
+#include "zoobench/bisect/submodule_capture.h"
 #include "zoobench/util/cli_checks.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/text.h"
@@ -14,9 +15,10 @@ struct BisectArgs {
   RunOptions options;
   std::string devices = "cpu";
   bool training = false, float16 = false, bfloat16 = false, amp = false;
-  bool no_patches = false, disable_cudagraphs = false;
+  bool no_patches = false, disable_cudagraphs = false, no_submodules = false;
   double tolerance = -1;
   std::string from_results;
+  std::string capture_children, capture_into;  // the divergence search's own child processes
 };
 
 void setup_bisect(CLI::App& app, int& exit_status) {
@@ -53,6 +55,12 @@ void setup_bisect(CLI::App& app, int& exit_status) {
       ->capture_default_str();
   c->add_option("--output-directory", o.output_directory, "bisect.json and the steps' logs")
       ->capture_default_str();
+  c->add_flag("--no-submodules", args->no_submodules,
+              "skip the search for the first submodule that fails alone (and its repro)");
+  // What a bisect runs in a child process for each level of its submodule search
+  // (bisect/submodule_capture.h): not for users, so not in --help.
+  c->add_option("--capture-children", args->capture_children)->group("");
+  c->add_option("--capture-into", args->capture_into)->group("");
   c->callback([args, &exit_status] {
     RunOptions& o = args->options;
     if (int(args->float16) + int(args->bfloat16) + int(args->amp) > 1)
@@ -63,6 +71,7 @@ void setup_bisect(CLI::App& app, int& exit_status) {
                   : args->amp      ? Precision::kAmp
                                    : Precision::kFloat32;
     o.patches = !args->no_patches;
+    o.bisect_submodules = !args->no_submodules;
     o.cudagraphs = !args->disable_cudagraphs;
     if (args->tolerance >= 0) o.tolerance = args->tolerance;
     o.backend = trim(o.backend);
@@ -73,6 +82,11 @@ void setup_bisect(CLI::App& app, int& exit_status) {
       if (!trim(d).empty()) o.devices.push_back(trim(d));
     }
     o.accuracy = true;
+    if (!args->capture_into.empty()) {
+      exit_status = execute_submodule_capture(o, args->capture_children == "." ? "" : args->capture_children,
+                                              args->capture_into);
+      return;
+    }
     if (!args->from_results.empty()) {
       exit_status = execute_bisect_from_results(o, args->from_results);
       return;

@@ -74,6 +74,58 @@ TEST(Bisect, ScaledLayerIsFoundAsItsPatch) {
   EXPECT_TRUE(fs::is_regular_file(record["steps"][0]["log"].get<std::string>()));
 }
 
+// The first diverging submodule: the planted layer fails alone on the inputs eager gave it,
+// `body` (called before it) does not; its repro folder runs as a model of its own and fails
+// there too, and its saved float32 and float64 outputs agree with each other.
+TEST(Bisect, ScaledLayerIsTheFirstDivergingSubmoduleWithARepro) {
+  auto [run, record] = zoo().bisect("scaled");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto& divergence = record["divergence"];
+  EXPECT_EQ(divergence["verdict"], "found") << divergence.dump(2);
+  EXPECT_EQ(divergence["path"], "planted");
+  ASSERT_EQ(divergence["checks"].size(), 2u) << divergence.dump(2);
+  EXPECT_EQ(divergence["checks"][0]["path"], "body");
+  EXPECT_EQ(divergence["checks"][0]["status"], "pass");
+  EXPECT_EQ(divergence["checks"][1]["path"], "planted");
+  EXPECT_EQ(divergence["checks"][1]["type"], "PlantedLinear");
+  EXPECT_EQ(divergence["checks"][1]["status"], "fail_accuracy");
+  EXPECT_THAT(run.output, HasSubstr("first diverging submodule: planted (PlantedLinear)"));
+
+  const fs::path repro = divergence["repro"].get<std::string>();
+  for (const char* file : {"manifest.json", "eval.pt", "inputs.pt", "eager.pt", "float64.pt"})
+    EXPECT_TRUE(fs::is_regular_file(repro / file)) << file;
+  const auto manifest = nlohmann::json::parse(read_text((repro / "manifest.json").string()));
+  EXPECT_THAT(manifest["patches"].get<std::vector<std::string>>(), ElementsAre("test_scale_planted"));
+  EXPECT_EQ(manifest["submodule_of"]["path"], "planted");
+
+  // The repro alone reproduces the failure, and passes with its patch off.
+  const std::string zoo_dir = repro.parent_path().parent_path().string();
+  const std::string common = "run --suite planted --only 'scaled@planted' --accuracy --tolerance 0.01 --zoo " +
+                             quote(zoo_dir) + " --suites-dir " + quote(zoo().suites) + " --output-directory ";
+  std::string out = zoo().dir.file("repro_run");
+  auto again = zt::run_command(zoobench_command(common + quote(out)));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  auto rows = read_csv(accuracy_csv(out, "planted"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("accuracy"), "fail_accuracy");
+  EXPECT_EQ(rows[0].at("patches"), "test_scale_planted");
+  out = zoo().dir.file("repro_run_patch_off");
+  auto off = zt::run_command(
+      zoobench_command(common + quote(out) + " --disable-switches patch:test_scale_planted"));
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  rows = read_csv(accuracy_csv(out, "planted"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("accuracy"), "pass");
+
+  // The check saved the outputs: zoobench same gives its verdict from the files alone.
+  const fs::path outputs = repro / "outputs" / "planted" / "scaled@planted";
+  auto same = zt::run_command(zoobench_command(
+      "same " + quote((outputs / "eager.pt").string()) + " " + quote((outputs / "jit.pt").string()) +
+      " --fp64 " + quote((outputs / "float64.pt").string()) + " --tol 0.01"));
+  EXPECT_EQ(same.exit_code, 1) << same.output;
+  EXPECT_THAT(run.output, HasSubstr("zoobench same "));
+}
+
 TEST(Bisect, FaultOfTwoPatchesTogetherIsFoundAsThePair) {
   // One offset alone stays within tolerance: the model with only one of them passes.
   const std::string out = zoo().dir.file("half_pair_run");
@@ -95,6 +147,9 @@ TEST(Bisect, FaultOfTwoPatchesTogetherIsFoundAsThePair) {
   ASSERT_EQ(record["fix"].size(), 1u);
   EXPECT_THAT(record["fix"][0].get<std::string>(), HasSubstr("patch:test_offset_pair_"));
   EXPECT_THAT(bisect.output, HasSubstr("break it together"));
+  // Each offset alone stays within tolerance: no child of the model fails alone.
+  EXPECT_EQ(record["divergence"]["verdict"], "no_child_fails_alone") << record["divergence"].dump(2);
+  EXPECT_EQ(record["divergence"]["checks"].size(), 3u);
 }
 
 TEST(Bisect, PassingModelHasNothingToBisect) {
@@ -103,6 +158,8 @@ TEST(Bisect, PassingModelHasNothingToBisect) {
   EXPECT_EQ(record["verdict"], "nothing_to_bisect");
   EXPECT_EQ(record["steps"].size(), 1u);
   EXPECT_THAT(run.output, HasSubstr("nothing to bisect"));
+  EXPECT_EQ(record["divergence"]["verdict"], "not_searched");
+  EXPECT_EQ(record["divergence"]["checks"].size(), 0u);
 }
 
 TEST(Bisect, CrashingAndHangingStepsAreFailingStepsWithTheirStatus) {

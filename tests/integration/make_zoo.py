@@ -16,10 +16,12 @@ Model kinds:
                updated so that loading, not verification, is what fails
   sha_mismatch an MLP with one byte of inputs.pt flipped after export
   bad_json     an MLP whose manifest.json is cut off mid-object
-  planted      an MLP whose second layer is the child `planted` (for the planted-fault patch
-               test_scale_planted, which scales that child's output on the compiled side)
+  planted      an MLP whose last layer, the child `planted`, is of class PlantedLinear (for the
+               planted-fault patch test_scale_planted, which scales that class's output on the
+               compiled side); its first part is the Sequential `body` of Linear and ReLU
   pair         a linear layer with outputs below 0.05 in magnitude, then the identity children
-               `pair_a` and `pair_b` (for test_offset_pair_a / _b, which each add 0.006 there)
+               `pair_a` and `pair_b` of classes PairA and PairB (for test_offset_pair_a / _b,
+               which each add 0.006 there)
 Kinds the Python backends (python_eager, torch.compile) can rebuild, through python_models.py's
 build(name, context) (their manifests get a `rebuild` record naming it):
   py_mlp, py_conv   the good models
@@ -104,11 +106,23 @@ class HugeAlloc(nn.Module):
         return x + big[0]
 
 
+class PlantedLinear(nn.Linear):
+    """A Linear the planted-fault patch finds by its class."""
+
+
+class PairA(nn.Identity):
+    pass
+
+
+class PairB(nn.Identity):
+    pass
+
+
 class Planted(nn.Module):
     def __init__(self):
         super().__init__()
         self.body = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
-        self.planted = nn.Linear(16, 4)
+        self.planted = PlantedLinear(16, 4)
 
     def forward(self, x):
         return self.planted(self.body(x))
@@ -118,8 +132,8 @@ class Pair(nn.Module):
     def __init__(self):
         super().__init__()
         self.body = nn.Linear(8, 4)
-        self.pair_a = nn.Identity()
-        self.pair_b = nn.Identity()
+        self.pair_a = PairA()
+        self.pair_b = PairB()
 
     def forward(self, x):
         # Small outputs: allclose's atol + rtol * |ref| stays near the tolerance itself.

@@ -6,13 +6,16 @@
 #include <torch/utils.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "zoobench/accuracy/compare.h"
 #include "zoobench/results/failure.h"
+#include "zoobench/serialization/torch_save.h"
 #include "zoobench/util/crash_report.h"
+#include "zoobench/util/ivalue_tree.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/zoo/model_files.h"
@@ -32,27 +35,6 @@ struct RunResult {
   std::vector<NamedTensor> gradients, parameters, buffers;
   ExecutionInfo info;
 };
-
-c10::IValue clone_tree(const c10::IValue& value) {
-  if (value.isTensor()) return value.toTensor().detach().clone();
-  if (value.isTuple()) {
-    std::vector<c10::IValue> elements;
-    for (const auto& e : value.toTupleRef().elements()) elements.push_back(clone_tree(e));
-    return c10::ivalue::Tuple::create(std::move(elements));
-  }
-  if (value.isList()) {
-    c10::impl::GenericList list(c10::AnyType::get());
-    for (const auto& e : value.toListRef()) list.push_back(clone_tree(e));
-    return list;
-  }
-  if (value.isGenericDict()) {
-    auto source = value.toGenericDict();
-    c10::impl::GenericDict dict(source.keyType(), source.valueType());
-    for (const auto& item : source) dict.insert(item.key(), clone_tree(item.value()));
-    return dict;
-  }
-  return value;
-}
 
 std::vector<NamedTensor> clone_named(const std::vector<std::pair<std::string, at::Tensor>>& tensors) {
   std::vector<NamedTensor> out;
@@ -202,6 +184,14 @@ void fill_from(AccuracyRecord& record, const SameResult& result) {
 
 }  // namespace
 
+// --save-outputs: one side's inference outputs as DIR/<name>.pt (on the CPU), for `zoobench same`.
+void save_outputs(const std::string& dir, const std::string& name, const c10::IValue& outputs) {
+  if (dir.empty()) return;
+  std::filesystem::create_directories(dir);
+  serialization::save_for_python(map_tensors(outputs, [](const at::Tensor& t) { return t.detach().cpu(); }),
+                                 (std::filesystem::path(dir) / (name + ".pt")).string());
+}
+
 AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,
                                        const BackendRequest& request, const std::vector<c10::IValue>& inputs,
                                        const AccuracyOptions& options) {
@@ -227,6 +217,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
 
   BackendRequest eager_request = request;
   eager_request.cudagraphs = false;
+  const std::string outputs_dir = request.mode == Mode::kInference ? options.save_outputs_dir : "";
 
   // The float64 golden run on the same device. If the model cannot run in float64, upstream
   // falls back to the cosine rule; so do we, and the row says so.
@@ -237,6 +228,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
     fp64_request.dtype_override = c10::kDouble;
     crash_report::PhaseScope phase("accuracy: float64 golden run");
     golden = run_once(eager, manifest, fp64_request, cast_inputs(inputs, c10::kDouble), options);
+    save_outputs(outputs_dir, "float64", golden->outputs);
   } catch (const ModelLoadError& e) {
     return fail(Status::kModelFailToLoad, first_line(e.what()));
   } catch (...) {
@@ -252,6 +244,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
   try {
     crash_report::PhaseScope phase("accuracy: eager run 1");
     eager1 = run_once(eager, manifest, eager_request, inputs, options);
+    save_outputs(outputs_dir, "eager", eager1.outputs);
   } catch (const ModelLoadError& e) {
     return fail(Status::kModelFailToLoad, first_line(e.what()));
   } catch (...) {
@@ -294,6 +287,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
       return fail(status_for_failure(Phase::kCompiled, message), compiled.name() + ": " + first_line(message));
     }
     record.compiled_info = result.info;
+    save_outputs(outputs_dir, compiled.name(), result.outputs);
     SameResult current = compare_runs(eager1, result, golden ? &*golden : nullptr, request.mode, same_options);
     passes += current.pass ? 1 : 0;
     (current.pass ? last_pass : last_fail) = std::move(current);

@@ -26,6 +26,9 @@ struct AccuracyOptions {
   // Inputs for the compiled side when they differ in layout from the reference's (input-layout
   // fuzzing): same values, other strides. Empty: the reference's inputs.
   std::vector<c10::IValue> compiled_inputs;
+  // --save-outputs: the inference outputs of the float64, eager and compiled runs written to
+  // this folder as float64.pt, eager.pt and <backend>.pt ("" none).
+  std::string save_outputs_dir;
 };
 
 struct AccuracyRecord {

@@ -206,6 +206,7 @@ std::string format_bisect_report(const BisectReport& report) {
                        step.max_abs.empty() ? "" : ", max_abs " + step.max_abs,
                        step.passed() || step.reason.empty() ? "" : " (" + first_line(step.reason) + ")");
   }
+  if (report.verdict != BisectVerdict::kNothingToBisect) out += format_divergence(report.divergence);
   return out;
 }
 
@@ -225,7 +226,7 @@ nlohmann::json bisect_report_json(const BisectReport& report) {
           {"mode", report.mode},         {"switches", report.switches},
           {"verdict", verdict_name(report.verdict)},
           {"culprit", report.culprit},   {"fix", report.fix},
-          {"steps", steps}};
+          {"steps", steps},              {"divergence", divergence_json(report.divergence)}};
 }
 
 }  // namespace zoobench

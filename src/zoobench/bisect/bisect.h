@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/bisect/divergence.h"
+
 namespace zoobench {
 
 // One accuracy check with some switches off.
@@ -18,6 +20,7 @@ struct BisectStep {
   std::vector<std::string> disabled;
   std::string status;   // the accuracy row's status (pass, fail_accuracy, crash, timeout, ...)
   std::string max_abs;  // the row's max_abs cell ("" when it has none)
+  std::string tolerance;  // the row's tolerance cell: the rule the model is judged by
   std::string reason;
   std::string log;
   double seconds = 0;
@@ -43,6 +46,9 @@ struct BisectReport {
   std::vector<std::string> culprit;
   std::vector<std::string> fix;
   std::vector<BisectStep> steps;      // in the order they ran; the first has every switch on
+  // Where it first goes wrong with every switch on (run_bisect fills it; the switch search
+  // alone leaves it kNotSearched).
+  DivergenceReport divergence;
 };
 
 using RunStep = std::function<BisectStep(const std::vector<std::string>& disabled)>;

@@ -10,6 +10,9 @@
 #include <filesystem>
 
 #include "zoobench/backends/switches.h"
+#include "zoobench/bisect/divergence.h"
+#include "zoobench/runner/child_process.h"
+#include "zoobench/runner/child_rows.h"
 #include "zoobench/report/markdown.h"
 #include "zoobench/report/result_files.h"
 #include "zoobench/results/columns.h"
@@ -44,6 +47,7 @@ std::vector<std::string> step_flags(const RunOptions& o, const std::string& suit
   if (!o.cudagraphs) flags.push_back("--disable-cudagraphs");
   if (o.cosine) flags.push_back("--cosine");
   if (!disabled.empty()) flags.insert(flags.end(), {"--disable-switches", join(disabled, ",")});
+  if (!o.save_outputs.empty()) flags.insert(flags.end(), {"--save-outputs", o.save_outputs});
   return flags;
 }
 
@@ -60,6 +64,159 @@ SearchedSwitches searched_switches(const std::string& backend, Mode mode,
   for (const auto& p : patches) out.names.push_back(patch_switch(p));
   return out;
 }
+
+namespace {
+
+std::FILE* quiet_stream() {
+  static std::FILE* quiet = std::fopen("/dev/null", "w");
+  return quiet ? quiet : stderr;
+}
+
+// One accuracy check of `entry` in a `zoobench run` child (the worker pool's isolation, timeout
+// and crash rows); its accuracy row, or nullopt when it wrote none. Throws Interrupted.
+std::optional<ResultRow> run_accuracy_child(const ZooEntry& entry, const RunOptions& step,
+                                            const std::map<std::string, SuiteConfig>& configs,
+                                            const std::string& device, const std::string& logs_dir,
+                                            double timeout_s) {
+  if (g_interrupted.load()) throw Interrupted{};
+  WorkerPoolSettings settings;
+  settings.devices = {device};
+  settings.logs_dir = logs_dir;
+  settings.timeout_s = timeout_s;
+  settings.cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
+  Progress progress(1, false, quiet_stream());
+  std::vector<ResultRow> rows;
+  run_jobs({ChildJob{entry, step}}, settings, configs, progress, g_interrupted,
+           [&](const ChildJob&, const std::vector<ResultRow>& delivered) {
+             rows = delivered;
+             return true;
+           });
+  if (g_interrupted.load()) throw Interrupted{};
+  for (const auto& row : rows) {
+    if (row.kind == ExperimentKind::kAccuracy) return row;
+  }
+  return std::nullopt;
+}
+
+std::string describe_outcome(const ChildOutcome& outcome) {
+  switch (outcome.kind) {
+    case ChildOutcome::Kind::kExited: return fmt::format("exit status {}", outcome.exit_code);
+    case ChildOutcome::Kind::kSignaled: return "killed by " + signal_name(outcome.signal);
+    case ChildOutcome::Kind::kTimedOut: return "timed out";
+    case ChildOutcome::Kind::kInterrupted: return "interrupted";
+    case ChildOutcome::Kind::kFailedToStart: return "failed to start: " + outcome.error;
+  }
+  return "";
+}
+
+// Backends whose prepared model is a TorchScript module: its submodules can run alone.
+std::optional<std::string> why_no_submodules(const std::string& backend, Mode mode) {
+  if (mode != Mode::kInference) return "searched for inference only";
+  if (backend == "jit" || backend == "cudagraphs" || backend == "eager") return std::nullopt;
+  if (backend == "aot_inductor")
+    return "an AOTInductor package is one compiled piece: it exposes no intermediate values";
+  return backend + " compiles the Python module, not TorchScript submodules that could run alone";
+}
+
+// The divergence search of one failing model: each level's children captured by a
+// `zoobench bisect --capture-children` child, each child checked by a `zoobench run` child.
+DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& entry,
+                                   const std::string& suites_dir, const std::string& device,
+                                   const std::string& tolerance) {
+  const fs::path root = fs::path(options.output_directory) / "submodules";
+  int level_number = 0, check_number = 0;
+  CaptureLevel capture = [&](const std::string& parent) {
+    if (g_interrupted.load()) throw Interrupted{};
+    const fs::path dir = root / fmt::format("level{:02d}", ++level_number);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::vector<std::string> argv = {current_executable(), "bisect", "--capture-children",
+                                     parent.empty() ? "." : parent, "--capture-into", dir.string(),
+                                     "--zoo", options.zoo_dir, "--suites-dir", suites_dir,
+                                     "--suite", entry.suite, "--only", entry.name, "--devices", device};
+    if (!options.patches) argv.push_back("--no-patches");
+    if (options.precision == Precision::kFloat16) argv.push_back("--float16");
+    if (options.precision == Precision::kBFloat16) argv.push_back("--bfloat16");
+    const std::string log = (dir / "capture.log").string();
+    std::fprintf(stderr, "bisect: capturing the children of %s ...\n", parent.empty() ? "the model" : parent.c_str());
+    ChildOutcome outcome = run_child(argv, log, options.timeout_s, g_interrupted);
+    if (outcome.kind == ChildOutcome::Kind::kInterrupted || g_interrupted.load()) throw Interrupted{};
+    const fs::path level_file = dir / "level.json";
+    if (outcome.kind != ChildOutcome::Kind::kExited || outcome.exit_code != 0 || !fs::exists(level_file))
+      throw std::runtime_error(fmt::format("capturing the children of '{}' failed ({}): {}", parent,
+                                           describe_outcome(outcome), last_error_line(log)));
+    std::vector<SubmoduleCandidate> candidates;
+    const auto level = nlohmann::json::parse(read_text_file(level_file.string()));
+    for (const auto& item : level.at("children")) {
+      candidates.push_back({item.value("path", ""), item.value("type", ""), item.value("model", ""),
+                            item.value("folder", ""), item.value("skipped", ""), item.value("calls", 0)});
+    }
+    return candidates;
+  };
+  auto configs = load_suite_configs(suites_dir, {entry.suite});
+  CheckSubmodule check = [&](const SubmoduleCandidate& candidate) {
+    RunOptions step = options;
+    step.zoo_dir = (fs::path(candidate.folder).parent_path().parent_path()).string();
+    step.only = {candidate.model};
+    step.accuracy = true;
+    step.performance = false;
+    step.backends = {options.backend};
+    if (!tolerance.empty()) step.tolerance = std::stod(tolerance);
+    step.save_outputs = (fs::path(candidate.folder) / "outputs").string();
+    step.child_flags = step_flags(step, suites_dir, {});
+    std::fprintf(stderr, "bisect: %s alone ...\n", candidate.path.c_str());
+    const ZooEntry repro{entry.suite, candidate.model, (fs::path(candidate.folder) / "manifest.json").string()};
+    const auto row = run_accuracy_child(
+        repro, step, configs, device,
+        (root / "logs" / fmt::format("check{:02d}", ++check_number)).string(), options.timeout_s);
+    SubmoduleCheck result;
+    result.candidate = candidate;
+    if (row) {
+      result.status = cell(*row, columns::kAccuracy);
+      result.max_abs = cell(*row, columns::kMaxAbs);
+      result.rmse_res = cell(*row, columns::kRmseRes);
+      result.rmse_ref = cell(*row, columns::kRmseRef);
+      result.reason = cell(*row, columns::kReason);
+      result.log = cell(*row, columns::kLog);
+    }
+    if (result.status.empty()) result.status = "infra_error";
+    std::fprintf(stderr, "bisect: %s alone: %s%s\n", candidate.path.c_str(), result.status.c_str(),
+                 result.max_abs.empty() ? "" : (", max_abs " + result.max_abs).c_str());
+    return result;
+  };
+  DivergenceReport report;
+  try {
+    report = find_first_divergence(capture, check);
+  } catch (const std::runtime_error& e) {
+    report.note = e.what();
+    return report;
+  }
+  if (report.verdict == DivergenceVerdict::kFound) {
+    const fs::path folder(report.repro);
+    report.repro_command = fmt::format(
+        "zoobench run --zoo {} --suites-dir {} --suite {} --only '{}' --accuracy --backend {} --devices {}{}",
+        folder.parent_path().parent_path().string(), suites_dir, entry.suite,
+        folder.filename().string(), options.backend, device,
+        tolerance.empty() ? "" : " --tolerance " + tolerance);
+    // What the check saved: the verdict again, from the files alone.
+    const fs::path outputs = folder / "outputs" / entry.suite / folder.filename();
+    report.repro_command += fmt::format("\nzoobench same {} {} --fp64 {}{}", (outputs / "eager.pt").string(),
+                                        (outputs / (options.backend + ".pt")).string(),
+                                        (outputs / "float64.pt").string(),
+                                        tolerance.empty() ? "" : " --tol " + tolerance);
+  }
+  // Only the repro is kept: every other child written out on the way is a model-sized folder.
+  for (const auto& level : fs::directory_iterator(root)) {
+    const fs::path models = level.path() / "zoo" / entry.suite;
+    if (!fs::is_directory(models)) continue;
+    for (const auto& model : fs::directory_iterator(models)) {
+      if (model.path() != fs::path(report.repro)) fs::remove_all(model.path());
+    }
+  }
+  return report;
+}
+
+}  // namespace
 
 std::optional<BisectReport> run_bisect(const RunOptions& options) {
   if (options.only.size() != 1) throw UsageError("bisect needs one model: --only NAME");
@@ -89,42 +246,28 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
   std::signal(SIGINT, on_bisect_interrupt);
   std::signal(SIGTERM, on_bisect_interrupt);
   fs::create_directories(options.output_directory);
-  std::FILE* quiet = std::fopen("/dev/null", "w");
   int step_number = 0;
   RunStep run_step = [&](const std::vector<std::string>& disabled) {
-    if (g_interrupted.load()) throw Interrupted{};
     ++step_number;
     RunOptions step = options;
     step.accuracy = true;
     step.performance = false;
     step.backends = {options.backend};
     step.child_flags = step_flags(options, suites_dir, disabled);
-    WorkerPoolSettings settings;
-    settings.devices = {device};
-    settings.logs_dir =
-        (fs::path(options.output_directory) / "logs" / fmt::format("step{:02d}", step_number))
-            .string();
-    settings.timeout_s = options.timeout_s;
-    settings.cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
     std::fprintf(stderr, "bisect step %d: off %s ...\n", step_number,
                  disabled.empty() ? "(none)" : join(disabled, ",").c_str());
-    Progress progress(1, false, quiet ? quiet : stderr);
-    std::vector<ResultRow> rows;
-    run_jobs({ChildJob{entry, step}}, settings, configs, progress, g_interrupted,
-             [&](const ChildJob&, const std::vector<ResultRow>& delivered) {
-               rows = delivered;
-               return true;
-             });
-    if (g_interrupted.load()) throw Interrupted{};
+    const auto row = run_accuracy_child(
+        entry, step, configs, device,
+        (fs::path(options.output_directory) / "logs" / fmt::format("step{:02d}", step_number)).string(),
+        options.timeout_s);
     BisectStep result;
     result.disabled = disabled;
-    for (const auto& row : rows) {
-      if (row.kind != ExperimentKind::kAccuracy) continue;
-      result.status = cell(row, columns::kAccuracy);
-      result.max_abs = cell(row, columns::kMaxAbs);
-      result.reason = cell(row, columns::kReason);
-      result.log = cell(row, columns::kLog);
-      break;
+    if (row) {
+      result.status = cell(*row, columns::kAccuracy);
+      result.max_abs = cell(*row, columns::kMaxAbs);
+      result.tolerance = cell(*row, columns::kTolerance);
+      result.reason = cell(*row, columns::kReason);
+      result.log = cell(*row, columns::kLog);
     }
     if (result.status.empty()) result.status = "infra_error";
     std::fprintf(stderr, "bisect step %d: %s%s\n", step_number, result.status.c_str(),
@@ -135,12 +278,19 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
   BisectReport report;
   try {
     report = bisect_switches(searched.names, searched.requires_switch, run_step);
+    if (report.verdict == BisectVerdict::kNothingToBisect) {
+      report.divergence.note = "the model passes";
+    } else if (!options.bisect_submodules) {
+      report.divergence.note = "--no-submodules";
+    } else if (auto why = why_no_submodules(options.backend, options.mode)) {
+      report.divergence.note = *why;
+    } else {
+      report.divergence = search_submodules(options, entry, suites_dir, device, report.steps.front().tolerance);
+    }
   } catch (const Interrupted&) {
-    if (quiet) std::fclose(quiet);
     std::printf("interrupted: the bisect of %s stopped before it finished\n", entry.name.c_str());
     return std::nullopt;
   }
-  if (quiet) std::fclose(quiet);
   report.model = entry.name;
   report.suite = entry.suite;
   report.backend = options.backend;

@@ -1,10 +1,11 @@
 // Planted faults: test-only patches that perturb the compiled side of a model (compiled_only),
-// so that tests can check that `zoobench bisect` finds the patch that breaks accuracy, and a
-// pair of patches that break it only together. Each rewrites the model's top-level forward:
-// the output of its direct child submodule of a fixed name is changed where it is used.
-//   test_scale_planted   child `planted`: output x 1.5 (fails any tolerance alone)
-//   test_offset_pair_a   child `pair_a`:  output + 0.006
-//   test_offset_pair_b   child `pair_b`:  output + 0.006
+// so that tests can check that `zoobench bisect` finds the patch that breaks accuracy, the layer
+// it breaks, and a pair of patches that break it only together. Each rewrites the forward of
+// every module of one class (the model's own, wherever it sits, or the module itself: a repro
+// of that layer alone is rewritten too, as real patches are):
+//   test_scale_planted   class PlantedLinear: output x 1.5 (fails any tolerance alone)
+//   test_offset_pair_a   class PairA:  output + 0.006
+//   test_offset_pair_b   class PairB:  output + 0.006
 // With --tolerance 0.01 and outputs below 0.2 in magnitude, one offset (0.006) stays within
 // allclose's atol + rtol * |ref|, both together (0.012) do not. Never assign them to a real model.
 #pragma once
@@ -18,9 +19,10 @@ namespace zoobench::patches {
 // The table entries (registry.cpp's builtin table holds them).
 std::vector<Patch> planted_fault_patches();
 
-// Rewrites `module`'s forward: every use of the output of its child `child`'s forward becomes
-// `output * factor + offset`. Returns the number of call sites changed.
-int perturb_child_output(torch::jit::Module& module, const std::string& child, double factor,
+// Rewrites the forward of `module` and of each of its submodules whose class is named `type`
+// (TorchScript's prefix left out): it returns `output * factor + offset`. Each class's graph is
+// rewritten once. Returns the number of classes changed.
+int perturb_class_output(torch::jit::Module& module, const std::string& type, double factor,
                          double offset);
 
 }  // namespace zoobench::patches

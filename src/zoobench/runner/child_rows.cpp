@@ -15,7 +15,6 @@
 namespace fs = std::filesystem;
 
 namespace zoobench {
-namespace {
 
 std::string last_error_line(const std::string& log_path) {
   std::string text;
@@ -31,8 +30,6 @@ std::string last_error_line(const std::string& log_path) {
   }
   return "";
 }
-
-}  // namespace
 
 void write_rows_file(const std::string& path, const std::vector<ResultRow>& rows) {
   nlohmann::json out;

@@ -15,6 +15,9 @@
 
 namespace zoobench {
 
+// The last non-empty line of a child's log (300 characters at most), "" when unreadable.
+std::string last_error_line(const std::string& log_path);
+
 void write_rows_file(const std::string& path, const std::vector<ResultRow>& rows);
 // The rows in `path`; none when it does not exist or cannot be parsed.
 std::vector<ResultRow> read_rows_file(const std::string& path);

@@ -1,6 +1,8 @@
 // The in-process run of one model.
 #include "zoobench/runner/model_run.h"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -83,7 +85,11 @@ std::optional<Refusal> load_model(const ZooEntry& entry, const RunOptions& optio
     std::vector<std::string> names;
     if (options.patches) {
       // A patch turned off as a switch (--disable-switches patch:NAME) is not applied at all.
-      for (auto& name : config.patches_for(entry.name, options.mode)) {
+      std::vector<std::string> assigned = config.patches_for(entry.name, options.mode);
+      for (const auto& name : model.manifest.patches) {
+        if (std::find(assigned.begin(), assigned.end(), name) == assigned.end()) assigned.push_back(name);
+      }
+      for (auto& name : assigned) {
         if (std::find(options.disabled_switches.begin(), options.disabled_switches.end(),
                       patch_switch(name)) == options.disabled_switches.end())
           names.push_back(std::move(name));
@@ -144,6 +150,8 @@ AccuracyOptions accuracy_options(const ZooEntry& entry, const RunOptions& option
   accuracy.check_runs = config.accuracy_check_runs(entry.name);
   accuracy.training_steps = options.training_steps;
   accuracy.summary = options.accu_summary;
+  if (!options.save_outputs.empty())
+    accuracy.save_outputs_dir = (std::filesystem::path(options.save_outputs) / entry.suite / entry.name).string();
   return accuracy;
 }
 

@@ -84,6 +84,9 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   c.add_flag("--cosine", o.cosine, "compare with cosine similarity instead of allclose/RMSE");
   c.add_flag("--accu-summary", o.accu_summary,
              "print per-group accuracy figures and the worst tensors");
+  c.add_option("--save-outputs", o.save_outputs,
+               "accuracy, inference: write the float64, eager and compiled outputs of each model "
+               "to DIR/<suite>/<model>/{float64,eager,<backend>}.pt (compare them with zoobench same)");
   c.add_option("--tolerance", f.tolerance,
                "tolerance for every model (overrides the suite's rule)")
       ->check(finite_number(0));
@@ -99,8 +102,9 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   c.add_flag("--no-patches", f.no_patches, "do not apply the models' patches");
   c.add_option("--disable-switches", f.disabled_switches,
                "turn these optimization switches off (comma-separated): a backend's steps "
-               "(jit: freeze, fold_frozen, optimize_for_inference, executor, nnc_fuser, "
-               "cudagraphs) or a model's patch, patch:NAME; `zoobench list --switches`");
+               "(jit: freeze, fold_frozen, optimize_for_inference, executor, ...; inductor: "
+               "Inductor config steps; aot_inductor: cudagraphs, narrowing_memo) or a model's "
+               "patch, patch:NAME; each backend's: `zoobench list --switches --backend NAME`");
   c.add_option("--input-layouts", f.input_layouts,
                "with --accuracy: feed the compiled backend these layouts "
                "(contiguous,transposed,gapped,overlapping,expanded)");

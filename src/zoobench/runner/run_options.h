@@ -37,6 +37,7 @@ struct RunOptions {
   double timeout_s = 1800;
   bool cosine = false;
   bool accu_summary = false;
+  std::string save_outputs;               // --save-outputs DIR: accuracy outputs for `zoobench same`
   std::optional<double> tolerance;        // --tolerance: overrides the suite's rule
   std::string output;                     // --output FILE (one experiment) or stem
   std::string output_directory = "results";
@@ -44,6 +45,7 @@ struct RunOptions {
   int partition_id = 0;
   bool resume = false;
   bool patches = true;                    // --no-patches sets false
+  bool bisect_submodules = true;          // zoobench bisect --no-submodules sets false
   std::vector<std::string> disabled_switches;  // --disable-switches: optimization switches off
   std::vector<std::string> input_layouts; // --input-layouts, empty: contiguous only
   OptimizerSettings optimizer;

@@ -177,6 +177,7 @@ Manifest read_manifest(const std::string& manifest_path) {
     manifest.dropout = json.value("dropout", false);
     manifest.deepcopy = json.value("deepcopy", true);
     manifest.versions = json.value("versions", nlohmann::json::object());
+    manifest.patches = json.value("patches", std::vector<std::string>{});
   } catch (const nlohmann::json::exception& e) {
     throw ModelLoadError(manifest_path + " is missing or has a malformed field (" + e.what() +
                          "); re-export the model");

@@ -59,6 +59,9 @@ struct Manifest {
   double loss_scale = 1.0;
   bool dropout = false;
   bool deepcopy = true;
+  // Patches the model needs whatever its suite assigns (a submodule repro written by `zoobench
+  // bisect` carries its model's); applied besides the suite's.
+  std::vector<std::string> patches;
   nlohmann::json versions;
 
   // The artifact for a role, or nullptr.

@@ -148,7 +148,7 @@ graph(%x : Tensor, %two : Tensor):
   }
   const at::Tensor x = at::randn({6}, at::TensorOptions().device(device_));
   auto run = [&](const std::shared_ptr<torch::jit::Graph>& g) {
-    torch::jit::GraphFunction fn("f", g->copy(), nullptr);
+    torch::jit::GraphFunction fn(c10::QualifiedName("f"), g->copy(), nullptr);
     return fn({x}).toTensor();
   };
   auto syncs = [&](const std::shared_ptr<torch::jit::Graph>& g) {
@@ -174,14 +174,18 @@ graph(%x : Tensor, %two : Tensor):
 // t[mask] = v with v on the GPU: the rewritten assignment fills through where(), no host read,
 // the same elements as index_put_.
 TEST_F(CudaGraphs, MaskedAssignmentOfADeviceValueReadsNothingBack) {
-  torch::jit::Module original("m");
-  original.define(R"(
+  auto assign = [] {
+    torch::jit::Module module("m");
+    module.define(R"(
 def forward(self, t, mask, v):
     t = t.clone()
     t[mask] = v
     return t
 )");
-  torch::jit::Module rewritten = original.clone();
+    return module;
+  };
+  torch::jit::Module original = assign();
+  torch::jit::Module rewritten = assign();
   ASSERT_EQ(apply_capture_rewrites(rewritten, false, true).masked_fills, 1);
   const auto on = at::TensorOptions().device(device_);
   const at::Tensor t = at::randn({8, 16}, on);
@@ -193,6 +197,50 @@ def forward(self, t, mask, v):
   EXPECT_NO_THROW(got = rewritten.forward({t, mask, v}).toTensor());
   c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
   EXPECT_TRUE(at::equal(expected, got));
+}
+
+// Switches that decide a capture: aot_inductor's `cudagraphs` and Inductor's
+// `triton.cudagraphs` (reduce-overhead) turn it off, other switches leave it on (Inductor's
+// mode is turned into options beneath the disabled switches': torch.compile takes a mode or
+// options, not both), and every run matches the float64 reference.
+class BackendSwitchesOnCuda : public CudaGraphs {
+ protected:
+  void expect_runs(const std::string& backend_name,
+                   const std::vector<std::pair<std::vector<std::string>, std::string>>& runs) {
+    Model model = load_model("conv_bn_relu", device_);
+    auto backend = make_backend(backend_name);
+    BackendRequest request = request_for(device_, Mode::kInference);
+    if (auto why = backend->unsupported_reason(model.manifest, request))
+      GTEST_SKIP() << backend_name << ": " << *why;
+    const bool flat_outputs = backend_name == "aot_inductor";
+    if (flat_outputs && model.manifest.artifact("aoti.float32.cuda") == nullptr)
+      GTEST_SKIP() << "no AOTInductor package: " << aoti_failure("conv_bn_relu", c10::kCUDA);
+    const Record reference = float64_reference(model, device_, Mode::kInference);
+    const Tolerance tol =
+        case_tolerance(backend_name, "conv_bn_relu", Mode::kInference, c10::kCUDA);
+    for (const auto& [disabled, cudagraphs] : runs) {
+      std::string off;
+      for (const auto& name : disabled) off += name + " ";
+      SCOPED_TRACE(backend_name + " off: " + off);
+      request.disabled_switches = disabled;
+      RunOutcome result = run_backend(*backend, model.manifest, request, model.inputs);
+      EXPECT_EQ(result.info.cudagraphs, cudagraphs);
+      Verdict verdict = compare_records(reference, result.record, tol, flat_outputs);
+      EXPECT_TRUE(verdict.pass) << verdict.report;
+    }
+  }
+};
+
+TEST_F(BackendSwitchesOnCuda, AotInductorCaptureIsASwitch) {
+  expect_runs("aot_inductor", {{{}, "on"},
+                               {{"narrowing_memo"}, "on"},
+                               {{"cudagraphs"}, "off"},
+                               {{"cudagraphs", "narrowing_memo"}, "off"}});
+}
+
+TEST_F(BackendSwitchesOnCuda, InductorModeKeepsItsCaptureBesideOtherSwitches) {
+  expect_runs("inductor:reduce-overhead",
+              {{{"pattern_matcher", "fusion"}, "on"}, {{"triton.cudagraphs"}, "off"}});
 }
 
 }  // namespace
