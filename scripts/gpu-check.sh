@@ -150,13 +150,17 @@ stage_test() {
   return $rc  # ctest's: a failing test fails the check
 }
 
-GPU_UNIT=${GPU_UNIT:-"gpu_backends:CudaGraphs*:BackendSwitchesOnCuda*:Cuda/BackendOnDevice* gpu_patches:*PackedDropout*"}
+# Each spec runs in a process of its own: C++ autograd after the embedded Python's in one
+# process trips PyTorch's engine assert (device_ready_queues_; docs/results.md), as ctest's
+# one-process-per-test never does.
+GPU_UNIT=${GPU_UNIT:-"gpu_backends:CudaGraphs* gpu_backends:BackendSwitchesOnCuda* gpu_backends:Cuda/BackendOnDevice* gpu_patches:*PackedDropout*"}
 stage_gpu-unit() {
-  local spec rc=0
+  local spec rc=0 n=0 log
   for spec in $GPU_UNIT; do
+    log="$LOGS/gpu-unit-$((++n))-${spec%%:*}.log"
     log "gtest ${spec%%:*} --gtest_filter=${spec#*:}"
-    "$BUILD/tests/${spec%%:*}" --gtest_filter="${spec#*:}" > "$LOGS/gpu-unit-${spec%%:*}.log" 2>&1 || rc=1
-    grep -E "^\[  (PASSED|FAILED) |^\[       OK|^\[  FAILED|Failure|Expected|Which is|Value of" "$LOGS/gpu-unit-${spec%%:*}.log" | head -40
+    "$BUILD/tests/${spec%%:*}" --gtest_filter="${spec#*:}" > "$log" 2>&1 || rc=1
+    grep -E "^\[  (PASSED|FAILED) |^\[       OK|^\[  FAILED|Failure|Expected|Which is|Value of" "$log" | head -40
   done
   return $rc
 }
