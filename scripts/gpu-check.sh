@@ -31,6 +31,11 @@
 #                  capture falls back (bs 8) and two HuggingFace models (list batch sizes)
 #   host-syncs     where those models read device values back to the host, and whether a CUDA
 #                  graph captures them in PyTorch itself (scripts/host_sync_sites.py)
+#   train-zoo      the training table's zoo ($ZOO-train: the three trained timm models, resnet50,
+#                  text_encoder_bert_dropout, batch 8, train.pt), in the background
+#   compile-train  the training side by side (issue 18, target 2): python_eager, jit,
+#                  cudagraphs, inductor, inductor:reduce-overhead, training step with SGD;
+#                  resumable like compile-table
 #   capture-check  the diagnosis zoo with jit and cudagraphs, accuracy: the `cudagraphs` column
 #   dropout        bench_dropout's CUDA cases (packed vs ATen, moved GB/s, fraction of HBM)
 #   bisect         `zoobench bisect` of AllenaiLongformerBase with jit on CUDA (issue 19)
@@ -76,7 +81,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env table-zoo diag-zoo lists-beside build test gpu-unit smoke zoo compile-table host-syncs capture-check dropout bisect overhead lists judged-cases measure pack)
+PLAN=(env table-zoo diag-zoo train-zoo lists-beside build test gpu-unit smoke zoo compile-table compile-train host-syncs capture-check dropout bisect overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -297,6 +302,38 @@ stage_host-syncs() {
   log "host reads and CUDA-graph capture of ${DIAG_TIMM[*]} ${DIAG_HF[*]}"
   $PY scripts/host_sync_sites.py "$ZOO-diag"/*/* > "$LOGS/host-syncs.log" 2>&1
   cut -c1-700 "$LOGS/host-syncs.log" | head -400
+}
+
+TRAIN_ZOO_DONE=$LOGS/.train-zoo-done
+stage_train-zoo() {
+  local zoo=$ZOO-train
+  [[ -f $zoo/index.json ]] && { touch "$TRAIN_ZOO_DONE"; echo "-- training zoo exported before ($zoo)"; return 0; }
+  rm -f "$TRAIN_ZOO_DONE"
+  (
+    rm -rf "$zoo.parts" && mkdir -p "$zoo.parts"
+    export OMP_NUM_THREADS=4
+    ZOO=$zoo export_part train-timm --suite timm_models --batch-size 8 --training -k "$(regex_of "${TIMM_TRAINED[@]}")" &
+    ZOO=$zoo export_part train-tb --suite torchbench --batch-size 8 --training -k '^(resnet50|text_encoder_bert_dropout)$' &
+    wait
+    $PY scripts/merge_zoos.py "$zoo" "$zoo.parts"/*
+    touch "$TRAIN_ZOO_DONE"
+  ) > "$LOGS/train-zoo.log" 2>&1 &
+  echo "-- training zoo: exporting in the background (log: $LOGS/train-zoo.log)"
+}
+
+# Training side by side: one invocation per suite, checks two at a time (training holds more
+# memory than inference), then the timings alone.
+stage_compile-train() {
+  wait_for "$TRAIN_ZOO_DONE" "the training zoo's export" 600
+  local zoo=$ZOO-train suite
+  [[ -f $zoo/index.json ]] || { echo "no training zoo: run the train-zoo stage first"; return 2; }
+  for suite in timm_models torchbench; do
+    run_zb "compile-train-$suite" 30 --resume --zoo "$zoo" --suite "$suite" --training --accuracy --performance \
+      --devices "$(one_worker_per_gpu)" --cpu-affinity "0-$((JOBS - 1))" --accuracy-workers 2 \
+      --keep-compile-cache --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}" \
+      --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead
+  done
+  zb report "$RESULTS"/compile-train-*/*.csv --markdown "$RESULTS/compile-train.md" > /dev/null
 }
 
 stage_capture-check() {
