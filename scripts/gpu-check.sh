@@ -282,19 +282,29 @@ stage_compile-table() {
 DIAG_ZOO_DONE=$LOGS/.diag-zoo-done
 DIAG_TIMM=(tf_efficientnet_b0 mobilevit_s)
 DIAG_HF=(BertForMaskedLM AllenaiLongformerBase BartForConditionalGeneration)
-stage_diag-zoo() {
-  local zoo=$ZOO-diag
-  [[ -f $zoo/index.json ]] && { touch "$DIAG_ZOO_DONE"; echo "-- diagnosis zoo exported before ($zoo)"; return 0; }
-  rm -f "$DIAG_ZOO_DONE"
+# zoo_in_background ZOO MARKER PARTS: PARTS (a function starting export_part jobs) into
+# ZOO.parts in the background, merged into ZOO, then MARKER; the stages after it wait for MARKER.
+zoo_in_background() {
+  local zoo=$1 marker=$2 parts=$3 log="$LOGS/$(basename "$1").log"
+  rm -f "$marker"
   (
     rm -rf "$zoo.parts" && mkdir -p "$zoo.parts"
-    ZOO=$zoo export_part diag-timm --suite timm_models --batch-size 8 -k "$(regex_of "${DIAG_TIMM[@]}")" &
-    ZOO=$zoo export_part diag-hf --suite huggingface -k "$(regex_of "${DIAG_HF[@]}")" &
+    ZOO=$zoo "$parts"
     wait
     $PY scripts/merge_zoos.py "$zoo" "$zoo.parts"/*
-    touch "$DIAG_ZOO_DONE"
-  ) > "$LOGS/diag-zoo.log" 2>&1 &
-  echo "-- diagnosis zoo: exporting in the background (log: $LOGS/diag-zoo.log)"
+    touch "$marker"
+  ) > "$log" 2>&1 &
+  echo "-- $zoo: exporting in the background (log: $log)"
+}
+
+diag_parts() {
+  export_part diag-timm --suite timm_models --batch-size 8 -k "$(regex_of "${DIAG_TIMM[@]}")" &
+  export_part diag-hf --suite huggingface -k "$(regex_of "${DIAG_HF[@]}")" &
+}
+
+stage_diag-zoo() {
+  [[ -f $ZOO-diag/index.json ]] && { touch "$DIAG_ZOO_DONE"; echo "-- diagnosis zoo exported before"; return 0; }
+  zoo_in_background "$ZOO-diag" "$DIAG_ZOO_DONE" diag_parts
 }
 
 stage_host-syncs() {
@@ -305,20 +315,15 @@ stage_host-syncs() {
 }
 
 TRAIN_ZOO_DONE=$LOGS/.train-zoo-done
+train_parts() {
+  export OMP_NUM_THREADS=4
+  export_part train-timm --suite timm_models --batch-size 8 --training -k "$(regex_of "${TIMM_TRAINED[@]}")" &
+  export_part train-tb --suite torchbench --batch-size 8 --training -k '^(resnet50|text_encoder_bert_dropout)$' &
+}
+
 stage_train-zoo() {
-  local zoo=$ZOO-train
-  [[ -f $zoo/index.json ]] && { touch "$TRAIN_ZOO_DONE"; echo "-- training zoo exported before ($zoo)"; return 0; }
-  rm -f "$TRAIN_ZOO_DONE"
-  (
-    rm -rf "$zoo.parts" && mkdir -p "$zoo.parts"
-    export OMP_NUM_THREADS=4
-    ZOO=$zoo export_part train-timm --suite timm_models --batch-size 8 --training -k "$(regex_of "${TIMM_TRAINED[@]}")" &
-    ZOO=$zoo export_part train-tb --suite torchbench --batch-size 8 --training -k '^(resnet50|text_encoder_bert_dropout)$' &
-    wait
-    $PY scripts/merge_zoos.py "$zoo" "$zoo.parts"/*
-    touch "$TRAIN_ZOO_DONE"
-  ) > "$LOGS/train-zoo.log" 2>&1 &
-  echo "-- training zoo: exporting in the background (log: $LOGS/train-zoo.log)"
+  [[ -f $ZOO-train/index.json ]] && { touch "$TRAIN_ZOO_DONE"; echo "-- training zoo exported before"; return 0; }
+  zoo_in_background "$ZOO-train" "$TRAIN_ZOO_DONE" train_parts
 }
 
 # Training side by side: one invocation per suite, checks two at a time (training holds more

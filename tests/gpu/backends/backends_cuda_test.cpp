@@ -9,6 +9,7 @@
 #include <torch/csrc/jit/ir/irparser.h>
 
 #include "unit/backends/backend_cases.h"
+#include "unit/backends/masked_assignment.h"
 #include "zoobench/backends/capture_rewrites.h"
 
 namespace zoobench::backend_cases {
@@ -174,18 +175,8 @@ graph(%x : Tensor, %two : Tensor):
 // t[mask] = v with v on the GPU: the rewritten assignment fills through where(), no host read,
 // the same elements as index_put_.
 TEST_F(CudaGraphs, MaskedAssignmentOfADeviceValueReadsNothingBack) {
-  auto assign = [] {
-    torch::jit::Module module("m");
-    module.define(R"(
-def forward(self, t, mask, v):
-    t = t.clone()
-    t[mask] = v
-    return t
-)");
-    return module;
-  };
-  torch::jit::Module original = assign();
-  torch::jit::Module rewritten = assign();
+  torch::jit::Module original = testing_models::masked_assignment();
+  torch::jit::Module rewritten = testing_models::masked_assignment();
   ASSERT_EQ(apply_capture_rewrites(rewritten, false, true).masked_fills, 1);
   const auto on = at::TensorOptions().device(device_);
   const at::Tensor t = at::randn({8, 16}, on);

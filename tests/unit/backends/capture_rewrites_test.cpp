@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/script.h>
 
+#include "unit/backends/masked_assignment.h"
 #include "zoobench/backends/capture_rewrites.h"
 #include "zoobench/backends/host_sync_ops.h"
 
@@ -18,22 +19,14 @@ int count_kind(const torch::jit::Graph& graph, const std::string& kind) {
   return n;
 }
 
-// `t[index] = v` as TorchScript writes it: aten::index_put_ with a one-element index list.
+// `t[index] = v` (masked_assignment.h), or with accumulate=True, which the rewrite leaves alone.
 torch::jit::Module assign_at(const std::string& accumulate = "") {
+  if (accumulate.empty()) return testing_models::masked_assignment();
   torch::jit::Module module("m");
-  if (accumulate.empty()) {
-    module.define(R"(
-def forward(self, t, index, v):
-    t = t.clone()
-    t[index] = v
-    return t
-)");
-  } else {
-    module.define(R"(
+  module.define(R"(
 def forward(self, t, index, v):
     return t.index_put_([index], v, True)
 )");
-  }
   return module;
 }
 
