@@ -202,6 +202,8 @@ TEST(Bisect, FromResultsBisectsEachFailingRowAndSummarisesThem) {
   ASSERT_EQ(bisect.exit_code, 0) << bisect.output;
   EXPECT_THAT(bisect.output, HasSubstr("1 failing rows"));
   EXPECT_THAT(bisect.output, HasSubstr("| scaled "));
+  EXPECT_THAT(bisect.output, HasSubstr("| first diverging submodule |"));
+  EXPECT_THAT(bisect.output, HasSubstr("| planted "));
   EXPECT_EQ(bisect.output.find("| good "), std::string::npos) << bisect.output;
   const auto summary = nlohmann::json::parse(read_text(out + "/bisect-summary.json"));
   ASSERT_EQ(summary["bisects"].size(), 1u) << summary.dump(2);

@@ -333,7 +333,7 @@ int execute_bisect_from_results(const RunOptions& base, const std::string& resul
   if (file.kind != ExperimentKind::kAccuracy)
     throw UsageError(results_file + " holds performance rows: bisect reads an accuracy file");
   struct Entry {
-    std::string model, backend, device, status, verdict, culprit, fix;
+    std::string model, backend, device, status, verdict, culprit, fix, diverges;
     std::size_t steps = 0;
   };
   std::vector<Entry> entries;
@@ -370,6 +370,11 @@ int execute_bisect_from_results(const RunOptions& base, const std::string& resul
     e.verdict = verdict_name(report->verdict);
     e.culprit = join(report->culprit, " + ");
     e.fix = join(report->fix, " + ");
+    // The first submodule that fails alone; otherwise the search's verdict, when it ran.
+    const DivergenceReport& d = report->divergence;
+    e.diverges = d.verdict == DivergenceVerdict::kFound ? d.path
+                 : d.verdict == DivergenceVerdict::kNoChildFailsAlone ? "(no child alone)"
+                                                                       : "";
     e.steps = report->steps.size();
     records.push_back(bisect_report_json(*report));
     entries.push_back(e);
@@ -377,12 +382,12 @@ int execute_bisect_from_results(const RunOptions& base, const std::string& resul
   std::vector<std::vector<std::string>> table;
   for (const auto& e : entries) {
     table.push_back({e.model, e.backend, e.device, e.status, e.verdict, e.culprit, e.fix,
-                     e.steps ? std::to_string(e.steps) : ""});
+                     e.diverges, e.steps ? std::to_string(e.steps) : ""});
   }
   std::printf("\nbisect of %s: %zu failing rows\n", results_file.c_str(), entries.size());
   if (!table.empty()) {
     std::fputs(report::markdown_table({"model", "backend", "device", "status", "verdict", "culprit",
-                                       "fix", "steps"},
+                                       "fix", "first diverging submodule", "steps"},
                                       table)
                    .c_str(),
                stdout);
