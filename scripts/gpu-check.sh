@@ -57,10 +57,12 @@
 #   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-01d/compile-timm results-gpu/
 # (the timm table is complete there; the HuggingFace one, HF_TABLE=1, starts afresh: its rows of
 # 2026-12-01d predate the out-of-memory retry). It takes more than one session's device time
-# (about 200 s of GPU per model for its five backends, checks and timings), so a part per session,
-# each model's backends together, on the x2 kind:
-#   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 HF_TABLE=1 HF_TABLE_MODELS="A B ..." \
-#     scripts/gpu-check.sh env table-zoo build compile-table pack With two GPUs, the lists beside the table:
+# (about 200 s of GPU per model for its five backends, checks and timings), so a part per session
+# (HF_TABLE_PART=k/n: about 9 models in a quarter; two quarters fill a session of the x2 kind),
+# each model's backends together:
+#   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 HF_TABLE=1 HF_TABLE_PART=1/4 \
+#     scripts/gpu-check.sh env table-zoo build compile-table pack
+# With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
 #
@@ -99,6 +101,14 @@ declare -A TEST_SETS=(
   [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess|Bisect|DisableSwitches|AccuracyWorkers|CudaGraphs|CaptureRewrites|HostSyncOps|Divergence'
   [verify]='PickleLoad|PackedDropout|Sha256|HostilePickle|CpuAffinity|Cuda/BackendOnDevice|EmbeddedPython'
 )
+# HF_TABLE_PART=k/n: the k-th of n interleaved parts of the HuggingFace list (every n-th name
+# from the k-th, so large and small models spread over the parts), for HF_TABLE_MODELS: a
+# session takes one part of the table without naming its models.
+if [[ -n ${HF_TABLE_PART:-} && -z ${HF_TABLE_MODELS:-} ]]; then
+  HF_TABLE_MODELS=$(grep -v '^#' suites/huggingface_models_list.txt | cut -d, -f1 |
+    awk -v k="${HF_TABLE_PART%/*}" -v n="${HF_TABLE_PART#*/}" 'NF { i++; if ((i - k) % n == 0) print }' | xargs)
+  [[ -n $HF_TABLE_MODELS ]] || { echo "HF_TABLE_PART=$HF_TABLE_PART names no model (k/n, 1 <= k <= n)"; exit 2; }
+fi
 if [[ -n ${TEST_SET:-} ]]; then
   [[ -n ${TEST_SETS[$TEST_SET]:-} ]] || { echo "unknown TEST_SET '$TEST_SET' (${!TEST_SETS[*]})"; exit 2; }
   CTEST_ARGS="-R ${TEST_SETS[$TEST_SET]} ${CTEST_ARGS:-}"
