@@ -58,7 +58,7 @@
 # (the timm table is complete there; the HuggingFace one, HF_TABLE=1, starts afresh: its rows of
 # 2026-12-01d predate the out-of-memory retry). It takes more than one session's device time
 # (about 200 s of GPU per model for its five backends, checks and timings), so a part per session
-# (HF_TABLE_PART=k/n: about 9 models in a quarter; two quarters fill a session of the x2 kind),
+# (HF_TABLE_PART=k/n: a quarter is 9 or 10 models, about 17 minutes of the x2 kind with its build and export),
 # each model's backends together:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 HF_TABLE=1 HF_TABLE_PART=1/4 \
 #     scripts/gpu-check.sh env table-zoo build compile-table pack
