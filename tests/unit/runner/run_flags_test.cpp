@@ -35,6 +35,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--settle-iterations", "2"},
       {"--timeout", "99"},
       {"--tolerance", "0.01"},
+      {"--save-outputs", "outputs"},
       {"--output", "out.csv"},
       {"--output-directory", "out"},
       {"--total-partitions", "3"},
