@@ -1,12 +1,11 @@
 // CUDA graph capture of an executable's inference call or whole training step.
 #include "zoobench/backends/cuda_graph_executable.h"
 
-#include "zoobench/backends/host_sync_ops.h"
-
 #include <fmt/format.h>
 
 #include <optional>
 
+#include "zoobench/backends/host_sync_ops.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
