@@ -182,8 +182,6 @@ void fill_from(AccuracyRecord& record, const SameResult& result) {
   record.tensors = leaves_json(result, 200);
 }
 
-}  // namespace
-
 // --save-outputs: one side's inference outputs as DIR/<name>.pt (on the CPU), for `zoobench same`.
 void save_outputs(const std::string& dir, const std::string& name, const c10::IValue& outputs) {
   if (dir.empty()) return;
@@ -191,6 +189,8 @@ void save_outputs(const std::string& dir, const std::string& name, const c10::IV
   serialization::save_for_python(map_tensors(outputs, [](const at::Tensor& t) { return t.detach().cpu(); }),
                                  (std::filesystem::path(dir) / (name + ".pt")).string());
 }
+
+}  // namespace
 
 AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,
                                        const BackendRequest& request, const std::vector<c10::IValue>& inputs,
@@ -228,7 +228,6 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
     fp64_request.dtype_override = c10::kDouble;
     crash_report::PhaseScope phase("accuracy: float64 golden run");
     golden = run_once(eager, manifest, fp64_request, cast_inputs(inputs, c10::kDouble), options);
-    save_outputs(outputs_dir, "float64", golden->outputs);
   } catch (const ModelLoadError& e) {
     return fail(Status::kModelFailToLoad, first_line(e.what()));
   } catch (...) {
@@ -244,7 +243,6 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
   try {
     crash_report::PhaseScope phase("accuracy: eager run 1");
     eager1 = run_once(eager, manifest, eager_request, inputs, options);
-    save_outputs(outputs_dir, "eager", eager1.outputs);
   } catch (const ModelLoadError& e) {
     return fail(Status::kModelFailToLoad, first_line(e.what()));
   } catch (...) {
@@ -258,6 +256,9 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
     std::string message = logged_exception_message(manifest.name + " (accuracy)");
     return fail(status_for_failure(Phase::kEagerSecondRun, message), "eager: " + first_line(message));
   }
+  // Outside the runs' try blocks: a file that cannot be written is not a failed run.
+  if (golden) save_outputs(outputs_dir, "float64", golden->outputs);
+  save_outputs(outputs_dir, "eager", eager1.outputs);
   if (!options.non_deterministic) {
     SameOptions bitwise;
     bitwise.tol = 0;

@@ -5,6 +5,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/library.h>
 
+#include "zoobench/backends/host_sync_ops.h"
 #include "zoobench/util/log.h"
 
 #include <fmt/format.h>
@@ -20,14 +21,6 @@ using torch::jit::Node;
 using torch::jit::Value;
 
 bool is_tensor(const Value* v) { return v->type()->cast<c10::TensorType>() != nullptr; }
-
-bool is_number_conversion(const Node* node) {
-  static const std::unordered_set<c10::Symbol> kinds = {
-      c10::aten::Int,          c10::aten::Float,       c10::aten::Bool,
-      c10::aten::ScalarImplicit, c10::aten::IntImplicit, c10::aten::FloatImplicit,
-      c10::aten::item};
-  return kinds.count(node->kind()) > 0 && node->inputs().size() == 1;
-}
 
 // Elementwise arithmetic that size computations trace to: it runs where its tensor inputs are.
 bool is_scalar_arithmetic(const Node* node) {
@@ -57,7 +50,7 @@ class SizeArithmetic {
     bool ok = !v->uses().empty();
     for (const auto& use : v->uses()) {
       Node* user = use.user;
-      if (is_number_conversion(user)) continue;
+      if (is_tensor_to_number(user)) continue;
       if (!is_scalar_arithmetic(user) || !only_feeds_numbers(user->output())) {
         ok = false;
         break;

@@ -59,7 +59,7 @@ class Screen {
       const bool where_nonzero = kind == "aten::where" && node->inputs().size() == 1;
       if (data_dependent_ops().count(kind) || where_nonzero) {
         note(data_dependent_, kind);
-      } else if (to_number_ops().count(kind) && node->inputs().size() == 1 && !is_host_value(node->input(0))) {
+      } else if (is_tensor_to_number(node) && !is_host_value(node->input(0))) {
         note(to_number_, kind);
       } else if (node->kind() == c10::prim::CallMethod) {
         auto cls = node->input(0)->type()->cast<c10::ClassType>();
@@ -136,6 +136,10 @@ std::vector<std::string> data_dependent_host_ops(const torch::jit::Module& modul
   Screen screen;
   screen.graph(forward->graph());
   return screen.data_dependent();
+}
+
+bool is_tensor_to_number(const torch::jit::Node* node) {
+  return to_number_ops().count(node->kind().toQualString()) > 0 && node->inputs().size() == 1;
 }
 
 std::string torchscript_innermost_frame(const std::string& message) {

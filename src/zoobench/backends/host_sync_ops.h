@@ -31,6 +31,10 @@ std::vector<std::string> host_synchronizing_ops(const std::shared_ptr<torch::jit
 // device constant joins it).
 std::vector<std::string> data_dependent_host_ops(const torch::jit::Module& module);
 
+// A conversion of one tensor to a number (aten::Int, aten::Float, aten::item, ...): a host read
+// when the tensor is on the device.
+bool is_tensor_to_number(const torch::jit::Node* node);
+
 // Where a TorchScript interpreter error's traceback points last (the innermost frame), as
 // "timm/layers/conv2d_same.py:27 (`_11 = int(_10)`)"; the message's first line when it has none.
 std::string torchscript_innermost_frame(const std::string& message);

@@ -98,17 +98,6 @@ std::optional<ResultRow> run_accuracy_child(const ZooEntry& entry, const RunOpti
   return std::nullopt;
 }
 
-std::string describe_outcome(const ChildOutcome& outcome) {
-  switch (outcome.kind) {
-    case ChildOutcome::Kind::kExited: return fmt::format("exit status {}", outcome.exit_code);
-    case ChildOutcome::Kind::kSignaled: return "killed by " + signal_name(outcome.signal);
-    case ChildOutcome::Kind::kTimedOut: return "timed out";
-    case ChildOutcome::Kind::kInterrupted: return "interrupted";
-    case ChildOutcome::Kind::kFailedToStart: return "failed to start: " + outcome.error;
-  }
-  return "";
-}
-
 // Backends whose prepared model is a TorchScript module: its submodules can run alone.
 std::optional<std::string> why_no_submodules(const std::string& backend, Mode mode) {
   if (mode != Mode::kInference) return "searched for inference only";
@@ -143,8 +132,8 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
     if (outcome.kind == ChildOutcome::Kind::kInterrupted || g_interrupted.load()) throw Interrupted{};
     const fs::path level_file = dir / "level.json";
     if (outcome.kind != ChildOutcome::Kind::kExited || outcome.exit_code != 0 || !fs::exists(level_file))
-      throw std::runtime_error(fmt::format("capturing the children of '{}' failed ({}): {}", parent,
-                                           describe_outcome(outcome), last_error_line(log)));
+      throw std::runtime_error(fmt::format("capturing the children of '{}' failed: {}", parent,
+                                           child_failure_reason(outcome, log, options.timeout_s)));
     std::vector<SubmoduleCandidate> candidates;
     const auto level = nlohmann::json::parse(read_text_file(level_file.string()));
     for (const auto& item : level.at("children")) {

@@ -217,10 +217,8 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
   if (o.mode != Mode::kInference) throw UsageError("submodules are captured for inference only");
   if (o.only.size() != 1 || o.devices.size() != 1)
     throw UsageError("--capture-children needs one model (--only) and one device");
-  ZooCatalog catalog = ZooCatalog::scan(o.zoo_dir);
-  std::vector<ZooEntry> models = catalog.models(o.suite);
-  auto found = std::find_if(models.begin(), models.end(), [&](const ZooEntry& e) { return e.name == o.only[0]; });
-  if (found == models.end()) throw UsageError("no model " + o.only[0] + " in suite " + o.suite);
+  const auto found = ZooCatalog::scan(o.zoo_dir).find(o.suite, o.only[0]);
+  if (!found) throw UsageError("no model " + o.only[0] + " in suite " + o.suite);
   const Manifest manifest = read_manifest(found->manifest_path);
   const c10::Device device = parse_device(o.devices[0]);
   compat::set_current_device(device);
@@ -239,11 +237,9 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
     folders[child.name] = folder;
   }
   const std::string suites_dir = o.suites_dir.empty() ? default_suites_dir() : o.suites_dir;
-  std::vector<std::string> patch_names;
-  if (o.patches) patch_names = load_suite_configs(suites_dir, {manifest.suite}).at(manifest.suite).patches_for(manifest.name, o.mode);
-  for (const auto& p : manifest.patches) {
-    if (std::find(patch_names.begin(), patch_names.end(), p) == patch_names.end()) patch_names.push_back(p);
-  }
+  const std::vector<std::string> patch_names =
+      o.patches ? load_suite_configs(suites_dir, {manifest.suite}).at(manifest.suite).patches_for(manifest, o.mode)
+                : std::vector<std::string>{};
   patches::PatchScope scope(patch_names);
   scope.rewrite(root, /*training=*/false);
 

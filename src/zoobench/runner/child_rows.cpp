@@ -15,6 +15,7 @@
 namespace fs = std::filesystem;
 
 namespace zoobench {
+namespace {
 
 std::string last_error_line(const std::string& log_path) {
   std::string text;
@@ -30,6 +31,8 @@ std::string last_error_line(const std::string& log_path) {
   }
   return "";
 }
+
+}  // namespace
 
 void write_rows_file(const std::string& path, const std::vector<ResultRow>& rows) {
   nlohmann::json out;
@@ -62,21 +65,13 @@ RowContext context_for(const RunOptions& options, const ZooEntry& entry, const s
   return c;
 }
 
-std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry,
-                                     const SuiteConfig& config, const std::string& device,
-                                     const std::string& log, std::vector<ResultRow> rows,
-                                     const ChildOutcome& outcome) {
-  Status status = Status::kInfraError;
-  std::string reason;
+std::string child_failure_reason(const ChildOutcome& outcome, const std::string& log,
+                                 double timeout_s) {
   switch (outcome.kind) {
     case ChildOutcome::Kind::kTimedOut:
-      status = Status::kTimeout;
-      reason = fmt::format("no result after {:.0f}s (--timeout); process group killed",
-                           options.timeout_s);
-      break;
-    case ChildOutcome::Kind::kSignaled:
-      status = Status::kCrash;
-      reason = "killed by " + signal_name(outcome.signal);
+      return fmt::format("no result after {:.0f}s (--timeout); process group killed", timeout_s);
+    case ChildOutcome::Kind::kSignaled: {
+      std::string reason = "killed by " + signal_name(outcome.signal);
       // The child's own report says in which phase (its native frames stay in the log); only a
       // report of this run, and of this signal (SIGKILL leaves none).
       if (const std::string line = crash_report::crash_line_from_log(log, outcome.log_offset);
@@ -85,19 +80,30 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
       }
       if (outcome.signal == SIGKILL)
         reason += " (the kernel's OOM killer sends this when host memory runs out)";
-      break;
+      return reason;
+    }
     case ChildOutcome::Kind::kInterrupted:
-      // An interrupted model gets no row, not even those its child finished (accuracy before
-      // an interrupted performance run): --resume runs the whole model again.
-      return {};
+      return "interrupted";
     case ChildOutcome::Kind::kFailedToStart:
-      reason = outcome.error;
-      break;
+      return outcome.error;
     case ChildOutcome::Kind::kExited:
-      reason = fmt::format("exited with status {} without a result: {}", outcome.exit_code,
-                           last_error_line(log));
-      break;
+      return fmt::format("exited with status {} without a result: {}", outcome.exit_code,
+                         last_error_line(log));
   }
+  return "";
+}
+
+std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry,
+                                     const SuiteConfig& config, const std::string& device,
+                                     const std::string& log, std::vector<ResultRow> rows,
+                                     const ChildOutcome& outcome) {
+  // An interrupted model gets no row, not even those its child finished (accuracy before an
+  // interrupted performance run): --resume runs the whole model again.
+  if (outcome.kind == ChildOutcome::Kind::kInterrupted) return {};
+  const Status status = outcome.kind == ChildOutcome::Kind::kTimedOut ? Status::kTimeout
+                        : outcome.kind == ChildOutcome::Kind::kSignaled ? Status::kCrash
+                                                                        : Status::kInfraError;
+  const std::string reason = child_failure_reason(outcome, log, options.timeout_s);
   RowContext c = context_for(options, entry, device, log);
   // The patches the child was given (a crash may come from one of them).
   if (options.patches) c.patches = config.patches_for(entry.name, options.mode);

@@ -15,8 +15,11 @@
 
 namespace zoobench {
 
-// The last non-empty line of a child's log (300 characters at most), "" when unreadable.
-std::string last_error_line(const std::string& log_path);
+// Why a child gave no result, for a row or a message: its timeout, the signal (with the child's
+// own crash line when its log has one), its exit status and last log line, or why it did not
+// start.
+std::string child_failure_reason(const ChildOutcome& outcome, const std::string& log,
+                                 double timeout_s);
 
 void write_rows_file(const std::string& path, const std::vector<ResultRow>& rows);
 // The rows in `path`; none when it does not exist or cannot be parsed.

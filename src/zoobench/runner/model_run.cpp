@@ -85,11 +85,7 @@ std::optional<Refusal> load_model(const ZooEntry& entry, const RunOptions& optio
     std::vector<std::string> names;
     if (options.patches) {
       // A patch turned off as a switch (--disable-switches patch:NAME) is not applied at all.
-      std::vector<std::string> assigned = config.patches_for(entry.name, options.mode);
-      for (const auto& name : model.manifest.patches) {
-        if (std::find(assigned.begin(), assigned.end(), name) == assigned.end()) assigned.push_back(name);
-      }
-      for (auto& name : assigned) {
+      for (auto& name : config.patches_for(model.manifest, options.mode)) {
         if (std::find(options.disabled_switches.begin(), options.disabled_switches.end(),
                       patch_switch(name)) == options.disabled_switches.end())
           names.push_back(std::move(name));

@@ -508,6 +508,14 @@ std::vector<std::string> SuiteConfig::patches_for(const std::string& model, Mode
   return out;
 }
 
+std::vector<std::string> SuiteConfig::patches_for(const Manifest& manifest, Mode mode) const {
+  std::vector<std::string> out = patches_for(manifest.name, mode);
+  for (const auto& name : manifest.patches) {
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
+}
+
 std::map<std::string, std::vector<std::string>> SuiteConfig::patch_assignments() const {
   auto all = patches_;
   for (const auto& [model, names] : training_patches_) {

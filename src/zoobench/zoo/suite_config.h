@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/zoo/manifest.h"
 #include "zoobench/zoo/run_config.h"
 
 namespace zoobench {
@@ -55,6 +56,9 @@ class SuiteConfig {
   // a majority vote over (flaky models); 1 unless the yaml names the model.
   int accuracy_check_runs(const std::string& model) const;
   std::vector<std::string> patches_for(const std::string& model, Mode mode) const;
+  // A loaded model's: those the suite assigns to its name, then those its manifest names (a
+  // submodule repro carries its model's), each once.
+  std::vector<std::string> patches_for(const Manifest& manifest, Mode mode) const;
   // Extra factor on the training loss (upstream timm scales mobilevit_s's loss by 1/1000).
   double loss_scale(const std::string& model) const;
   // Every model -> patch names assignment (both modes), for `zoobench patches`.
