@@ -18,6 +18,7 @@
 #   test           ctest, every label but browser (CTEST_ARGS / CTEST_EXCLUDE narrow it;
 #                  TEST_SET=python, recent or verify: named subsets, see TEST_SETS)
 #   smoke          two models exported on CUDA and run with jit
+#   bisect         `zoobench bisect` of AllenaiLongformerBase with jit on CUDA (issue 19)
 #   zoo            the measured zoo: 14 timm models (bs 8, AOTInductor packages for all), 4
 #                  HuggingFace models, torchbench extras, bs-64 copies for the latency stage
 #   compile-table  the side-by-side table: the timm zoo with python_eager, jit, cudagraphs,
@@ -38,7 +39,6 @@
 #                  resumable like compile-table
 #   capture-check  the diagnosis zoo with jit and cudagraphs, accuracy: the `cudagraphs` column
 #   dropout        bench_dropout's CUDA cases (packed vs ATen, moved GB/s, fraction of HBM)
-#   bisect         `zoobench bisect` of AllenaiLongformerBase with jit on CUDA (issue 19)
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
 #   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh)
 #   judged-cases   PyTorch's own same() on real models, for `zoobench same`
@@ -83,7 +83,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env table-zoo diag-zoo train-zoo lists-beside build test gpu-unit smoke zoo compile-table compile-train host-syncs capture-check dropout bisect overhead lists judged-cases measure pack)
+PLAN=(env table-zoo diag-zoo train-zoo lists-beside build test gpu-unit smoke bisect zoo compile-table compile-train host-syncs capture-check dropout overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
