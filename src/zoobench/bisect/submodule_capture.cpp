@@ -9,6 +9,7 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -21,6 +22,7 @@
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
 #include "zoobench/util/ivalue_tree.h"
+#include "zoobench/util/log.h"
 #include "zoobench/util/sha256.h"
 #include "zoobench/util/text.h"
 #include "zoobench/zoo/catalog.h"
@@ -85,30 +87,53 @@ bool has_taps(const Graph& graph) {
   return !torch::jit::findAllNodes(const_cast<Graph&>(graph), tap_kind(), /*recurse=*/true).empty();
 }
 
-// Taps around every `self.<child>.forward(...)` in the methods of `parent`'s type.
-void instrument(torch::jit::Module& parent) {
+// The dotted path from `self` to the module a call's receiver is ("attention", or "layer.3"
+// through a ModuleList, as traced encoders call their layers), or "" when the receiver is not
+// reached through attributes of `self` alone.
+std::string callee_path(const Node* call, const Value* self) {
+  std::vector<std::string> parts;
+  for (const Value* v = call->input(0); v != self; v = v->node()->input(0)) {
+    if (v->node()->kind() != c10::prim::GetAttr) return "";
+    parts.push_back(v->node()->s(c10::attr::name));
+  }
+  std::reverse(parts.begin(), parts.end());
+  return join(parts, ".");
+}
+
+// Each `forward` call of a submodule in the methods of `parent`'s type, with the submodule's path.
+std::vector<std::pair<Node*, std::string>> submodule_calls(const torch::jit::Module& parent) {
+  std::vector<std::pair<Node*, std::string>> calls;
   for (torch::jit::Function* method : parent.type()->methods()) {
     if (!method->isGraphFunction()) continue;
-    std::shared_ptr<Graph> graph = torch::jit::toGraphFunction(*method).graph();
-    if (has_taps(*graph)) continue;
+    const std::shared_ptr<Graph> graph = torch::jit::toGraphFunction(*method).graph();
     Value* self = graph->inputs()[0];
     for (Node* call : torch::jit::findAllNodes(*graph, c10::prim::CallMethod, /*recurse=*/true)) {
-      Node* owner = call->input(0)->node();
-      if (call->s(c10::attr::name) != "forward" || owner->kind() != c10::prim::GetAttr ||
-          owner->input(0) != self || call->outputs().size() != 1)
-        continue;
-      const std::string child = owner->s(c10::attr::name);
-      {
-        torch::jit::WithInsertPoint before(call);
-        std::vector<Value*> args(call->inputs().begin() + 1, call->inputs().end());
-        Value* tuple = graph->insertNode(graph->createTuple(args))->output();
-        Value* key = graph->insertConstant("in:" + child);
-        graph->insertNode(graph->create(tap_kind(), {key, self, tuple}, 0));
-      }
-      torch::jit::WithInsertPoint after(call->next());
-      Value* key = graph->insertConstant("out:" + child);
-      graph->insertNode(graph->create(tap_kind(), {key, self, call->output()}, 0));
+      if (call->s(c10::attr::name) != "forward" || call->outputs().size() != 1) continue;
+      std::string path = callee_path(call, self);
+      if (!path.empty()) calls.emplace_back(call, std::move(path));
     }
+  }
+  return calls;
+}
+
+// Taps around every such call.
+void instrument(torch::jit::Module& parent) {
+  for (torch::jit::Function* method : parent.type()->methods()) {
+    if (method->isGraphFunction() && has_taps(*torch::jit::toGraphFunction(*method).graph())) return;
+  }
+  for (const auto& [call, child] : submodule_calls(parent)) {
+    Graph& graph = *call->owningGraph();
+    Value* self = graph.inputs()[0];
+    {
+      torch::jit::WithInsertPoint before(call);
+      std::vector<Value*> args(call->inputs().begin() + 1, call->inputs().end());
+      Value* tuple = graph.insertNode(graph.createTuple(args))->output();
+      Value* key = graph.insertConstant("in:" + child);
+      graph.insertNode(graph.create(tap_kind(), {key, self, tuple}, 0));
+    }
+    torch::jit::WithInsertPoint after(call->next());
+    Value* key = graph.insertConstant("out:" + child);
+    graph.insertNode(graph.create(tap_kind(), {key, self, call->output()}, 0));
   }
 }
 
@@ -206,7 +231,8 @@ std::vector<ChildCall> capture_child_calls(torch::jit::Module& root, const std::
   std::vector<ChildCall> calls;
   for (const auto& name : recording.order) {
     ChildCall call = std::move(recording.calls.at(name));
-    call.type = parent.attr(name).toModule().type()->name()->name();
+    const auto type_name = submodule_at(parent, name).type()->name();
+    call.type = type_name ? type_name->name() : "?";
     calls.push_back(std::move(call));
   }
   return calls;
@@ -229,12 +255,15 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
   // Each child saved before the patches rewrite the model: a repro's manifest names the
   // patches, and they rewrite it when it loads, as they do the model.
   const fs::path suite_dir = fs::path(into) / "zoo" / manifest.suite;
+  // Only modules the parent calls: a container (a ModuleList of layers) has no forward to save.
   std::map<std::string, fs::path> folders;
-  for (const auto& child : parent.named_children()) {
-    const fs::path folder = suite_dir / submodule_model_name(manifest.name, path_of(parent_path, child.name));
+  for (const auto& [call, child] : submodule_calls(parent)) {
+    if (folders.count(child) != 0) continue;
+    const fs::path folder = suite_dir / submodule_model_name(manifest.name, path_of(parent_path, child));
+    log::info("capture: saving {}", path_of(parent_path, child));
     fs::create_directories(folder);
-    child.value.save((folder / "eval.pt").string());
-    folders[child.name] = folder;
+    submodule_at(parent, child).save((folder / "eval.pt").string());
+    folders[child] = folder;
   }
   const std::string suites_dir = o.suites_dir.empty() ? default_suites_dir() : o.suites_dir;
   const std::vector<std::string> patch_names =
@@ -246,8 +275,12 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
   const c10::ScalarType dtype = parameter_dtype(o.precision);
   if (dtype != c10::kFloat) cast_module(root, dtype);
   const std::vector<c10::IValue> inputs = cast_inputs(load_inputs(manifest, device), dtype);
+  // Phase lines: a crash in this child (the log keeps them) then says where it happened.
+  log::info("capture: running the model ({} submodules called by {})", folders.size(),
+            parent_path.empty() ? "the model" : parent_path);
   std::vector<ChildCall> calls = capture_child_calls(root, parent_path, inputs);
   // The same run in float64: the golden side of each child's outputs.
+  log::info("capture: running the model in float64");
   cast_module(root, c10::kDouble);
   std::vector<ChildCall> golden = capture_child_calls(root, parent_path, cast_inputs(inputs, c10::kDouble));
 
@@ -272,6 +305,7 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
     if (i < golden.size() && golden[i].name == call.name)
       serialization::save_for_python(on_cpu(golden[i].output), (folder / "float64.pt").string());
     const std::string name = folder.filename().string();
+    log::info("capture: writing {}", name);
     write_file_atomically((folder / "manifest.json").string(),
                           repro_manifest(manifest, name, path, call, patch_names, folder, device.str()).dump(2) + "\n");
     item["folder"] = folder.string();

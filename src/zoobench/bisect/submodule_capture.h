@@ -24,7 +24,7 @@ namespace zoobench {
 // One child's first call during the run (a child called twice, like a shared embedding, keeps
 // its first call; `calls` says how many there were).
 struct ChildCall {
-  std::string name;  // attribute name in the parent ("layer", "3", "attention")
+  std::string name;  // its path from the parent ("attention", or "layer.3" through a ModuleList)
   std::string type;  // its class, without TorchScript's module prefix
   std::vector<c10::IValue> inputs;
   c10::IValue output;
@@ -35,15 +35,16 @@ struct ChildCall {
 // naming the first missing part.
 torch::jit::Module submodule_at(const torch::jit::Module& root, const std::string& path);
 
-// Runs `root.forward(inputs)` once (no grad, graph optimizations off) and returns the calls of
-// the direct children of the submodule at `parent_path`, in the order of their first calls.
+// Runs `root.forward(inputs)` once (no grad, graph optimizations off) and returns the calls that
+// the submodule at `parent_path` makes of its submodules, in the order of their first calls: its
+// children, and the items of its containers (a ModuleList has no forward of its own).
 // Edits the graphs of the parent's type (loaded copies only).
 std::vector<ChildCall> capture_child_calls(torch::jit::Module& root, const std::string& parent_path,
                                            const std::vector<c10::IValue>& inputs);
 
 // `zoobench bisect --capture-children PATH --capture-into DIR` (the child process a bisect runs
 // for each level): loads the model of `options` (suite, only[0], devices[0], precision), saves
-// PATH's children, applies the model's patches as the eager reference does, captures one run in
+// the submodules PATH calls, applies the model's patches as the eager reference does, captures one run in
 // float32 and one in float64, and writes DIR/zoo/<suite>/<model>@<child path>/ for each child
 // called with tensors only, and DIR/level.json: every called child in call order, with its
 // folder or why it has none. Returns the exit status (0, or 2 for bad input).

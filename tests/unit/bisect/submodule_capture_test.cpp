@@ -64,6 +64,30 @@ TEST(SubmoduleCapture, CapturingTwiceRecordsAgainWithoutMoreTaps) {
   EXPECT_TRUE(at::equal(parent.forward({x}).toTensor(), (x + 2) * 3 + 100));
 }
 
+// A traced encoder calls its layers through a ModuleList (self.layer -> "0" -> forward): the
+// container has no forward, so its items are the children the search checks.
+TEST(SubmoduleCapture, ItemsOfAContainerAreChildrenWithTheirPaths) {
+  torch::jit::Module layers("Container");
+  layers.register_module("first", scripted("AddOne", "def forward(self, x):\n    return x + 1\n"));
+  layers.register_module("second", scripted("Scale", "def forward(self, x, k: int):\n    return x * k\n"));
+  torch::jit::Module parent("Encoder");
+  parent.register_module("layer", layers);
+  parent.define(R"(
+def forward(self, x):
+    return self.layer.second.forward(self.layer.first.forward(x), 2)
+)");
+  const at::Tensor x = at::arange(3, at::kFloat);
+  const std::vector<ChildCall> calls = capture_child_calls(parent, "", {x});
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].name, "layer.first");
+  EXPECT_EQ(calls[0].type, "AddOne");
+  EXPECT_EQ(calls[1].name, "layer.second");
+  EXPECT_EQ(calls[1].type, "Scale");
+  EXPECT_TRUE(at::equal(calls[1].inputs[0].toTensor(), x + 1));
+  EXPECT_TRUE(at::equal(calls[1].output.toTensor(), (x + 1) * 2));
+  EXPECT_TRUE(at::equal(submodule_at(parent, "layer.first").forward({x}).toTensor(), x + 1));
+}
+
 TEST(SubmoduleCapture, PathsNameSubmodulesOrSayWhichPartIsMissing) {
   torch::jit::Module parent = parent_of_two();
   EXPECT_EQ(submodule_at(parent, "add").type()->name()->name(), "AddOne");
