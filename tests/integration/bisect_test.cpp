@@ -75,20 +75,25 @@ TEST(Bisect, ScaledLayerIsFoundAsItsPatch) {
 }
 
 // The first diverging submodule: the planted layer fails alone on the inputs eager gave it,
-// `body` (called before it) does not; its repro folder runs as a model of its own and fails
-// there too, and its saved float32 and float64 outputs agree with each other.
+// `body` (called before it) does not, nor does its own child `post` (the search goes one level
+// deeper and comes back to it, as it did at Longformer's self-attention on the H200); its repro
+// folder runs as a model of its own and fails there too, and its saved float32 and float64
+// outputs agree with each other.
 TEST(Bisect, ScaledLayerIsTheFirstDivergingSubmoduleWithARepro) {
   auto [run, record] = zoo().bisect("scaled");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto& divergence = record["divergence"];
   EXPECT_EQ(divergence["verdict"], "found") << divergence.dump(2);
   EXPECT_EQ(divergence["path"], "planted");
-  ASSERT_EQ(divergence["checks"].size(), 2u) << divergence.dump(2);
+  ASSERT_EQ(divergence["checks"].size(), 3u) << divergence.dump(2);
   EXPECT_EQ(divergence["checks"][0]["path"], "body");
   EXPECT_EQ(divergence["checks"][0]["status"], "pass");
   EXPECT_EQ(divergence["checks"][1]["path"], "planted");
   EXPECT_EQ(divergence["checks"][1]["type"], "PlantedLinear");
   EXPECT_EQ(divergence["checks"][1]["status"], "fail_accuracy");
+  EXPECT_EQ(divergence["checks"][2]["path"], "planted.post");
+  EXPECT_EQ(divergence["checks"][2]["status"], "pass");
+  EXPECT_EQ(divergence["note"], "none of its 1 children checked fails alone");
   EXPECT_THAT(run.output, HasSubstr("first diverging submodule: planted (PlantedLinear)"));
 
   const fs::path repro = divergence["repro"].get<std::string>();

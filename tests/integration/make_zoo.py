@@ -18,7 +18,8 @@ Model kinds:
   bad_json     an MLP whose manifest.json is cut off mid-object
   planted      an MLP whose last layer, the child `planted`, is of class PlantedLinear (for the
                planted-fault patch test_scale_planted, which scales that class's output on the
-               compiled side); its first part is the Sequential `body` of Linear and ReLU
+               compiled side; it ends in a child `post`, a Tanh); its first part is the
+               Sequential `body` of Linear and ReLU
   pair         a linear layer with outputs below 0.05 in magnitude, then the identity children
                `pair_a` and `pair_b` of classes PairA and PairB (for test_offset_pair_a / _b,
                which each add 0.006 there)
@@ -107,7 +108,14 @@ class HugeAlloc(nn.Module):
 
 
 class PlantedLinear(nn.Linear):
-    """A Linear the planted-fault patch finds by its class."""
+    """A Linear the planted-fault patch finds by its class, with a child of its own."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.post = nn.Tanh()
+
+    def forward(self, x):
+        return self.post(nn.functional.linear(x, self.weight, self.bias))
 
 
 class PairA(nn.Identity):
