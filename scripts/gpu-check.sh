@@ -376,6 +376,7 @@ stage_bisect() {
     --devices cuda --timeout 300 --output-directory "$RESULTS/bisect-longformer" > "$LOGS/bisect-longformer.log" 2>&1
   local rc=$?
   grep -v "^zoobench info" "$LOGS/bisect-longformer.log" | tail -40
+  symbolize_crashes "$LOGS/bisect-longformer.log" "$RESULTS"/bisect-longformer/submodules/level*/capture.log
   return $rc
 }
 

@@ -48,6 +48,17 @@ regex_of() { local IFS='|'; echo "^($*)\$"; }
 
 physical_gpus() { nvidia-smi -L 2>/dev/null | wc -l; }
 
+# symbolize_crashes FILE...: the zoobench frames of crash reports in these logs, as function
+# names (the binary here is not stripped; the copy on the CPU machine is another build).
+symbolize_crashes() {
+  local offsets
+  offsets=$(grep -ho 'zoobench(+0x[0-9a-f]*)' "$@" 2>/dev/null | grep -o '0x[0-9a-f]*' | sort -u)
+  [[ -n $offsets ]] || return 0
+  echo "-- zoobench frames of the crash reports in: $*"
+  # shellcheck disable=SC2086
+  addr2line -f -C -p -e "$BUILD/zoobench" $offsets 2>&1 | sed 's/^/   /'
+}
+
 # Two workers: one per GPU when two are visible, else both on the one GPU.
 two_workers() {
   local visible

@@ -1,9 +1,11 @@
 #include "zoobench/util/crash_report.h"
 
 #include <execinfo.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -35,7 +37,48 @@ void write_text(const char* text) {
   }
 }
 
-void on_fatal_signal(int signal) {
+void write_hex(std::uintptr_t value) {
+  char text[2 + 2 * sizeof(value) + 1];
+  char* end = text + sizeof(text) - 1;
+  *end = '\0';
+  char* p = end;
+  do {
+    *--p = "0123456789abcdef"[value & 0xf];
+    value >>= 4;
+  } while (value != 0);
+  *--p = 'x';
+  *--p = '0';
+  write_text(p);
+}
+
+// Where a SIGSEGV or SIGBUS happened. A jump to an address that holds no code (a null or freed
+// function pointer: the pc is the faulting address) leaves the unwinder nothing to walk, so the
+// backtrace ends at the signal frame; the return address on top of the stack still names the
+// caller. A faulting address next to the stack pointer is a stack overflow.
+void write_fault_site(const siginfo_t* info, const void* context) {
+  const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  write_text("\n  faulting address: ");
+  write_hex(address);
+#if defined(__x86_64__)
+  const auto& registers = static_cast<const ucontext_t*>(context)->uc_mcontext.gregs;
+  const auto pc = static_cast<std::uintptr_t>(registers[REG_RIP]);
+  const auto sp = static_cast<std::uintptr_t>(registers[REG_RSP]);
+  write_text(", pc ");
+  write_hex(pc);
+  if (address + 65536 > sp && address < sp + 65536) write_text(" (next to the stack pointer: a stack overflow?)");
+  if (pc == address && sp != 0) {
+    write_text(" (a jump to no code: a call through a null or freed function pointer?)\n  called from:\n");
+    void* caller = *reinterpret_cast<void* const*>(sp);
+    ::backtrace_symbols_fd(&caller, 1, STDERR_FILENO);
+    return;
+  }
+#else
+  (void)context;
+#endif
+  write_text("\n");
+}
+
+void on_fatal_signal(int signal, siginfo_t* info, void* context) {
   write_text("\n");
   write_text(kLinePrefix);
   const char* name = known_signal_name(signal);
@@ -48,7 +91,12 @@ void on_fatal_signal(int signal) {
     write_text("\n  model: ");
     write_text(g_subject);
   }
-  write_text("\n  native backtrace (most recent call first):\n");
+  if ((signal == SIGSEGV || signal == SIGBUS) && info != nullptr) {
+    write_fault_site(info, context);
+  } else {
+    write_text("\n");
+  }
+  write_text("  native backtrace (most recent call first):\n");
   void* frames[64];
   const int count = ::backtrace(frames, 64);
   ::backtrace_symbols_fd(frames, count, STDERR_FILENO);
@@ -68,8 +116,8 @@ void install() {
   stack.ss_size = sizeof(alternate_stack);
   ::sigaltstack(&stack, nullptr);
   struct sigaction action {};
-  action.sa_handler = on_fatal_signal;
-  action.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  action.sa_sigaction = on_fatal_signal;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&action.sa_mask);
   for (int signal : kSignals) ::sigaction(signal, &action, nullptr);
 }

@@ -1,5 +1,6 @@
 // Reading a crash report back from a model's log (util/crash_report.h); the report itself is
-// written by a real crash in the integration test of the faulty zoo.
+// written by a real crash in the integration test of the faulty zoo, and by the crashes below
+// (each in a forked child: gtest's death tests).
 #include "zoobench/util/crash_report.h"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,31 @@ TEST(CrashReport, LastReportAfterTheOffsetIsFound) {
   std::ofstream(log, std::ios::app) << kLinePrefix << "SIGABRT during performance: jit prepare\n";
   EXPECT_EQ(crash_line_from_log(log, first_run_end), "SIGABRT during performance: jit prepare");
   EXPECT_EQ(crash_line_from_log(dir.file("missing.log")), "");
+}
+
+// A call through a null function pointer leaves the unwinder no frame to walk (the backtrace
+// ends at the signal frame, as a crash on the H200 did): the report names the caller instead.
+TEST(CrashReportDeathTest, ACallThroughANullPointerNamesItsCaller) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        install();
+        void (*volatile function)() = nullptr;
+        function();
+      },
+      "SIGSEGV\n  faulting address: 0x0, pc 0x0 \\(a jump to no code[^\n]*\n  called from:\n[^\n]+\n"
+      "  native backtrace");
+}
+
+TEST(CrashReportDeathTest, AWriteThroughANullPointerGivesTheAddressAndThePc) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        install();
+        int* volatile pointer = nullptr;
+        *pointer = 1;
+      },
+      "SIGSEGV\n  faulting address: 0x0, pc 0x[0-9a-f]+\n  native backtrace");
 }
 
 }  // namespace
