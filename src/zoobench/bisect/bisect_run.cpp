@@ -117,7 +117,7 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
   CaptureLevel capture = [&](const std::string& parent) {
     if (g_interrupted.load()) throw Interrupted{};
     const fs::path dir = root / fmt::format("level{:02d}", ++level_number);
-    fs::remove_all(dir);
+    remove_tree(dir.string());
     fs::create_directories(dir);
     std::vector<std::string> argv = {current_executable(), "bisect", "--capture-children",
                                      parent.empty() ? "." : parent, "--capture-into", dir.string(),
@@ -195,13 +195,16 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
                                         tolerance.empty() ? "" : " --tol " + tolerance);
   }
   // Only the repro is kept: every other child written out on the way is a model-sized folder.
+  // (Listed first, removed after: no folder changes under an open iterator.)
+  std::vector<fs::path> written;
   for (const auto& level : fs::directory_iterator(root)) {
     const fs::path models = level.path() / "zoo" / entry.suite;
     if (!fs::is_directory(models)) continue;
     for (const auto& model : fs::directory_iterator(models)) {
-      if (model.path() != fs::path(report.repro)) fs::remove_all(model.path());
+      if (model.path() != fs::path(report.repro)) written.push_back(model.path());
     }
   }
+  for (const auto& folder : written) remove_tree(folder.string());
   return report;
 }
 

@@ -293,7 +293,7 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
     nlohmann::json item = {{"path", path}, {"type", call.type}, {"calls", call.calls}};
     if (!all_tensors(call.inputs)) {
       item["skipped"] = "its inputs are not all tensors (" + kinds_of(call.inputs) + ")";
-      fs::remove_all(folder);
+      remove_tree(folder.string());
       folders.erase(call.name);
       level.push_back(item);
       continue;
@@ -314,7 +314,7 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
     level.push_back(item);
     folders.erase(call.name);
   }
-  for (const auto& [name, folder] : folders) fs::remove_all(folder);  // not called by the model
+  for (const auto& [name, folder] : folders) remove_tree(folder.string());  // not called by the model
   fs::create_directories(fs::path(into) / "zoo");
   write_file_atomically((fs::path(into) / "zoo" / "index.json").string(),
                         nlohmann::json{{"format", "zoobench-index/1"}, {"models", index}}.dump(2) + "\n");
