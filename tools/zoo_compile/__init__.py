@@ -9,4 +9,7 @@ this package; accuracy verdicts and timings stay in zoobench's C++ engines.
                forward/loss/backward compiled, optimizer step eager), training state, dynamo's
                graph counts
   environment  what this Python can do: torch version, torch.compile, dynamo's backend names
+  compiler_bisect  Inductor's compiler bisector (torch._inductor.compiler_bisector) over
+               zoobench's accuracy check, for `zoobench bisect`: the driver, and the hooks a
+               session calls in each of its children
 """

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from . import compiler_bisect
 from . import rebuild as rebuild_module
 from .rebuild import named_tensors
 from .environment import torch_compile_missing
@@ -95,6 +96,7 @@ class ModelSession:
         if not self.training:
             for _ in range(calls):
                 self.run(inputs)
+            compiler_bisect.record_counters()
             return
         saved = [(b, b.detach().clone()) for _, b in named_tensors(self.module, "_buffers")]
         for _ in range(calls):
@@ -107,6 +109,7 @@ class ModelSession:
         with torch.no_grad():
             for buffer, copy in saved:
                 buffer.copy_(copy)
+        compiler_bisect.record_counters()
 
     def training_state(self):
         """(gradients, parameters, buffers) by TorchScript's names (no deduplication: a tied
@@ -136,6 +139,7 @@ class ModelSession:
     def close(self, _argument: Any = None) -> None:
         self._compiled = None
         if self.compile_settings:
+            compiler_bisect.record_counters()  # again: a recompilation during the checks counts
             import torch._dynamo
 
             torch._dynamo.reset()
@@ -156,6 +160,9 @@ class ModelSession:
         if not settings.get("keep_cache", False):
             self._cache = fresh_compile_cache()
             self._cache.__enter__()
+        # Under `zoobench bisect`'s compiler bisector (compiler_bisect.py): its state, before
+        # torch.compile, which then takes the bisector's backend.
+        compiler_bisect.join_from_environment()
         kwargs = compile_arguments(settings)
         target = self._forward_and_backward if self.training else self.module
         self._compiled = torch.compile(target, **kwargs)
