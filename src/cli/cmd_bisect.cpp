@@ -1,4 +1,5 @@
-// `zoobench bisect`: which optimization switches break a model's accuracy (bisect/bisect_run.h).
+// `zoobench bisect`: which optimization switches break a model's accuracy, where it first goes
+// wrong, and for Inductor what Inductor's own compiler bisector finds (bisect/bisect_run.h).
 #include <memory>
 
 #include "cli/command.h"
@@ -16,6 +17,7 @@ struct BisectArgs {
   std::string devices = "cpu";
   bool training = false, float16 = false, bfloat16 = false, amp = false;
   bool no_patches = false, disable_cudagraphs = false, no_submodules = false;
+  bool no_compiler_bisector = false;
   double tolerance = -1;
   std::string from_results;
   std::string capture_children, capture_into;  // the divergence search's own child processes
@@ -28,7 +30,11 @@ void setup_bisect(CLI::App& app, int& exit_status) {
   CLI::App* c = app.add_subcommand(
       "bisect",
       "For a model that fails accuracy: the smallest set of optimization switches whose "
-      "removal makes it pass (delta debugging; each step a `zoobench run` child)");
+      "removal makes it pass (delta debugging; each step a `zoobench run` child), the first "
+      "submodule that fails alone, and for inductor[:MODE] Inductor's own compiler bisector "
+      "(torch._inductor.compiler_bisector: the first failing stage among eager, aot_eager, "
+      "aot_eager_decomp_partition, inductor, its subsystem, the bisect number and the op or "
+      "pass), where the exporter Python's torch has it");
   c->add_option("--zoo", o.zoo_dir, "zoo folder")->capture_default_str();
   c->add_option("--suites-dir", o.suites_dir, "folder with <suite>.yaml")
       ->check(CLI::ExistingDirectory);
@@ -57,6 +63,9 @@ void setup_bisect(CLI::App& app, int& exit_status) {
       ->capture_default_str();
   c->add_flag("--no-submodules", args->no_submodules,
               "skip the search for the first submodule that fails alone (and its repro)");
+  c->add_flag("--no-compiler-bisector", args->no_compiler_bisector,
+              "inductor[:MODE]: skip Inductor's compiler bisector (each of its dozen or more "
+              "checks compiles the model; where torch has none, only the switches are bisected)");
   // What a bisect runs in a child process for each level of its submodule search
   // (bisect/submodule_capture.h): not for users, so not in --help.
   c->add_option("--capture-children", args->capture_children)->group("");
@@ -72,6 +81,7 @@ void setup_bisect(CLI::App& app, int& exit_status) {
                                    : Precision::kFloat32;
     o.patches = !args->no_patches;
     o.bisect_submodules = !args->no_submodules;
+    o.bisect_compiler = !args->no_compiler_bisector;
     o.cudagraphs = !args->disable_cudagraphs;
     if (args->tolerance >= 0) o.tolerance = args->tolerance;
     o.backend = trim(o.backend);

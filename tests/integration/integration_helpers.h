@@ -135,6 +135,21 @@ inline void make_zoo(const std::string& zoo, const std::string& suites_dir,
   }
 }
 
+// Whether `zoobench list --backends` says `backend` can run here (torch.compile's need a torch
+// with it: not Debian's 1.13).
+inline bool listed_as_available(const std::string& backend) {
+  auto listing = zt::run_command(zoobench_command("list --backends"));
+  EXPECT_EQ(listing.exit_code, 0) << listing.output;
+  std::istringstream lines(listing.output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string name, state;
+    if (words >> name >> state && name == backend) return state == "available";
+  }
+  return false;
+}
+
 // A backend's result files of a CPU inference run (':' in a backend's name becomes '-').
 inline std::string accuracy_csv(const std::string& out, const std::string& suite,
                                 const std::string& backend = "jit") {

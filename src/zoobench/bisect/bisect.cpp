@@ -206,7 +206,10 @@ std::string format_bisect_report(const BisectReport& report) {
                        step.max_abs.empty() ? "" : ", max_abs " + step.max_abs,
                        step.passed() || step.reason.empty() ? "" : " (" + first_line(step.reason) + ")");
   }
-  if (report.verdict != BisectVerdict::kNothingToBisect) out += format_divergence(report.divergence);
+  if (report.verdict != BisectVerdict::kNothingToBisect) {
+    out += format_divergence(report.divergence);
+    out += format_compiler_bisector(report.compiler_bisector);
+  }
   return out;
 }
 
@@ -226,7 +229,8 @@ nlohmann::json bisect_report_json(const BisectReport& report) {
           {"mode", report.mode},         {"switches", report.switches},
           {"verdict", verdict_name(report.verdict)},
           {"culprit", report.culprit},   {"fix", report.fix},
-          {"steps", steps},              {"divergence", divergence_json(report.divergence)}};
+          {"steps", steps},              {"divergence", divergence_json(report.divergence)},
+          {"compiler_bisector", compiler_bisector_json(report.compiler_bisector)}};
 }
 
 }  // namespace zoobench

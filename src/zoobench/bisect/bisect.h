@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/bisect/compiler_bisector.h"
 #include "zoobench/bisect/divergence.h"
 
 namespace zoobench {
@@ -49,6 +50,9 @@ struct BisectReport {
   // Where it first goes wrong with every switch on (run_bisect fills it; the switch search
   // alone leaves it kNotSearched).
   DivergenceReport divergence;
+  // Inductor backends: what Inductor's own compiler bisector found (run_bisect fills it; for
+  // every other backend it stays kNotApplicable).
+  CompilerBisectorReport compiler_bisector;
 };
 
 using RunStep = std::function<BisectStep(const std::vector<std::string>& disabled)>;
@@ -68,7 +72,8 @@ BisectReport bisect_switches(const std::vector<std::string>& switches,
                              const std::map<std::string, std::string>& requires_switch,
                              const RunStep& run_step);
 
-// A few readable lines: the verdict, then each step (switches off -> status, max_abs).
+// A few readable lines: the verdict, then each step (switches off -> status, max_abs), then
+// the divergence search and the compiler bisector.
 std::string format_bisect_report(const BisectReport& report);
 nlohmann::json bisect_report_json(const BisectReport& report);
 

@@ -10,7 +10,10 @@
 #include <filesystem>
 
 #include "zoobench/backends/switches.h"
+#include "zoobench/bisect/compiler_bisector.h"
 #include "zoobench/bisect/divergence.h"
+#include "zoobench/python/embedded_python.h"
+#include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_process.h"
 #include "zoobench/runner/child_rows.h"
 #include "zoobench/report/markdown.h"
@@ -49,6 +52,12 @@ std::vector<std::string> step_flags(const RunOptions& o, const std::string& suit
   if (!disabled.empty()) flags.insert(flags.end(), {"--disable-switches", join(disabled, ",")});
   if (!o.save_outputs.empty()) flags.insert(flags.end(), {"--save-outputs", o.save_outputs});
   return flags;
+}
+
+// Statuses no switch or stage of the backend can change: the eager side or the model itself failed.
+bool failed_before_the_backend(const std::string& status) {
+  return starts_with(status, "eager_") || status == "model_fail_to_load" ||
+         status == "infra_error";
 }
 
 }  // namespace
@@ -208,6 +217,56 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
   return report;
 }
 
+// Inductor's own compiler bisector on a failing Inductor model (bisect/compiler_bisector.h),
+// or why it did not run. Its checks are this bisect's steps with every switch on and the
+// backend a slot the driver fills ({backend}: compile:eager, ..., the user's inductor[:MODE]),
+// through the same child command as a step's worker (child_arguments). Throws Interrupted.
+CompilerBisectorReport bisect_inductor(const RunOptions& options, const ZooEntry& entry,
+                                       const std::string& suites_dir, const std::string& device,
+                                       const BisectReport& switches) {
+  CompilerBisectorReport report;
+  if (!uses_inductor(options.backend)) {
+    report.note = options.backend + " does not compile with Inductor";
+    return report;
+  }
+  report.status = CompilerBisectorStatus::kNotRun;
+  if (switches.verdict == BisectVerdict::kNothingToBisect) {
+    report.note = "the model passes";
+    return report;
+  }
+  if (!options.bisect_compiler) {
+    report.note = "--no-compiler-bisector";
+    return report;
+  }
+  if (failed_before_the_backend(switches.steps.front().status)) {
+    report.note = "the eager side or the model failed (" + switches.steps.front().status +
+                  "), not the compiled one";
+    return report;
+  }
+  RunOptions check = options;
+  check.backend = "{backend}";
+  check.accuracy = true;
+  check.performance = false;
+  check.child_flags = step_flags(options, suites_dir, {});
+  const ChildDevice child = child_device_for(device, std::getenv("CUDA_VISIBLE_DEVICES"));
+  CompilerBisectorRequest request;
+  request.child_argv = {current_executable()};
+  for (auto& argument :
+       child_arguments(check, entry.suite, entry.name, child.device, "{rows}", "{log}"))
+    request.child_argv.push_back(std::move(argument));
+  request.child_environment = child.environment;
+  request.inductor_backend = options.backend;
+  request.timeout_s = options.timeout_s;
+  request.work_dir = (fs::path(options.output_directory) / "logs" / "compiler_bisector").string();
+  request.python = python::interpreter_path();
+  request.tools_dir = python::tools_directory();
+  std::fprintf(stderr, "bisect: Inductor's compiler bisector (log: %s/driver.log) ...\n",
+               request.work_dir.c_str());
+  std::optional<CompilerBisectorReport> result = run_compiler_bisector(request, g_interrupted);
+  if (!result) throw Interrupted{};
+  return *result;
+}
+
 }  // namespace
 
 std::optional<BisectReport> run_bisect(const RunOptions& options) {
@@ -279,6 +338,7 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
     } else {
       report.divergence = search_submodules(options, entry, suites_dir, device, report.steps.front().tolerance);
     }
+    report.compiler_bisector = bisect_inductor(options, entry, suites_dir, device, report);
   } catch (const Interrupted&) {
     std::printf("interrupted: the bisect of %s stopped before it finished\n", entry.name.c_str());
     return std::nullopt;
@@ -298,12 +358,6 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
 int execute_bisect(const RunOptions& options) { return run_bisect(options) ? 0 : 130; }
 
 namespace {
-
-// Statuses a switch of the backend cannot change: the eager side or the model itself failed.
-bool failed_before_the_backend(const std::string& status) {
-  return starts_with(status, "eager_") || status == "model_fail_to_load" ||
-         status == "infra_error";
-}
 
 // A folder name for a model, backend and device ("cuda:1" -> "cuda_1").
 std::string path_safe(std::string text) {
@@ -325,7 +379,7 @@ int execute_bisect_from_results(const RunOptions& base, const std::string& resul
   if (file.kind != ExperimentKind::kAccuracy)
     throw UsageError(results_file + " holds performance rows: bisect reads an accuracy file");
   struct Entry {
-    std::string model, backend, device, status, verdict, culprit, fix, diverges;
+    std::string model, backend, device, status, verdict, culprit, fix, diverges, compiler_bisector;
     std::size_t steps = 0;
   };
   std::vector<Entry> entries;
@@ -368,18 +422,20 @@ int execute_bisect_from_results(const RunOptions& base, const std::string& resul
                  : d.verdict == DivergenceVerdict::kNoChildFailsAlone ? "(no child alone)"
                                                                        : "";
     e.steps = report->steps.size();
+    e.compiler_bisector = compiler_bisector_summary(report->compiler_bisector);
     records.push_back(bisect_report_json(*report));
     entries.push_back(e);
   }
   std::vector<std::vector<std::string>> table;
   for (const auto& e : entries) {
     table.push_back({e.model, e.backend, e.device, e.status, e.verdict, e.culprit, e.fix,
-                     e.diverges, e.steps ? std::to_string(e.steps) : ""});
+                     e.diverges, e.steps ? std::to_string(e.steps) : "", e.compiler_bisector});
   }
   std::printf("\nbisect of %s: %zu failing rows\n", results_file.c_str(), entries.size());
   if (!table.empty()) {
     std::fputs(report::markdown_table({"model", "backend", "device", "status", "verdict", "culprit",
-                                       "fix", "first diverging submodule", "steps"},
+                                       "fix", "first diverging submodule", "steps",
+                                       "compiler bisector"},
                                       table)
                    .c_str(),
                stdout);

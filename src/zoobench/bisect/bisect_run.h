@@ -1,6 +1,8 @@
 // `zoobench bisect` for one model: each step is the model's accuracy check in a child process
 // through the suite runner's worker pool (runner/worker_pool.h), so a step has `zoobench run`'s
-// process isolation, timeout and crash rows; a step that crashes or times out fails.
+// process isolation, timeout and crash rows; a step that crashes or times out fails. After the
+// switches: the first diverging submodule (divergence.h) and, for an Inductor backend,
+// Inductor's own compiler bisector over the same child command (compiler_bisector.h).
 #pragma once
 
 #include <optional>

@@ -102,6 +102,8 @@ std::optional<std::string> unavailable_reason() {
 
 std::string interpreter_path() { return python_path(); }
 
+std::string tools_directory() { return tools_path(); }
+
 c10::IValue Object::call(const char* method, const std::vector<c10::IValue>& arguments) const {
   return checked(handle_->bridge->call(handle_->object, method, arguments)).value;
 }

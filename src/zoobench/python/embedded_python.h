@@ -35,8 +35,11 @@ class PythonError : public std::runtime_error {
 // interpreter failed to start), or nullopt. The first call starts the interpreter.
 std::optional<std::string> unavailable_reason();
 
-// The interpreter zoobench embeds (its executable path, for messages).
+// The interpreter zoobench embeds (its executable path, for messages, and for tools that run
+// it as a process of its own: `zoobench bisect`'s compiler bisector).
 std::string interpreter_path();
+// The folder the embedded Python imports zoobench's modules from (tools/: zoo_compile).
+std::string tools_directory();
 
 // A Python object held by C++. Copies share the object; the last one releases it (under the GIL).
 class Object {

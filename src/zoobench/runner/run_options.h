@@ -46,6 +46,7 @@ struct RunOptions {
   bool resume = false;
   bool patches = true;                    // --no-patches sets false
   bool bisect_submodules = true;          // zoobench bisect --no-submodules sets false
+  bool bisect_compiler = true;            // zoobench bisect --no-compiler-bisector sets false
   std::vector<std::string> disabled_switches;  // --disable-switches: optimization switches off
   std::vector<std::string> input_layouts; // --input-layouts, empty: contiguous only
   OptimizerSettings optimizer;
