@@ -18,6 +18,9 @@
 #   test           ctest, every label but browser (CTEST_ARGS / CTEST_EXCLUDE narrow it;
 #                  TEST_SET=python, recent or verify: named subsets, see TEST_SETS)
 #   smoke          two models exported on CUDA and run with jit
+#   compiler-bisect  Inductor's compiler bisector finds a planted wrong lowering (relu lowered as
+#                  abs) through `zoobench bisect --backend inductor --devices cuda`: the one test
+#                  CompilerBisectorOnCuda.* (BUILD_TARGETS="zoobench integration_gpu_tests")
 #   bisect         `zoobench bisect` of AllenaiLongformerBase with jit on CUDA (issue 19)
 #   zoo            the measured zoo: 14 timm models (bs 8, AOTInductor packages for all), 4
 #                  HuggingFace models, torchbench extras, bs-64 copies for the latency stage
@@ -83,7 +86,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env table-zoo diag-zoo train-zoo lists-beside build test gpu-unit smoke bisect zoo compile-table compile-train host-syncs capture-check dropout overhead lists judged-cases measure pack)
+PLAN=(env table-zoo diag-zoo train-zoo lists-beside build test gpu-unit smoke compiler-bisect bisect zoo compile-table compile-train host-syncs capture-check dropout overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -365,6 +368,20 @@ stage_dropout() {
   "$BUILD/bench/bench_dropout" --benchmark_filter='/cuda/' --benchmark_min_time=0.02 \
     --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$LOGS/bench-dropout-cuda.txt" 2>&1
   grep -E "median|Benchmark" "$LOGS/bench-dropout-cuda.txt" | head -20
+}
+
+# The test plants the fault itself (tests/integration/planted_inductor_fault/) and makes its own
+# one-model zoo; about twenty checks, each a child that compiles the model: a few minutes.
+stage_compiler-bisect() {
+  log "compiler bisector: zoobench bisect --backend inductor finds a planted wrong lowering (CompilerBisectorOnCuda)"
+  local left=$((${ZB_DEADLINE:-$(($(date +%s) + 900))} - $(date +%s) - 30))
+  ((left > 120)) || { echo "-- compiler-bisect: not started, the call's deadline is near (${left}s left)"; return 0; }
+  (cd "$BUILD" && ctest -R '^CompilerBisectorOnCuda\.' --timeout "$left" --verbose > "$LOGS/compiler-bisect.log" 2>&1)
+  local rc=$?
+  grep -q "No tests were found" "$LOGS/compiler-bisect.log" && { echo "-- no CompilerBisectorOnCuda test: build integration_gpu_tests"; return 1; }
+  grep -E "compiler bisector|-> [a-z_]+|Passed|Failed|Skipped|Not Run|tests passed|tests failed|Failure|Expected|Which is" \
+    "$LOGS/compiler-bisect.log" | head -60
+  return $rc
 }
 
 stage_bisect() {
