@@ -33,9 +33,10 @@ Why do_bisect with this check, not `python -m torch._inductor.compiler_bisector 
   what it counted and saw (REPORT_ENV): the upper bound is counted, the debug info names the
   node, and the state lives in one private folder per bisect that do_bisect removes at its end.
   The driver's own cache_dir() is a private folder too, so nothing of the user's Inductor cache
-  is read or deleted. Only documented parts of the bisector are used (do_bisect, get_backend,
-  get_subsystem, get_run_state, get_bisect_range, get_dir, BACKENDS, call_counter_debug_info);
-  availability() says which are missing.
+  is read or deleted. Only these parts of the bisector are used: do_bisect, get_backend,
+  get_subsystem, get_run_state, get_bisect_range, get_dir, BACKENDS, the per-process tables
+  subsystem_call_counter and call_counter_debug_info, and in the child in_process_cache and
+  bisection_enabled; availability() names what a torch lacks.
 """
 
 from __future__ import annotations
@@ -116,10 +117,20 @@ def record_counters() -> None:
         return
     from torch._inductor import compiler_bisector
 
-    counters = getattr(compiler_bisector, "subsystem_call_counter", {})
-    debug_info = getattr(compiler_bisector, "call_counter_debug_info", {})
-    _write_json(path, {"counters": {str(k): int(v) for k, v in dict(counters).items()},
-                       "debug_info": {str(k): str(v) for k, v in dict(debug_info).items()}})
+    counters = _bisector_table(compiler_bisector, "subsystem_call_counter") or {}
+    debug_info = _bisector_table(compiler_bisector, "call_counter_debug_info") or {}
+    _write_json(path, {"counters": {str(k): int(v) for k, v in counters.items()},
+                       "debug_info": {str(k): str(v) for k, v in debug_info.items()}})
+
+
+def _bisector_table(bisector, name: str) -> Optional[Dict[Any, Any]]:
+    """The bisector's per-process table `name` (application counts, debug info): a module
+    global in the versions read (2.6 to 2.11-era main), looked for on CompilerBisector too."""
+    for owner in (bisector, getattr(bisector, "CompilerBisector", None)):
+        table = getattr(owner, name, None)
+        if isinstance(table, dict):
+            return table
+    return None
 
 
 # --- the driver ------------------------------------------------------------------------------
@@ -289,10 +300,10 @@ class ChildCheck:
                 children = json.load(f)
         except (OSError, ValueError):
             return
-        table = getattr(self.bisector, "call_counter_debug_info", None)
+        table = _bisector_table(self.bisector, "call_counter_debug_info")
         for key, info in children.get("debug_info", {}).items():
             self.debug_info[int(key)] = info
-            if isinstance(table, dict):
+            if table is not None:
                 table[int(key)] = info
 
 
@@ -308,7 +319,7 @@ def _describe(step: Dict[str, Any]) -> str:
 def _config_change(bisector, stage: str, subsystem: Optional[str]) -> str:
     """"inductor.layout_optimization=False" when `subsystem` of `stage` is a config change."""
     for candidate in bisector.BACKENDS.get(stage, []):
-        if candidate.name == subsystem and hasattr(candidate, "config_field"):
+        if getattr(candidate, "name", None) == subsystem and hasattr(candidate, "config_field"):
             return f"{candidate.config_name}.{candidate.config_field}={candidate.config_value!r}"
     return ""
 

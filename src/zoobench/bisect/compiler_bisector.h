@@ -8,8 +8,8 @@
 // process with the exporter Python, calls CompilerBisector.do_bisect with a check that runs the
 // model's accuracy check as a bisect step's `zoobench run` child, and ends with one result line
 // (kCompilerBisectorResultPrefix + JSON) that this side parses. Where that torch has no
-// compiler bisector (torch < 2.6, Debian's 1.13), the report says so: the config switches
-// (inductor_switches) are what was bisected.
+// compiler bisector (Debian's 1.13; early versions with another interface count as none), the
+// report says so: the config switches (inductor_switches) are what was bisected.
 #pragma once
 
 #include <atomic>
