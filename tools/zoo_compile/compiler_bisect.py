@@ -68,7 +68,7 @@ _NEEDED = ("do_bisect", "get_backend", "get_subsystem", "get_run_state", "get_bi
 
 
 def result_line(result: Dict[str, Any]) -> str:
-    """The one line the C++ side parses (bisect/compiler_bisector.h's kCompilerBisectorResultPrefix)."""
+    """The one line the C++ side parses (compiler_bisector.h's kCompilerBisectorResultPrefix)."""
     return RESULT_PREFIX + json.dumps(result, sort_keys=True)
 
 
@@ -125,7 +125,8 @@ def record_counters() -> None:
 
 def _bisector_table(bisector, name: str) -> Optional[Dict[Any, Any]]:
     """The bisector's per-process table `name` (application counts, debug info): a module
-    global in the versions read (2.6 to 2.11-era main), looked for on CompilerBisector too."""
+    global in the versions read for this (up to 2.11-era main), looked for on CompilerBisector
+    too."""
     for owner in (bisector, getattr(bisector, "CompilerBisector", None)):
         table = getattr(owner, name, None)
         if isinstance(table, dict):
@@ -186,7 +187,8 @@ def accuracy_outcome(rows_path: str, exit_code: Optional[int], timeout_s: float,
         if row.get("kind") == "accuracy":
             cells = row.get("cells", {})
             return {"status": str(cells.get("accuracy", "")) or "infra_error",
-                    "max_abs": str(cells.get("max_abs", "")), "reason": str(cells.get("reason", ""))}
+                    "max_abs": str(cells.get("max_abs", "")),
+                    "reason": str(cells.get("reason", ""))}
     if exit_code < 0:
         return {"status": "crash", "max_abs": "",
                 "reason": f"killed by {signal.Signals(-exit_code).name}; log: {log}"}
@@ -219,7 +221,8 @@ class ChildCheck:
         stage = cb.get_backend()
         subsystem = cb.get_subsystem()
         run_state = cb.get_run_state(stage, subsystem) if subsystem else None
-        step = check_record(stage, subsystem, run_state, zoobench_backend(stage, self.inductor_backend))
+        step = check_record(stage, subsystem, run_state,
+                            zoobench_backend(stage, self.inductor_backend))
         if run_state == "bisect":
             step["range"] = list(cb.get_bisect_range(stage, subsystem))
         key = (stage, subsystem or "", run_state or "")
