@@ -69,6 +69,12 @@
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
 #
+# Issue 19 on the GPU, two calls back to back (the second finds the first's build and zoo on the
+# still-warm machine): the compiler bisector's planted fault, then Longformer's bisect to its end
+# (its report and bisect.json, the repro run by `zoobench run` and judged by `zoobench same`):
+#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS="zoobench integration_gpu_tests" \
+#     scripts/gpu-check.sh diag-zoo build compiler-bisect pack
+#   ZB_DEADLINE=$(($(date +%s)+560)) scripts/gpu-check.sh diag-zoo bisect pack
 # Needs .gpu-deps/ (scripts/fetch-gpu-deps.sh, run on the CPU machine; the device tool carries
 # it). Logs go to gpu-logs/, results to results-gpu/. Stages are idempotent, so a warm machine
 # continues where the last call stopped.
@@ -101,7 +107,7 @@ SIDE_BY_SIDE_BACKENDS=python_eager,jit,cudagraphs,aot_inductor,inductor,inductor
 # cases: 'Reference/inductor_' leaves out 'Reference/aot_inductor_').
 declare -A TEST_SETS=(
   [python]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags'
-  [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess|Bisect|DisableSwitches|AccuracyWorkers|CudaGraphs|CaptureRewrites|HostSyncOps|Divergence'
+  [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess|Bisect|DisableSwitches|AccuracyWorkers|CudaGraphs|CaptureRewrites|HostSyncOps|Divergence|SubmoduleCapture|CompilerBisector|CrashReport'
   [verify]='PickleLoad|PackedDropout|Sha256|HostilePickle|CpuAffinity|Cuda/BackendOnDevice|EmbeddedPython'
 )
 # HF_TABLE_PART=k/n: the k-th of n interleaved parts of the HuggingFace list (every n-th name
