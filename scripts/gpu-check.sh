@@ -400,6 +400,17 @@ stage_bisect() {
   local rc=$?
   grep -v "^zoobench info" "$LOGS/bisect-longformer.log" | tail -40
   symbolize_crashes "$LOGS/bisect-longformer.log" "$RESULTS"/bisect-longformer/submodules/level*/capture.log
+  # The repro as a user would check it: the two commands the report printed, with this build.
+  local record=$RESULTS/bisect-longformer/bisect.json line n=0
+  [[ -f $record ]] || return $rc
+  du -sh "$($PY -c 'import json,sys;print(json.load(open(sys.argv[1]))["divergence"]["repro"] or ".")' "$record")"
+  while IFS= read -r line; do
+    [[ $line == zoobench\ * ]] || continue
+    n=$((n + 1))
+    echo "-- repro command $n: $line"
+    eval "$BUILD/$line" > "$LOGS/bisect-repro-$n.log" 2>&1
+    echo "-- rc $?"; grep -v "^zoobench info" "$LOGS/bisect-repro-$n.log" | tail -6
+  done < <($PY -c 'import json,sys;print(json.load(open(sys.argv[1]))["divergence"]["repro_command"])' "$record")
   return $rc
 }
 
