@@ -3,7 +3,13 @@
 // compiled side only, assigned through the suite yaml. The real binary, real child processes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -187,6 +193,38 @@ TEST(Bisect, CrashingAndHangingStepsAreFailingStepsWithTheirStatus) {
     EXPECT_EQ(record["verdict"], "fails_without_optimization") << run.output;
     for (const auto& step : record["steps"]) EXPECT_EQ(step["status"], "timeout");
   }
+}
+
+// An interrupt during the submodule search (Ctrl-C, a call's deadline) keeps what the switch
+// search found: bisect.json is written before the longer searches start (a crash after the
+// switches once lost them on the H200).
+TEST(Bisect, AnInterruptDuringTheSubmoduleSearchKeepsWhatTheSwitchesFound) {
+  const std::string out = zoo().dir.file("bisect_interrupted"), log = zoo().dir.file("interrupted.log");
+  const std::string command =
+      "exec " + zoobench_command("bisect --suite planted --only scaled --tolerance 0.01 --zoo " +
+                                 quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) +
+                                 " --output-directory " + quote(out)) +
+      " > " + quote(log) + " 2>&1";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Interrupted once the search has begun (its first line), as a user's Ctrl-C would.
+  for (int i = 0; i < 3000 && read_text(log).find("bisect: capturing the children") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const std::string output = read_text(log);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << output;
+  EXPECT_THAT(output, HasSubstr("stopped before it finished; what it found so far: "));
+  const auto record = nlohmann::json::parse(read_text(out + "/bisect.json"));
+  EXPECT_THAT(names(record["culprit"]), ElementsAre("patch:test_scale_planted"));
+  EXPECT_EQ(record["divergence"]["note"], "not finished: the search was still running");
+  EXPECT_EQ(record["model"], "scaled");
 }
 
 // --from-results: every failing row of an accuracy file is bisected with its own backend,

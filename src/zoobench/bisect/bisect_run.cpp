@@ -327,6 +327,17 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
   };
 
   BisectReport report;
+  const std::string json_path = (fs::path(options.output_directory) / "bisect.json").string();
+  // Written once the switches are known and again at the end: a crash or an interrupt in the
+  // longer searches after it keeps what the switch search found.
+  auto write_record = [&] {
+    report.model = entry.name;
+    report.suite = entry.suite;
+    report.backend = options.backend;
+    report.device = device;
+    report.mode = mode_name(options.mode);
+    write_file_atomically(json_path, bisect_report_json(report).dump(2) + "\n");
+  };
   try {
     report = bisect_switches(searched.names, searched.requires_switch, run_step);
     if (report.verdict == BisectVerdict::kNothingToBisect) {
@@ -336,20 +347,22 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
     } else if (auto why = why_no_submodules(options.backend, options.mode)) {
       report.divergence.note = *why;
     } else {
+      report.divergence.note = "not finished: the search was still running";
+      write_record();
       report.divergence = search_submodules(options, entry, suites_dir, device, report.steps.front().tolerance);
+    }
+    if (uses_inductor(options.backend)) {
+      report.compiler_bisector.status = CompilerBisectorStatus::kNotRun;
+      report.compiler_bisector.note = "not finished: it was still running";
+      write_record();
     }
     report.compiler_bisector = bisect_inductor(options, entry, suites_dir, device, report);
   } catch (const Interrupted&) {
-    std::printf("interrupted: the bisect of %s stopped before it finished\n", entry.name.c_str());
+    std::printf("interrupted: the bisect of %s stopped before it finished%s\n", entry.name.c_str(),
+                fs::exists(json_path) ? ("; what it found so far: " + json_path).c_str() : "");
     return std::nullopt;
   }
-  report.model = entry.name;
-  report.suite = entry.suite;
-  report.backend = options.backend;
-  report.device = device;
-  report.mode = mode_name(options.mode);
-  const std::string json_path = (fs::path(options.output_directory) / "bisect.json").string();
-  write_file_atomically(json_path, bisect_report_json(report).dump(2) + "\n");
+  write_record();
   std::fputs(format_bisect_report(report).c_str(), stdout);
   std::printf("record: %s\n", json_path.c_str());
   return report;
