@@ -158,6 +158,9 @@ class Backend {
 std::unique_ptr<Backend> make_backend(const std::string& name);
 // Whether `name` is one of torch.compile's (NAME[:MODE], compile:NAME), not zoobench's own.
 bool is_torch_compile_backend(const std::string& name);
+// The dynamo backend of a torch.compile name ("inductor" for inductor:reduce-overhead and
+// compile:inductor), or nullopt for zoobench's own backends.
+std::optional<std::string> dynamo_backend_of(const std::string& name);
 // A torch.compile name whose dynamo backend the embedded Python does not know is a typo:
 // UsageError naming the ones it knows. Silent where that cannot be asked (the rows say why).
 // Starts the embedded Python for torch.compile names.

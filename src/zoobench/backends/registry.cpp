@@ -55,17 +55,20 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
                    "`zoobench list --backends` shows them)");
 }
 
-bool is_torch_compile_backend(const std::string& name) {
+std::optional<std::string> dynamo_backend_of(const std::string& name) {
   for (const auto& entry : entries()) {
-    if (entry.name == name) return false;
+    if (entry.name == name) return std::nullopt;
   }
-  return parse_torch_compile_name(name, entry_names()).has_value();
+  if (auto spec = parse_torch_compile_name(name, entry_names())) return spec->dynamo_backend;
+  return std::nullopt;
 }
 
+bool is_torch_compile_backend(const std::string& name) { return dynamo_backend_of(name).has_value(); }
+
 void require_known_backend(const std::string& name) {
-  if (!is_torch_compile_backend(name)) return;
-  if (auto why =
-          unknown_dynamo_backend(parse_torch_compile_name(name, entry_names())->dynamo_backend)) {
+  const auto dynamo_backend = dynamo_backend_of(name);
+  if (!dynamo_backend) return;
+  if (auto why = unknown_dynamo_backend(*dynamo_backend)) {
     throw UsageError("--backend " + name + ": " + *why);
   }
 }

@@ -99,13 +99,7 @@ std::string compiler_bisector_status_name(CompilerBisectorStatus status) {
   return "?";
 }
 
-bool uses_inductor(const std::string& backend) {
-  if (!is_torch_compile_backend(backend)) return false;
-  static const std::string kExplicit = "compile:";
-  const std::string rest =
-      starts_with(backend, kExplicit) ? backend.substr(kExplicit.size()) : backend;
-  return rest.substr(0, rest.find(':')) == "inductor";
-}
+bool uses_inductor(const std::string& backend) { return dynamo_backend_of(backend) == "inductor"; }
 
 CompilerBisectorReport parse_compiler_bisector_output(const std::string& output) {
   CompilerBisectorReport report;
