@@ -382,6 +382,11 @@ stage_compiler-bisect() {
   log "compiler bisector: zoobench bisect --backend inductor finds a planted wrong lowering (CompilerBisectorOnCuda)"
   local left=$((${ZB_DEADLINE:-$(($(date +%s) + 900))} - $(date +%s) - 30))
   ((left > 120)) || { echo "-- compiler-bisect: not started, the call's deadline is near (${left}s left)"; return 0; }
+  # Whether the plant takes, in seconds rather than the test's minutes: relu compiled by Inductor
+  # on CUDA must come out as abs in a Python with the plant, and as relu without it.
+  local probe='import torch; x = torch.tensor([-2.0, 3.0], device="cuda"); y = torch.compile(torch.relu)(x); print("-- plant probe: relu(-2, 3) ->", y.tolist())'
+  (PYTHONPATH="$ROOT/tests/integration/planted_inductor_fault${PYTHONPATH:+:$PYTHONPATH}" ZOOBENCH_TEST_PLANT_INDUCTOR_FAULT=relu_as_abs \
+    timeout 120 $PY -c "$probe" 2>&1 | tail -3)
   (cd "$BUILD" && ctest -R '^CompilerBisectorOnCuda\.' --timeout "$left" --verbose > "$LOGS/compiler-bisect.log" 2>&1)
   local rc=$?
   grep -q "No tests were found" "$LOGS/compiler-bisect.log" && { echo "-- no CompilerBisectorOnCuda test: build integration_gpu_tests"; return 1; }
@@ -395,8 +400,9 @@ stage_bisect() {
   log "zoobench bisect: AllenaiLongformerBase, jit, cuda"
   local left=$((${ZB_DEADLINE:-$(($(date +%s) + 900))} - $(date +%s) - 30))
   ((left > 60)) || { echo "-- bisect: not started, the call's deadline is near (${left}s left)"; return 0; }
+  # The suite keeps freeze off for this model (zoobench.switches_off); the stage looks at the fault.
   timeout -k 30 -s INT "$left" "$BUILD/zoobench" bisect --zoo "$ZOO-diag" --suite huggingface --only AllenaiLongformerBase --backend jit \
-    --devices cuda --timeout 300 --output-directory "$RESULTS/bisect-longformer" > "$LOGS/bisect-longformer.log" 2>&1
+    --ignore-suite-switches --devices cuda --timeout 300 --output-directory "$RESULTS/bisect-longformer" > "$LOGS/bisect-longformer.log" 2>&1
   local rc=$?
   grep -v "^zoobench info" "$LOGS/bisect-longformer.log" | tail -40
   symbolize_crashes "$LOGS/bisect-longformer.log" "$RESULTS"/bisect-longformer/submodules/level*/capture.log

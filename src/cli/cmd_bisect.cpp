@@ -16,7 +16,8 @@ struct BisectArgs {
   RunOptions options;
   std::string devices = "cpu";
   bool training = false, float16 = false, bfloat16 = false, amp = false;
-  bool no_patches = false, disable_cudagraphs = false, no_submodules = false;
+  bool no_patches = false, disable_cudagraphs = false, no_submodules = false,
+       ignore_suite_switches = false;
   bool no_compiler_bisector = false;
   double tolerance = -1;
   std::string from_results;
@@ -56,6 +57,9 @@ void setup_bisect(CLI::App& app, int& exit_status) {
   c->add_flag("--cosine", o.cosine, "compare with cosine similarity");
   c->add_flag("--no-patches", args->no_patches, "do not apply the model's patches");
   c->add_flag("--disable-cudagraphs", args->disable_cudagraphs, "no CUDA graphs on CUDA");
+  c->add_flag("--ignore-suite-switches", args->ignore_suite_switches,
+              "search the switches the suite turns off for the model too (zoobench.switches_off): "
+              "they are on in every step, as in `zoobench run --ignore-suite-switches`");
   c->add_option("--timeout", o.timeout_s, "seconds per step before its process is killed (0: none)")
       ->check(finite_number(0))
       ->capture_default_str();
@@ -80,6 +84,7 @@ void setup_bisect(CLI::App& app, int& exit_status) {
                   : args->amp      ? Precision::kAmp
                                    : Precision::kFloat32;
     o.patches = !args->no_patches;
+    o.suite_switches = !args->ignore_suite_switches;
     o.bisect_submodules = !args->no_submodules;
     o.bisect_compiler = !args->no_compiler_bisector;
     o.cudagraphs = !args->disable_cudagraphs;

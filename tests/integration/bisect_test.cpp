@@ -33,9 +33,19 @@ struct PlantedZoo {
                "    scaled: [test_scale_planted]\n"
                "    pair: [test_offset_pair_a, test_offset_pair_b]\n"
                "    half_pair: [test_offset_pair_a]\n"
-               "    segfaulter: [fault_injection]\n");
+               "    segfaulter: [fault_injection]\n"
+               "    kept_off: [test_scale_planted]\n"
+               "  switches_off:\n"
+               "    kept_off:\n"
+               "      jit: [freeze, patch:test_scale_planted]\n"
+               "      reason: the planted scale breaks it\n"
+               "    misnamed:\n"
+               "      jit: [freez]\n"
+               "      reason: a typo\n");
     make_zoo(zoo, suites, "planted",
              {{"scaled", "planted"},
+              {"kept_off", "planted"},
+              {"misnamed", "mlp"},
               {"pair", "pair"},
               {"half_pair", "pair"},
               {"good", "mlp"},
@@ -78,6 +88,9 @@ TEST(Bisect, ScaledLayerIsFoundAsItsPatch) {
   EXPECT_EQ(record["steps"][0]["status"], "fail_accuracy");
   EXPECT_NE(record["steps"][0]["max_abs"], "");
   EXPECT_TRUE(fs::is_regular_file(record["steps"][0]["log"].get<std::string>()));
+  // Each step is a child process that loads and runs the model: it takes time, and the record
+  // says how much (it said 0 for every step until the wall time was taken).
+  for (const auto& step : record["steps"]) EXPECT_GT(step["seconds"].get<double>(), 0.0) << step.dump();
 }
 
 // The first diverging submodule: the planted layer fails alone on the inputs eager gave it,
@@ -99,6 +112,7 @@ TEST(Bisect, ScaledLayerIsTheFirstDivergingSubmoduleWithARepro) {
   EXPECT_EQ(divergence["checks"][1]["status"], "fail_accuracy");
   EXPECT_EQ(divergence["checks"][2]["path"], "planted.post");
   EXPECT_EQ(divergence["checks"][2]["status"], "pass");
+  for (const auto& check : divergence["checks"]) EXPECT_GT(check["seconds"].get<double>(), 0.0) << check.dump();
   EXPECT_EQ(divergence["note"], "none of its 1 children checked fails alone");
   EXPECT_THAT(run.output, HasSubstr("first diverging submodule: planted (PlantedLinear)"));
 
@@ -193,6 +207,64 @@ TEST(Bisect, CrashingAndHangingStepsAreFailingStepsWithTheirStatus) {
     EXPECT_EQ(record["verdict"], "fails_without_optimization") << run.output;
     for (const auto& step : record["steps"]) EXPECT_EQ(step["status"], "timeout");
   }
+}
+
+// zoobench.switches_off: the suite keeps a patch that breaks the model (and freeze) off for jit;
+// the row passes and names them in switches_off; --ignore-suite-switches brings the fault back,
+// and bisect searches them only then (freeze's dependants, fold_frozen and
+// optimize_for_inference, are left out with it).
+TEST(SuiteSwitchesOff, KeptOffInRunAndBisectUnlessIgnored) {
+  auto run_kept_off = [](const std::string& out, const std::string& extra) {
+    auto run = zt::run_command(zoobench_command(
+        "run --suite planted --only kept_off --accuracy --tolerance 0.01 --zoo " +
+        quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) + " --output-directory " +
+        quote(out) + " " + extra));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    auto rows = read_csv(accuracy_csv(out, "planted"));
+    EXPECT_EQ(rows.size(), 1u) << run.output;
+    return rows.empty() ? std::map<std::string, std::string>{} : rows[0];
+  };
+  auto kept = run_kept_off(zoo().dir.file("kept_off_run"), "");
+  EXPECT_EQ(kept["accuracy"], "pass");
+  EXPECT_EQ(kept["switches_off"], "freeze;patch:test_scale_planted");
+  EXPECT_EQ(kept["patches"], "");
+  auto ignored = run_kept_off(zoo().dir.file("kept_off_ignored"), "--ignore-suite-switches");
+  EXPECT_EQ(ignored["accuracy"], "fail_accuracy");
+  EXPECT_EQ(ignored["switches_off"], "");
+  EXPECT_EQ(ignored["patches"], "test_scale_planted");
+
+  {
+    auto [run, record] = zoo().bisect("kept_off", "--no-submodules");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(record["verdict"], "nothing_to_bisect") << run.output;
+    EXPECT_THAT(names(record["switches"]), ElementsAre("executor", "nnc_fuser"));
+    EXPECT_THAT(names(record["suite_switches_off"]["switches"]),
+                ElementsAre("freeze", "patch:test_scale_planted"));
+    EXPECT_THAT(run.output, HasSubstr("the suite turns off freeze, patch:test_scale_planted for "
+                                      "this model in every step, not searched"));
+  }
+  {
+    auto [run, record] = zoo().bisect("kept_off", "--no-submodules --ignore-suite-switches");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(record["verdict"], "found") << run.output;
+    EXPECT_THAT(names(record["culprit"]), ElementsAre("patch:test_scale_planted"));
+    EXPECT_TRUE(record["suite_switches_off"]["switches"].empty());
+  }
+}
+
+// A switch name the backend does not have is a mistake in the yaml: the row says where and what
+// to do instead of running with the pass on.
+TEST(SuiteSwitchesOff, AnUnknownSwitchNameIsAnErrorRowThatNamesTheYaml) {
+  const std::string out = zoo().dir.file("misnamed_run");
+  auto run = zt::run_command(zoobench_command(
+      "run --suite planted --only misnamed --accuracy --zoo " + quote(zoo().zoo) +
+      " --suites-dir " + quote(zoo().suites) + " --output-directory " + quote(out)));
+  auto rows = read_csv(accuracy_csv(out, "planted"));
+  ASSERT_EQ(rows.size(), 1u) << run.output;
+  EXPECT_EQ(rows[0].at("accuracy"), "infra_error");
+  EXPECT_THAT(rows[0].at("reason"),
+              HasSubstr("planted.yaml zoobench.switches_off.misnamed: 'freez' is not a switch of jit"));
+  EXPECT_THAT(rows[0].at("reason"), HasSubstr("--ignore-suite-switches"));
 }
 
 // An interrupt during the submodule search (Ctrl-C, a call's deadline) keeps what the switch

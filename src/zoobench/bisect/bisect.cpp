@@ -180,6 +180,11 @@ std::string format_bisect_report(const BisectReport& report) {
   std::string out = fmt::format("bisect {} ({}, {}, {}, {}); switches on: {}\n", report.model,
                                 report.suite, report.backend, report.mode, report.device,
                                 list_or_none(report.switches));
+  if (!report.suite_switches_off.empty()) {
+    out += fmt::format("the suite turns off {} for this model in every step, not searched ({}); "
+                       "--ignore-suite-switches searches them too\n",
+                       join(report.suite_switches_off, ", "), first_line(report.suite_switches_reason));
+  }
   switch (report.verdict) {
     case BisectVerdict::kNothingToBisect:
       out += "nothing to bisect: the model passes with every switch on\n";
@@ -227,6 +232,8 @@ nlohmann::json bisect_report_json(const BisectReport& report) {
   return {{"model", report.model},       {"suite", report.suite},
           {"backend", report.backend},   {"device", report.device},
           {"mode", report.mode},         {"switches", report.switches},
+          {"suite_switches_off",
+           {{"switches", report.suite_switches_off}, {"reason", report.suite_switches_reason}}},
           {"verdict", verdict_name(report.verdict)},
           {"culprit", report.culprit},   {"fix", report.fix},
           {"steps", steps},              {"divergence", divergence_json(report.divergence)},

@@ -39,6 +39,10 @@ std::string verdict_name(BisectVerdict verdict);  // "nothing_to_bisect", "found
 struct BisectReport {
   std::string model, suite, backend, device, mode;
   std::vector<std::string> switches;  // the switches searched (on in the first step)
+  // The switches the suite turns off for this model (zoobench.switches_off), off in every step
+  // and not searched, and why; empty with --ignore-suite-switches.
+  std::vector<std::string> suite_switches_off;
+  std::string suite_switches_reason;
   BisectVerdict verdict = BisectVerdict::kNothingToBisect;
   // kFound, in `switches` order. culprit: the smallest set that must be on for it to fail
   // (with only these on, and what they need, it fails); two or more when a fault needs several

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "zoobench/backends/switches.h"
 #include "zoobench/bisect/compiler_bisector.h"
@@ -47,11 +49,17 @@ std::vector<std::string> step_flags(const RunOptions& o, const std::string& suit
   if (o.precision == Precision::kAmp) flags.push_back("--amp");
   if (o.tolerance) flags.insert(flags.end(), {"--tolerance", fmt::format("{}", *o.tolerance)});
   if (!o.patches) flags.push_back("--no-patches");
+  if (!o.suite_switches) flags.push_back("--ignore-suite-switches");
   if (!o.cudagraphs) flags.push_back("--disable-cudagraphs");
   if (o.cosine) flags.push_back("--cosine");
   if (!disabled.empty()) flags.insert(flags.end(), {"--disable-switches", join(disabled, ",")});
   if (!o.save_outputs.empty()) flags.insert(flags.end(), {"--save-outputs", o.save_outputs});
   return flags;
+}
+
+// Wall time of one step or check (its child process, start to row), for bisect.json.
+double seconds_since(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 // Statuses no switch or stage of the backend can change: the eager side or the model itself failed.
@@ -164,11 +172,13 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
     step.child_flags = step_flags(step, suites_dir, {});
     std::fprintf(stderr, "bisect: %s alone ...\n", candidate.path.c_str());
     const ZooEntry repro{entry.suite, candidate.model, (fs::path(candidate.folder) / "manifest.json").string()};
+    const auto started = std::chrono::steady_clock::now();
     const auto row = run_accuracy_child(
         repro, step, configs, device,
         (root / "logs" / fmt::format("check{:02d}", ++check_number)).string(), options.timeout_s);
     SubmoduleCheck result;
     result.candidate = candidate;
+    result.seconds = seconds_since(started);
     if (row) {
       result.status = cell(*row, columns::kAccuracy);
       result.max_abs = cell(*row, columns::kMaxAbs);
@@ -293,6 +303,20 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
   auto patches = options.patches ? config.patches_for(entry.name, options.mode)
                                  : std::vector<std::string>{};
   SearchedSwitches searched = searched_switches(options.backend, options.mode, device_type, patches);
+  // The switches the suite keeps off for this model are off in every step (the children apply
+  // them as `zoobench run` does), so searching them, or the ones that need them (fold_frozen
+  // without freeze does nothing), would find nothing.
+  const auto suite_off = options.suite_switches ? config.switches_off(entry.name, options.backend)
+                                                : SuiteConfig::SwitchesOff{};
+  std::set<std::string> unsearched(suite_off.switches.begin(), suite_off.switches.end());
+  for (bool grew = !unsearched.empty(); grew;) {
+    grew = false;
+    for (const auto& [name, needed] : searched.requires_switch)
+      if (unsearched.count(needed) && unsearched.insert(name).second) grew = true;
+  }
+  searched.names.erase(std::remove_if(searched.names.begin(), searched.names.end(),
+                                      [&](const std::string& n) { return unsearched.count(n) > 0; }),
+                       searched.names.end());
 
   std::signal(SIGINT, on_bisect_interrupt);
   std::signal(SIGTERM, on_bisect_interrupt);
@@ -307,12 +331,14 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
     step.child_flags = step_flags(options, suites_dir, disabled);
     std::fprintf(stderr, "bisect step %d: off %s ...\n", step_number,
                  disabled.empty() ? "(none)" : join(disabled, ",").c_str());
+    const auto started = std::chrono::steady_clock::now();
     const auto row = run_accuracy_child(
         entry, step, configs, device,
         (fs::path(options.output_directory) / "logs" / fmt::format("step{:02d}", step_number)).string(),
         options.timeout_s);
     BisectStep result;
     result.disabled = disabled;
+    result.seconds = seconds_since(started);
     if (row) {
       result.status = cell(*row, columns::kAccuracy);
       result.max_abs = cell(*row, columns::kMaxAbs);
@@ -336,6 +362,8 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
     report.backend = options.backend;
     report.device = device;
     report.mode = mode_name(options.mode);
+    report.suite_switches_off = suite_off.switches;
+    report.suite_switches_reason = suite_off.reason;
     write_file_atomically(json_path, bisect_report_json(report).dump(2) + "\n");
   };
   try {

@@ -50,6 +50,9 @@ inline constexpr Column kGraphBreaks{"graph_breaks", Reading::kNumber};
 inline constexpr Column kRecompiles{"recompiles", Reading::kNumber};
 inline constexpr Column kSuite{"suite"};
 inline constexpr Column kBackendFamily{"backend_family"};
+// The backend's optimization switches this row ran with off (`;`-joined): --disable-switches and
+// the suite's zoobench.switches_off for the model.
+inline constexpr Column kSwitchesOff{"switches_off"};
 
 // Accuracy.
 inline constexpr Column kAccuracy{"accuracy"};  // the accuracy file's status

@@ -18,6 +18,7 @@
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/text.h"
 #include "zoobench/zoo/model_files.h"
 
 namespace zoobench {
@@ -104,6 +105,36 @@ std::optional<Refusal> load_model(const ZooEntry& entry, const RunOptions& optio
     std::string message = logged_exception_message(entry.name);
     return Refusal{status_for_failure(Phase::kLoad, message), first_line(message)};
   }
+  return std::nullopt;
+}
+
+// The suite's switches off for this model and backend (zoobench.switches_off), added to
+// --disable-switches unless --ignore-suite-switches; the model's log says which and why. A name
+// the backend has no switch for is a mistake in the yaml, and the row says so rather than
+// running with the pass on.
+std::optional<Refusal> add_suite_switches_off(const ZooEntry& entry, const SuiteConfig& config,
+                                              const Backend& compiled, RunOptions& options) {
+  if (!options.suite_switches) return std::nullopt;
+  const auto off = config.switches_off(entry.name, options.backend);
+  if (off.switches.empty()) return std::nullopt;
+  std::vector<std::string> known;
+  for (const auto& s : compiled.switches()) known.push_back(s.name);
+  for (const auto& name : off.switches) {
+    const bool is_known = patch_of_switch(name).has_value() ||
+                          std::find(known.begin(), known.end(), name) != known.end();
+    if (!is_known) {
+      return Refusal{Status::kInfraError,
+                     fmt::format("{}.yaml zoobench.switches_off.{}: '{}' is not a switch of {} "
+                                 "(known: {}); fix the yaml or run with --ignore-suite-switches",
+                                 config.suite(), entry.name, name, options.backend,
+                                 fmt::join(known, ", "))};
+    }
+    if (std::find(options.disabled_switches.begin(), options.disabled_switches.end(), name) ==
+        options.disabled_switches.end())
+      options.disabled_switches.push_back(name);
+  }
+  log::info("{} with {}: the suite turns off {} ({}); --ignore-suite-switches keeps them on",
+            entry.name, options.backend, join(off.switches, ", "), off.reason);
   return std::nullopt;
 }
 
@@ -242,13 +273,19 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
     return rows;
   };
 
-  LoadedModel model;
-  if (auto refusal = load_model(entry, options, config, device_string, model, context)) {
-    return fail_all(refusal->status, refusal->reason);
-  }
   std::unique_ptr<Backend> eager = make_backend("eager");
   std::unique_ptr<Backend> compiled = make_backend(options.backend);
-  BackendRequest request = backend_request(entry, options, config, model);
+  RunOptions row_options = options;
+  if (auto refusal = add_suite_switches_off(entry, config, *compiled, row_options)) {
+    return fail_all(refusal->status, refusal->reason);
+  }
+  context.switches_off = row_options.disabled_switches;
+
+  LoadedModel model;
+  if (auto refusal = load_model(entry, row_options, config, device_string, model, context)) {
+    return fail_all(refusal->status, refusal->reason);
+  }
+  BackendRequest request = backend_request(entry, row_options, config, model);
   // Asked before anything runs: for a Python backend this starts the embedded Python, so the
   // autograd engine is torch's Python one from the first backward on (a C++ backward first, then
   // a Python one, trips an internal assert of the engine on CUDA).

@@ -22,6 +22,7 @@ ResultRow base_row(ExperimentKind kind, const RowContext& c) {
   set_cell(row, columns::kLog, c.log);
   set_cell(row, columns::kSuite, c.suite);
   set_cell(row, columns::kBackendFamily, c.backend_family);
+  set_cell(row, columns::kSwitchesOff, join(c.switches_off, ";"));
   if (kind == ExperimentKind::kAccuracy) set_cell(row, columns::kInputLayout, c.input_layout);
   return row;
 }

@@ -27,6 +27,7 @@ struct RowContext {
   std::string log;
   std::string suite;
   std::string backend_family;  // Backend::family()
+  std::vector<std::string> switches_off;  // the backend's switches off for this row
 };
 
 // The cells a run's options decide for every row of one model on one device; batch size,

@@ -105,6 +105,9 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
                "(jit: freeze, fold_frozen, optimize_for_inference, executor, ...; inductor: "
                "Inductor config steps; aot_inductor: cudagraphs, narrowing_memo) or a model's "
                "patch, patch:NAME; each backend's: `zoobench list --switches --backend NAME`");
+  c.add_flag("--ignore-suite-switches", f.ignore_suite_switches,
+             "run with the switches the suite turns off for some models (zoobench.switches_off "
+             "in <suite>.yaml) on, to see or bisect the fault they avoid");
   c.add_option("--input-layouts", f.input_layouts,
                "with --accuracy: feed the compiled backend these layouts "
                "(contiguous,transposed,gapped,overlapping,expanded)");
@@ -192,6 +195,7 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
                              : Precision::kFloat32;
   o.cudagraphs = !f.disable_cudagraphs;
   o.patches = !f.no_patches;
+  o.suite_switches = !f.ignore_suite_switches;
   o.backends = backend_names(f.backends);
   o.backend = o.backends.front();
   if (!f.disabled_switches.empty()) {

@@ -18,7 +18,7 @@ struct RunFlags {
   RunOptions options;
   bool training = false, inference = false;
   bool float32 = false, float16 = false, bfloat16 = false, amp = false;
-  bool disable_cudagraphs = false, no_patches = false;
+  bool disable_cudagraphs = false, no_patches = false, ignore_suite_switches = false;
   std::string backends = "jit";
   std::string devices = "cpu";
   std::string cpu_affinity;

@@ -48,6 +48,8 @@ struct RunOptions {
   bool bisect_submodules = true;          // zoobench bisect --no-submodules sets false
   bool bisect_compiler = true;            // zoobench bisect --no-compiler-bisector sets false
   std::vector<std::string> disabled_switches;  // --disable-switches: optimization switches off
+  bool suite_switches = true;             // --ignore-suite-switches sets false: the suite's
+                                          // zoobench.switches_off are not applied
   std::vector<std::string> input_layouts; // --input-layouts, empty: contiguous only
   OptimizerSettings optimizer;
   std::vector<std::string> child_flags;   // the user's flags that every child gets as they are

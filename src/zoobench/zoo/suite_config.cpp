@@ -177,7 +177,7 @@ const std::vector<KnownKeys>& known_keys() {
       // The exporter reads extra_models, image_size, skip_reasons, run_despite_checkout_skip.
       {"zoobench", {"tolerance_rule", "patches", "training_patches", "flaky", "use_iou_for_bool",
                     "tolerance_overrides", "skip_reasons", "loss_scale", "extra_models",
-                    "image_size", "run_despite_checkout_skip"}},
+                    "image_size", "run_despite_checkout_skip", "switches_off"}},
   };
   return table;
 }
@@ -368,6 +368,37 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
           config.overrides_[model] = o;
         }
       }
+      // {model: {backend: [switch, ...], reason: text}}; the switch names are checked against
+      // the backend when a run uses them (the backends live above this library).
+      if (auto off = ours["switches_off"]; off && off.IsMap()) {
+        for (const auto& item : off) {
+          const std::string model = item.first.as<std::string>();
+          const auto& body = item.second;
+          if (!body.IsMap()) {
+            yaml.refuse(body, "zoobench.switches_off." + model +
+                                  " must be a mapping: {BACKEND: [switch, ...], reason: ...}");
+          }
+          ModelSwitchesOff entry;
+          for (const auto& field : body) {
+            const std::string key = field.first.as<std::string>();
+            if (key == "reason") {
+              entry.reason = field.second.as<std::string>();
+            } else {
+              std::set<std::string> listed = yaml.names(field.second);
+              entry.by_backend[key] = std::vector<std::string>(listed.begin(), listed.end());
+            }
+          }
+          if (entry.reason.empty()) {
+            yaml.refuse(body, "switches turned off for '" + model +
+                                  "' need a `reason:` (it is shown in results)");
+          }
+          if (entry.by_backend.empty()) {
+            yaml.refuse(body, "zoobench.switches_off." + model +
+                                  " names no backend: {BACKEND: [switch, ...], reason: ...}");
+          }
+          config.switches_off_[model] = std::move(entry);
+        }
+      }
       // Why a model of a skip list is skipped, in words: {model: reason}.
       if (auto reasons = ours["skip_reasons"]; reasons && reasons.IsMap()) {
         for (const auto& item : reasons) {
@@ -514,6 +545,17 @@ std::vector<std::string> SuiteConfig::patches_for(const Manifest& manifest, Mode
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
   return out;
+}
+
+SuiteConfig::SwitchesOff SuiteConfig::switches_off(const std::string& model,
+                                                  const std::string& backend) const {
+  auto it = switches_off_.find(model);
+  if (it == switches_off_.end()) return {};
+  const auto& by_backend = it->second.by_backend;
+  auto listed = by_backend.find(backend);
+  if (listed == by_backend.end()) listed = by_backend.find(backend.substr(0, backend.find(':')));
+  if (listed == by_backend.end()) return {};
+  return {listed->second, it->second.reason};
 }
 
 std::map<std::string, std::vector<std::string>> SuiteConfig::patch_assignments() const {

@@ -1,7 +1,7 @@
 // A suite's configuration: `suites/<suite>.yaml` in the schema of upstream's
 // benchmarks/dynamo/torchbench.yaml (batch sizes, skip lists, tolerance lists, ...), plus our
 // keys under `zoobench:` (patches per model, per-model tolerance overrides with a reason,
-// loss scaling, IoU for boolean outputs). Name-keyed lists live here, not in code.
+// backend switches turned off per model with a reason, loss scaling, IoU for boolean outputs). Name-keyed lists live here, not in code.
 #pragma once
 
 #include <map>
@@ -64,6 +64,16 @@ class SuiteConfig {
   // Every model -> patch names assignment (both modes), for `zoobench patches`.
   std::map<std::string, std::vector<std::string>> patch_assignments() const;
 
+  // A backend's optimization switches the suite turns off for one model, with the reason
+  // (zoobench.switches_off: `MODEL: {BACKEND: [switch, ...], reason: ...}`): a pass known to
+  // break that model, kept off so its row measures the backend that works. A backend
+  // `inductor:MODE` takes the `inductor` entry when it has none of its own. Empty when none.
+  struct SwitchesOff {
+    std::vector<std::string> switches;
+    std::string reason;
+  };
+  SwitchesOff switches_off(const std::string& model, const std::string& backend) const;
+
  private:
   std::string suite_;
   std::string rule_;  // which upstream tolerance rule applies: torchbench | huggingface | timm_models
@@ -86,6 +96,11 @@ class SuiteConfig {
   std::map<std::string, std::vector<std::string>> patches_;          // both modes
   std::map<std::string, std::vector<std::string>> training_patches_;  // training only
   std::map<std::string, double> loss_scale_;
+  struct ModelSwitchesOff {
+    std::map<std::string, std::vector<std::string>> by_backend;
+    std::string reason;
+  };
+  std::map<std::string, ModelSwitchesOff> switches_off_;  // zoobench.switches_off
   std::map<std::string, std::string> skip_reasons_;  // zoobench.skip_reasons
 };
 

@@ -23,7 +23,7 @@ const std::vector<std::string> kAccuracyContract = {
     "tolerance_source", "max_abs", "mean_abs", "rmse_res", "rmse_ref", "margin", "worst_tensor",
     "failed_tensors", "total_tensors", "min_passing_tol", "patches", "input_layout", "cudagraphs",
     "reason", "log", "duration_s", "graphs", "graph_breaks", "recompiles", "suite",
-    "backend_family"};
+    "backend_family", "switches_off"};
 const std::vector<std::string> kPerformanceContract = {
     "dev", "name", "batch_size", "speedup", "abs_latency", "compilation_latency",
     "compression_ratio", "eager_peak_mem", "dynamo_peak_mem", "eager_latency", "speedup_ci_low",
@@ -31,7 +31,7 @@ const std::vector<std::string> kPerformanceContract = {
     "backend", "mode", "dtype", "status", "unstable", "iterations_per_run", "repeat", "eager_min",
     "eager_p10", "eager_p90", "compiled_min", "compiled_p10", "compiled_p90", "launch_bound",
     "cudagraphs", "patches", "reason", "log", "python_eager_latency", "python_speedup", "graphs",
-    "graph_breaks", "recompiles", "suite", "backend_family", "unstable_cov"};
+    "graph_breaks", "recompiles", "suite", "backend_family", "unstable_cov", "switches_off"};
 // clang-format on
 
 const ExperimentKind kKinds[] = {ExperimentKind::kAccuracy, ExperimentKind::kPerformance};

@@ -16,7 +16,8 @@ RowContext full_context() {
   return {"cuda:0",           "resnet18",      4,
           "torch_compile",    "inference",     "float32",
           {"packed_dropout"}, "channels_last", "logs/resnet18.log",
-          "torchvision",      "torch_compile"};
+          "torchvision",      "torch_compile",
+          {"freeze", "patch:packed_dropout"}};
 }
 
 ExecutionInfo full_execution_info() {

@@ -620,6 +620,40 @@ TEST(SuiteConfigErrors, PerModelNumbersOutsideTheirRangeNameKeyValueAndRange) {
   EXPECT_DOUBLE_EQ(edges.loss_scale("b"), 1000);
 }
 
+// zoobench.switches_off: per model, per backend, with a reason; inductor:MODE falls back to the
+// inductor entry, and a backend or model without an entry gets nothing.
+TEST(SuiteSwitchesOff, PerModelAndBackendWithTheirReason) {
+  ScratchDir dir;
+  SuiteConfig config = SuiteConfig::load(
+      write(dir, "s.yaml",
+            "zoobench:\n  switches_off:\n    longformer:\n      jit: [freeze]\n"
+            "      inductor: [pattern_matcher, fusion]\n      inductor:max-autotune: [fusion]\n"
+            "      reason: freeze miscompiles it\n"),
+      "s");
+  auto jit = config.switches_off("longformer", "jit");
+  EXPECT_EQ(jit.switches, (std::vector<std::string>{"freeze"}));
+  EXPECT_EQ(jit.reason, "freeze miscompiles it");
+  EXPECT_EQ(config.switches_off("longformer", "inductor:reduce-overhead").switches,
+            (std::vector<std::string>{"fusion", "pattern_matcher"}));
+  EXPECT_EQ(config.switches_off("longformer", "inductor:max-autotune").switches,
+            (std::vector<std::string>{"fusion"}));
+  EXPECT_TRUE(config.switches_off("longformer", "cudagraphs").switches.empty());
+  EXPECT_TRUE(config.switches_off("bert", "jit").switches.empty());
+  EXPECT_TRUE(config.switches_off("bert", "jit").reason.empty());
+}
+
+TEST(SuiteSwitchesOff, AReasonAndABackendAreRequired) {
+  ScratchDir dir;
+  expect_usage_error_at(write(dir, "no_reason.yaml",
+                              "zoobench:\n  switches_off:\n    longformer:\n      jit: [freeze]\n"),
+                        4);
+  expect_usage_error_at(write(dir, "no_backend.yaml",
+                              "zoobench:\n  switches_off:\n    longformer:\n      reason: x\n"),
+                        4);
+  expect_usage_error_at(
+      write(dir, "list.yaml", "zoobench:\n  switches_off:\n    longformer: [freeze]\n"), 3);
+}
+
 // The suites shipped in the repository load and agree with their own lists.
 TEST(ShippedSuites, LoadAndListTheirModels) {
   // Upstream's file names: timm's list is timm_models_list.txt.
