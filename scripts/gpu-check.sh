@@ -21,7 +21,9 @@
 #   compiler-bisect  Inductor's compiler bisector finds a planted wrong lowering (relu lowered as
 #                  abs) through `zoobench bisect --backend inductor --devices cuda`: the one test
 #                  CompilerBisectorOnCuda.* (BUILD_TARGETS="zoobench integration_gpu_tests")
-#   bisect         `zoobench bisect` of AllenaiLongformerBase with jit on CUDA (issue 19)
+#   bisect         `zoobench bisect` of AllenaiLongformerBase with jit on CUDA (issue 19), its repro
+#                  run and judged, and where freezing is the switch the first node of the frozen
+#                  graph that differs (tools/zoo_diag/frozen_graph_diff.py)
 #   zoo            the measured zoo: 14 timm models (bs 8, AOTInductor packages for all), 4
 #                  HuggingFace models, torchbench extras, bs-64 copies for the latency stage
 #   compile-table  the side-by-side table: the timm zoo with python_eager, jit, cudagraphs,
@@ -417,6 +419,16 @@ stage_bisect() {
     eval "$BUILD/$line" > "$LOGS/bisect-repro-$n.log" 2>&1
     echo "-- rc $?"; grep -v "^zoobench info" "$LOGS/bisect-repro-$n.log" | tail -6
   done < <($PY -c 'import json,sys;print(json.load(open(sys.argv[1]))["divergence"]["repro_command"])' "$record")
+  # When freezing is the switch: the first node of the repro's frozen graph that differs from the
+  # unfrozen graph's (tools/zoo_diag/frozen_graph_diff.py), for the report upstream.
+  local repro
+  repro=$($PY -c 'import json,sys;d=json.load(open(sys.argv[1]));print(d["divergence"]["repro"] if "freeze" in d["fix"] else "")' "$record")
+  if [[ -n $repro && -f $repro/eval.pt ]]; then
+    echo "-- frozen graph diff of the repro"
+    timeout 300 $PY tools/zoo_diag/frozen_graph_diff.py --model "$repro/eval.pt" --inputs "$repro/inputs.pt" --device cuda \
+      --json "$RESULTS/bisect-longformer/frozen-graph-diff.json" > "$LOGS/frozen-graph-diff.log" 2>&1
+    echo "-- rc $?"; tail -25 "$LOGS/frozen-graph-diff.log"
+  fi
   return $rc
 }
 
