@@ -119,13 +119,17 @@ std::optional<Refusal> add_suite_switches_off(const ZooEntry& entry, const Suite
   if (off.switches.empty()) return std::nullopt;
   std::vector<std::string> known;
   for (const auto& s : compiled.switches()) known.push_back(s.name);
+  auto is_patch = [](const std::string& name) {
+    const auto& all = patches::list_patches();
+    return std::any_of(all.begin(), all.end(),
+                       [&](const auto& p) { return patch_switch(p.name) == name; });
+  };
   for (const auto& name : off.switches) {
-    const bool is_known = patch_of_switch(name).has_value() ||
-                          std::find(known.begin(), known.end(), name) != known.end();
-    if (!is_known) {
+    if (std::find(known.begin(), known.end(), name) == known.end() && !is_patch(name)) {
       return Refusal{Status::kInfraError,
                      fmt::format("{}.yaml zoobench.switches_off.{}: '{}' is not a switch of {} "
-                                 "(known: {}); fix the yaml or run with --ignore-suite-switches",
+                                 "(known: {}, patch:NAME); fix the yaml or run with "
+                                 "--ignore-suite-switches",
                                  config.suite(), entry.name, name, options.backend,
                                  fmt::join(known, ", "))};
     }

@@ -390,7 +390,7 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
           }
           if (entry.reason.empty()) {
             yaml.refuse(body, "switches turned off for '" + model +
-                                  "' need a `reason:` (it is shown in results)");
+                                  "' need a `reason:` (the run's log and bisect's report show it)");
           }
           if (entry.by_backend.empty()) {
             yaml.refuse(body, "zoobench.switches_off." + model +
