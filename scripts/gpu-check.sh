@@ -71,6 +71,11 @@
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
 #
+# The training side by side, continued from the last session's rows (resnet50's timings and
+# text_encoder_bert_dropout's inductor checks and timings were left; carry .gpu-deps, results-gpu):
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-01g/compile-train-* results-gpu/
+#   ZB_DEADLINE=$(($(date +%s)+560)) scripts/gpu-check.sh train-zoo build compile-train pack
+#
 # Issue 19 on the GPU, two calls back to back (the second finds the first's build and zoo on the
 # still-warm machine): the compiler bisector's planted fault, then Longformer's bisect to its end
 # (its report and bisect.json, the repro run by `zoobench run` and judged by `zoobench same`):
