@@ -4,7 +4,7 @@ Lists (`suites/<suite>_models_list.txt`) come in upstream's three formats and an
 them: `name bs` (timm), `name,bs` (huggingface), `name` (torchbench). The yaml
 (`suites/<suite>.yaml`) has the schema of upstream's benchmarks/dynamo/torchbench.yaml; our own
 keys live under `zoobench:` (`extra_models`, `image_size` and `skip_reasons` are the exporter's; `patches`,
-`training_patches`, `use_iou_for_bool`, `tolerance_overrides` are the harness's).
+`training_patches`, `use_iou_for_bool`, `tolerance_overrides`, `switches_off` are the harness's).
 """
 
 from __future__ import annotations
