@@ -207,9 +207,8 @@ std::string format_bisect_report(const BisectReport& report) {
   out += "steps (switches off -> status, max_abs):\n";
   for (std::size_t i = 0; i < report.steps.size(); ++i) {
     const BisectStep& step = report.steps[i];
-    out += fmt::format("  {:>2}. {} -> {}{}{}\n", i + 1, list_or_none(step.disabled), step.status,
-                       step.max_abs.empty() ? "" : ", max_abs " + step.max_abs,
-                       step.passed() || step.reason.empty() ? "" : " (" + first_line(step.reason) + ")");
+    out += fmt::format("  {:>2}. {} -> {}{}\n", i + 1, list_or_none(step.disabled), step.summary(),
+                       step.why_failed());
   }
   if (report.verdict != BisectVerdict::kNothingToBisect) {
     out += format_divergence(report.divergence);
@@ -221,13 +220,10 @@ std::string format_bisect_report(const BisectReport& report) {
 nlohmann::json bisect_report_json(const BisectReport& report) {
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& step : report.steps) {
-    steps.push_back({{"disabled", step.disabled},
-                     {"status", step.status},
-                     {"passed", step.passed()},
-                     {"max_abs", step.max_abs},
-                     {"reason", step.reason},
-                     {"log", step.log},
-                     {"seconds", step.seconds}});
+    nlohmann::json record = check_outcome_json(step);
+    record["disabled"] = step.disabled;
+    record["passed"] = step.passed();
+    steps.push_back(std::move(record));
   }
   return {{"model", report.model},       {"suite", report.suite},
           {"backend", report.backend},   {"device", report.device},

@@ -11,22 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/bisect/check_outcome.h"
 #include "zoobench/bisect/compiler_bisector.h"
 #include "zoobench/bisect/divergence.h"
 
 namespace zoobench {
 
 // One accuracy check with some switches off.
-struct BisectStep {
+struct BisectStep : CheckOutcome {
   std::vector<std::string> disabled;
-  std::string status;   // the accuracy row's status (pass, fail_accuracy, crash, timeout, ...)
-  std::string max_abs;  // the row's max_abs cell ("" when it has none)
   std::string tolerance;  // the row's tolerance cell: the rule the model is judged by
-  std::string reason;
-  std::string log;
-  double seconds = 0;
-  // Only `pass` passes: a crash, a timeout or any other status is a failing step.
-  bool passed() const { return status == "pass"; }
 };
 
 enum class BisectVerdict {

@@ -57,9 +57,19 @@ std::vector<std::string> step_flags(const RunOptions& o, const std::string& suit
   return flags;
 }
 
-// Wall time of one step or check (its child process, start to row), for bisect.json.
-double seconds_since(std::chrono::steady_clock::time_point started) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+// The shared cells of a check's accuracy row (infra_error when the child wrote none) and its
+// wall time since `started` (its child process, start to row).
+void fill_outcome(CheckOutcome& outcome, const std::optional<ResultRow>& row,
+                  std::chrono::steady_clock::time_point started) {
+  outcome.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (row) {
+    outcome.status = cell(*row, columns::kAccuracy);
+    outcome.max_abs = cell(*row, columns::kMaxAbs);
+    outcome.reason = cell(*row, columns::kReason);
+    outcome.log = cell(*row, columns::kLog);
+  }
+  if (outcome.status.empty()) outcome.status = "infra_error";
 }
 
 // Statuses no switch or stage of the backend can change: the eager side or the model itself failed.
@@ -178,18 +188,12 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
         (root / "logs" / fmt::format("check{:02d}", ++check_number)).string(), options.timeout_s);
     SubmoduleCheck result;
     result.candidate = candidate;
-    result.seconds = seconds_since(started);
+    fill_outcome(result, row, started);
     if (row) {
-      result.status = cell(*row, columns::kAccuracy);
-      result.max_abs = cell(*row, columns::kMaxAbs);
       result.rmse_res = cell(*row, columns::kRmseRes);
       result.rmse_ref = cell(*row, columns::kRmseRef);
-      result.reason = cell(*row, columns::kReason);
-      result.log = cell(*row, columns::kLog);
     }
-    if (result.status.empty()) result.status = "infra_error";
-    std::fprintf(stderr, "bisect: %s alone: %s%s\n", candidate.path.c_str(), result.status.c_str(),
-                 result.max_abs.empty() ? "" : (", max_abs " + result.max_abs).c_str());
+    std::fprintf(stderr, "bisect: %s alone: %s\n", candidate.path.c_str(), result.summary().c_str());
     return result;
   };
   DivergenceReport report;
@@ -338,17 +342,9 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
         options.timeout_s);
     BisectStep result;
     result.disabled = disabled;
-    result.seconds = seconds_since(started);
-    if (row) {
-      result.status = cell(*row, columns::kAccuracy);
-      result.max_abs = cell(*row, columns::kMaxAbs);
-      result.tolerance = cell(*row, columns::kTolerance);
-      result.reason = cell(*row, columns::kReason);
-      result.log = cell(*row, columns::kLog);
-    }
-    if (result.status.empty()) result.status = "infra_error";
-    std::fprintf(stderr, "bisect step %d: %s%s\n", step_number, result.status.c_str(),
-                 result.max_abs.empty() ? "" : (", max_abs " + result.max_abs).c_str());
+    fill_outcome(result, row, started);
+    if (row) result.tolerance = cell(*row, columns::kTolerance);
+    std::fprintf(stderr, "bisect step %d: %s\n", step_number, result.summary().c_str());
     return result;
   };
 

@@ -206,9 +206,7 @@ std::string format_compiler_bisector(const CompilerBisectorReport& r) {
     out += "  checks (backend [subsystem state [range]] -> status, max_abs):\n";
   for (std::size_t i = 0; i < r.checks.size(); ++i) {
     const CompilerBisectorCheck& c = r.checks[i];
-    out += fmt::format("    {:>2}. {} -> {}{}{}\n", i + 1, describe(c), c.status,
-                       c.max_abs.empty() ? "" : ", max_abs " + c.max_abs,
-                       c.passed() || c.reason.empty() ? "" : " (" + first_line(c.reason) + ")");
+    out += fmt::format("    {:>2}. {} -> {}{}\n", i + 1, describe(c), c.summary(), c.why_failed());
   }
   return out;
 }
@@ -239,18 +237,15 @@ std::string compiler_bisector_summary(const CompilerBisectorReport& r) {
 nlohmann::json compiler_bisector_json(const CompilerBisectorReport& r) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks) {
-    checks.push_back({{"backend", c.backend},
-                      {"subsystem", c.subsystem},
-                      {"run_state", c.run_state},
-                      {"range", c.range ? nlohmann::json::array({c.range->first, c.range->second})
-                                        : nlohmann::json()},
-                      {"zoobench_backend", c.zoobench_backend},
-                      {"status", c.status},
-                      {"passed", c.passed()},
-                      {"max_abs", c.max_abs},
-                      {"reason", c.reason},
-                      {"log", c.log},
-                      {"seconds", c.seconds}});
+    nlohmann::json record = check_outcome_json(c);
+    record["backend"] = c.backend;
+    record["subsystem"] = c.subsystem;
+    record["run_state"] = c.run_state;
+    record["range"] = c.range ? nlohmann::json::array({c.range->first, c.range->second})
+                              : nlohmann::json();
+    record["zoobench_backend"] = c.zoobench_backend;
+    record["passed"] = c.passed();
+    checks.push_back(std::move(record));
   }
   return {{"status", compiler_bisector_status_name(r.status)},
           {"note", r.note},

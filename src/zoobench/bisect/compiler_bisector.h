@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/bisect/check_outcome.h"
+
 namespace zoobench {
 
 // Whether `backend` (a --backend name) compiles with Inductor through torch.compile: inductor,
@@ -26,7 +28,7 @@ namespace zoobench {
 bool uses_inductor(const std::string& backend);
 
 // One accuracy check the bisector asked for.
-struct CompilerBisectorCheck {
+struct CompilerBisectorCheck : CheckOutcome {
   std::string backend;    // the bisector's backend stage: eager, aot_eager, ..., inductor
   std::string subsystem;  // "" while it searches the stages
   std::string run_state;  // test_disable, find_max_bounds or bisect ("" for a stage)
@@ -34,9 +36,6 @@ struct CompilerBisectorCheck {
   std::optional<std::pair<int64_t, int64_t>> range;
   // What the child ran: compile:eager, compile:aot_eager, ..., the user's inductor[:MODE].
   std::string zoobench_backend;
-  std::string status, max_abs, reason, log;
-  double seconds = 0;
-  bool passed() const { return status == "pass"; }
 };
 
 enum class CompilerBisectorStatus {

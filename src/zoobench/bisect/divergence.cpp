@@ -91,8 +91,7 @@ std::string format_divergence(const DivergenceReport& report) {
   out += "submodules checked alone (path -> status, max_abs):\n";
   for (std::size_t i = 0; i < report.checks.size(); ++i) {
     const auto& c = report.checks[i];
-    out += fmt::format("  {:>3}. {} -> {}{}\n", i + 1, c.candidate.path, c.status,
-                       c.max_abs.empty() ? "" : ", max_abs " + c.max_abs);
+    out += fmt::format("  {:>3}. {} -> {}\n", i + 1, c.candidate.path, c.summary());
   }
   return out;
 }
@@ -100,12 +99,14 @@ std::string format_divergence(const DivergenceReport& report) {
 nlohmann::json divergence_json(const DivergenceReport& report) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : report.checks) {
-    checks.push_back({{"path", c.candidate.path},   {"type", c.candidate.type},
-                      {"model", c.candidate.model}, {"folder", c.candidate.folder},
-                      {"status", c.status},         {"max_abs", c.max_abs},
-                      {"rmse_res", c.rmse_res},     {"rmse_ref", c.rmse_ref},
-                      {"reason", c.reason},         {"log", c.log},
-                      {"seconds", c.seconds}});
+    nlohmann::json record = check_outcome_json(c);
+    record["path"] = c.candidate.path;
+    record["type"] = c.candidate.type;
+    record["model"] = c.candidate.model;
+    record["folder"] = c.candidate.folder;
+    record["rmse_res"] = c.rmse_res;
+    record["rmse_ref"] = c.rmse_ref;
+    checks.push_back(std::move(record));
   }
   return {{"verdict", divergence_verdict_name(report.verdict)},
           {"path", report.path},

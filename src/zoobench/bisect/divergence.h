@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/bisect/check_outcome.h"
+
 namespace zoobench {
 
 // A child as the capture wrote it: a model of its own (a repro folder), or why it has none.
@@ -32,10 +34,9 @@ struct SubmoduleCandidate {
 };
 
 // One child's accuracy check, from its row.
-struct SubmoduleCheck {
+struct SubmoduleCheck : CheckOutcome {
   SubmoduleCandidate candidate;
-  std::string status, max_abs, rmse_res, rmse_ref, reason, log;
-  double seconds = 0;
+  std::string rmse_res, rmse_ref;
   // The compiled side failed (fail_accuracy, fail_to_run, crash, timeout, OOM): a statement
   // about the backend. A child whose eager side or files failed says nothing about it.
   bool compiled_side_failed() const;
