@@ -33,8 +33,8 @@ std::vector<OptimizationSwitch> applicable_switches(const Backend& backend, Mode
   return out;
 }
 
-void check_switch_names(const std::vector<std::string>& names,
-                        const std::vector<std::string>& backends) {
+std::optional<std::string> unknown_switch_name(const std::vector<std::string>& names,
+                                               const std::vector<std::string>& backends) {
   std::vector<std::string> known;
   for (const auto& backend : backends) {
     for (const auto& s : make_backend(backend)->switches()) {
@@ -46,16 +46,21 @@ void check_switch_names(const std::vector<std::string>& names,
   for (const auto& name : names) {
     if (auto patch = patch_of_switch(name)) {
       if (std::find(patch_names.begin(), patch_names.end(), name) != patch_names.end()) continue;
-      throw UsageError(fmt::format("--disable-switches: unknown patch '{}'; known: {}", *patch,
-                                   fmt::join(patch_names, ", ")));
+      return fmt::format("unknown patch '{}'; known: {}", *patch, fmt::join(patch_names, ", "));
     }
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      throw UsageError(fmt::format(
-          "--disable-switches: '{}' is not a switch of {}; known: {}{}patch:<name> for a "
-          "model's patch (`zoobench list --switches --backend NAME`)",
-          name, fmt::join(backends, ", "), fmt::join(known, ", "), known.empty() ? "" : ", "));
+      return fmt::format(
+          "'{}' is not a switch of {}; known: {}{}patch:<name> for a model's patch (`zoobench "
+          "list --switches --backend NAME`)",
+          name, fmt::join(backends, ", "), fmt::join(known, ", "), known.empty() ? "" : ", ");
     }
   }
+  return std::nullopt;
+}
+
+void check_switch_names(const std::vector<std::string>& names,
+                        const std::vector<std::string>& backends) {
+  if (auto why = unknown_switch_name(names, backends)) throw UsageError("--disable-switches: " + *why);
 }
 
 std::vector<std::string> parse_switch_list(const std::string& list) {

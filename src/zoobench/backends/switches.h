@@ -21,8 +21,13 @@ std::optional<std::string> patch_of_switch(const std::string& name);
 std::vector<OptimizationSwitch> applicable_switches(const Backend& backend, Mode mode,
                                                     const std::string& device_type);
 
-// Checks --disable-switches names: each must be a switch of one of `backends` or name a known
-// patch ("patch:<name>"); UsageError naming the known ones otherwise.
+// Why the first of `names` that is neither a switch of one of `backends` nor a known patch
+// ("patch:<name>") is unknown, naming the known ones; nullopt when every name is known. The
+// caller says where the names came from (--disable-switches, a suite's switches_off).
+std::optional<std::string> unknown_switch_name(const std::vector<std::string>& names,
+                                               const std::vector<std::string>& backends);
+
+// Checks --disable-switches names: UsageError with unknown_switch_name's reason.
 void check_switch_names(const std::vector<std::string>& names,
                         const std::vector<std::string>& backends);
 

@@ -113,26 +113,17 @@ std::optional<Refusal> load_model(const ZooEntry& entry, const RunOptions& optio
 // the backend has no switch for is a mistake in the yaml, and the row says so rather than
 // running with the pass on.
 std::optional<Refusal> add_suite_switches_off(const ZooEntry& entry, const SuiteConfig& config,
-                                              const Backend& compiled, RunOptions& options) {
+                                              RunOptions& options) {
   if (!options.suite_switches) return std::nullopt;
   const auto off = config.switches_off(entry.name, options.backend);
   if (off.switches.empty()) return std::nullopt;
-  std::vector<std::string> known;
-  for (const auto& s : compiled.switches()) known.push_back(s.name);
-  auto is_patch = [](const std::string& name) {
-    const auto& all = patches::list_patches();
-    return std::any_of(all.begin(), all.end(),
-                       [&](const auto& p) { return patch_switch(p.name) == name; });
-  };
+  if (auto why = unknown_switch_name(off.switches, {options.backend})) {
+    return Refusal{Status::kInfraError,
+                   fmt::format("{}.yaml zoobench.switches_off.{}: {}; fix the yaml or run with "
+                               "--ignore-suite-switches",
+                               config.suite(), entry.name, *why)};
+  }
   for (const auto& name : off.switches) {
-    if (std::find(known.begin(), known.end(), name) == known.end() && !is_patch(name)) {
-      return Refusal{Status::kInfraError,
-                     fmt::format("{}.yaml zoobench.switches_off.{}: '{}' is not a switch of {} "
-                                 "(known: {}, patch:NAME); fix the yaml or run with "
-                                 "--ignore-suite-switches",
-                                 config.suite(), entry.name, name, options.backend,
-                                 fmt::join(known, ", "))};
-    }
     if (std::find(options.disabled_switches.begin(), options.disabled_switches.end(), name) ==
         options.disabled_switches.end())
       options.disabled_switches.push_back(name);
@@ -277,10 +268,8 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
     return rows;
   };
 
-  std::unique_ptr<Backend> eager = make_backend("eager");
-  std::unique_ptr<Backend> compiled = make_backend(options.backend);
   RunOptions row_options = options;
-  if (auto refusal = add_suite_switches_off(entry, config, *compiled, row_options)) {
+  if (auto refusal = add_suite_switches_off(entry, config, row_options)) {
     return fail_all(refusal->status, refusal->reason);
   }
   context.switches_off = row_options.disabled_switches;
@@ -289,6 +278,8 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
   if (auto refusal = load_model(entry, row_options, config, device_string, model, context)) {
     return fail_all(refusal->status, refusal->reason);
   }
+  std::unique_ptr<Backend> eager = make_backend("eager");
+  std::unique_ptr<Backend> compiled = make_backend(options.backend);
   BackendRequest request = backend_request(entry, row_options, config, model);
   // Asked before anything runs: for a Python backend this starts the embedded Python, so the
   // autograd engine is torch's Python one from the first backward on (a C++ backward first, then
