@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "zoobench/report/result_files.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/serialization/torch_save.h"
 #include "zoobench/zoo/manifest.h"
 #include "zoobench/zoo/suite_config.h"
@@ -45,7 +45,7 @@ void read_suite_yaml(const std::string& path) {
   SuiteConfig::load(path, std::filesystem::path(path).stem().string());
 }
 
-void read_results(const std::string& path) { report::load_result_file(path); }
+void read_results(const std::string& path) { load_result_file(path); }
 
 }  // namespace
 

@@ -10,8 +10,8 @@
 
 #include "cli/command.h"
 #include "zoobench/report/expected.h"
-#include "zoobench/report/result_files.h"
 #include "zoobench/results/csv.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -30,9 +30,9 @@ struct CompareArgs {
 
 std::vector<ResultRow> load_accuracy_rows(const std::vector<std::string>& paths, const char* role) {
   std::vector<ResultRow> rows;
-  for (const auto& path : report::expand_result_paths(paths)) {
+  for (const auto& path : expand_result_paths(paths)) {
     check_result_json_depth(path);
-    report::ResultFile file = report::load_result_file(path);
+    ResultFile file = load_result_file(path);
     if (file.kind != ExperimentKind::kAccuracy) {
       throw UsageError(
           std::string(role) + " " + path +

@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "zoobench/report/merge.h"
-#include "zoobench/report/result_files.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
 
 namespace zoobench::cli {
@@ -18,12 +18,12 @@ struct MergeArgs {
 };
 
 int run_merge(const MergeArgs& args) {
-  std::vector<report::ResultFile> inputs;
+  std::vector<ResultFile> inputs;
   int without_detail = 0;
-  for (const auto& path : report::expand_result_paths(args.results)) {
+  for (const auto& path : expand_result_paths(args.results)) {
     // Before the merged JSON is written: nlohmann's dump recurses once per level.
     check_result_json_depth(path);
-    inputs.push_back(report::load_result_file(path));
+    inputs.push_back(load_result_file(path));
     if (!inputs.back().with_detail) ++without_detail;
   }
   report::MergedResults merged = report::merge_results(inputs);

@@ -9,7 +9,7 @@
 #include "zoobench/report/baseline.h"
 #include "zoobench/report/html.h"
 #include "zoobench/report/markdown.h"
-#include "zoobench/report/result_files.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
 #include "zoobench/util/log.h"
@@ -27,7 +27,7 @@ struct ReportArgs {
 std::vector<ResultRow> load_rows(const std::vector<std::string>& paths) {
   std::vector<ResultRow> rows;
   for (const auto& path : paths) {
-    report::ResultFile file = report::load_result_file(path);
+    ResultFile file = load_result_file(path);
     rows.insert(rows.end(), file.rows.begin(), file.rows.end());
   }
   return rows;
@@ -47,12 +47,12 @@ int run_report(const ReportArgs& args) {
   }
   report::ReportOptions options;
   options.title = args.title;
-  options.sources = report::expand_result_paths(args.results);
+  options.sources = expand_result_paths(args.results);
   report::JoinedResults joined = report::join_results(load_rows(options.sources));
   for (const auto& warning : joined.warnings) log::warn("report: {}", warning);
   if (joined.models.empty()) log::warn("report: the result files hold no rows");
   if (!args.baseline.empty()) {
-    options.baseline_sources = report::expand_result_paths(args.baseline);
+    options.baseline_sources = expand_result_paths(args.baseline);
     report::JoinedResults baseline = report::join_results(load_rows(options.baseline_sources));
     options.baseline = report::compare_with_baseline(joined, baseline, args.threshold);
   }

@@ -15,12 +15,12 @@
 #include "zoobench/bisect/compiler_bisector.h"
 #include "zoobench/bisect/divergence.h"
 #include "zoobench/python/embedded_python.h"
+#include "zoobench/report/markdown.h"
+#include "zoobench/results/columns.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_process.h"
 #include "zoobench/runner/child_rows.h"
-#include "zoobench/report/markdown.h"
-#include "zoobench/report/result_files.h"
-#include "zoobench/results/columns.h"
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/util/errors.h"
@@ -412,7 +412,7 @@ std::optional<Precision> precision_named(const std::string& dtype) {
 }  // namespace
 
 int execute_bisect_from_results(const RunOptions& base, const std::string& results_file) {
-  const report::ResultFile file = report::load_result_file(results_file);
+  const ResultFile file = load_result_file(results_file);
   if (file.kind != ExperimentKind::kAccuracy)
     throw UsageError(results_file + " holds performance rows: bisect reads an accuracy file");
   struct Entry {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "zoobench/report/result_files.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/results/rows.h"
 
 namespace zoobench::report {

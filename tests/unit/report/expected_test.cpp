@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "testing/testing.h"
-#include "zoobench/report/result_files.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
 

@@ -9,8 +9,8 @@
 
 #include "report_rows.h"
 #include "testing/testing.h"
-#include "zoobench/report/result_files.h"
 #include "zoobench/report/summary.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/util/files.h"
 
 namespace zoobench::report {

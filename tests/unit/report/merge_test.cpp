@@ -8,8 +8,8 @@
 
 #include "report_rows.h"
 #include "testing/testing.h"
-#include "zoobench/report/result_files.h"
 #include "zoobench/results/csv.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"

@@ -1,5 +1,5 @@
 // Loading result files.
-#include "zoobench/report/result_files.h"
+#include "zoobench/results/result_files.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
 
-namespace zoobench::report {
+namespace zoobench {
 namespace {
 
 namespace fs = std::filesystem;
@@ -162,4 +162,4 @@ std::vector<std::string> expand_result_paths(const std::vector<std::string>& pat
   return out;
 }
 
-}  // namespace zoobench::report
+}  // namespace zoobench

@@ -1,5 +1,7 @@
-// Reading result files for report, compare and merge: a CSV or its JSON twin (the twin is
-// preferred when it matches the CSV, for the detail it keeps), and folders of them.
+// Reading result files (report, compare, merge, bisect and the fuzzer): a CSV or its JSON
+// twin (the twin is preferred when it matches the CSV, for the detail it keeps), and folders of
+// them. It lives with the rows it reads, so the readers' sanitized fuzzer builds without the
+// report library.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -8,7 +10,7 @@
 
 #include "zoobench/results/rows.h"
 
-namespace zoobench::report {
+namespace zoobench {
 
 struct ResultFile {
   std::string path;
@@ -29,4 +31,4 @@ ResultFile load_result_file(const std::string& path);
 // JSON results files when a folder has no CSV. Files are kept as given.
 std::vector<std::string> expand_result_paths(const std::vector<std::string>& paths);
 
-}  // namespace zoobench::report
+}  // namespace zoobench
