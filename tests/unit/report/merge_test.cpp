@@ -126,16 +126,5 @@ TEST(Merge, RefusesToMixAccuracyAndPerformance) {
   }
 }
 
-TEST(ResultFiles, MissingAndForeignFilesAreUsageErrors) {
-  zoobench::testing::ScratchDir dir;
-  EXPECT_THROW(load_result_file(dir.file("absent.csv")), UsageError);
-  write_file_atomically(dir.file("other.csv"), "a,b\n1,2\n");
-  EXPECT_THROW(load_result_file(dir.file("other.csv")), UsageError);
-  // A folder expands to its results CSVs only.
-  write_partition(dir.file("r_accuracy.csv"), {accuracy_row("cpu", "m", "pass")});
-  EXPECT_EQ(expand_result_paths({dir.path()}),
-            std::vector<std::string>{dir.file("r_accuracy.csv")});
-}
-
 }  // namespace
 }  // namespace zoobench::report

@@ -1,7 +1,8 @@
 // Result files under faults (issue 20): a row cut off by a killed run, a row glued onto it, an
 // unknown status, a failed write (disk full, simulated with RLIMIT_FSIZE), bytes that are not
-// UTF-8, JSON nested too deep. Each ends in a repaired file that says so or a clear error,
-// never a part row, a stale temporary file or a crash.
+// UTF-8, JSON nested too deep, a file that is missing or is not a results file. Each ends in a
+// repaired file that says so or a clear error, never a part row, a stale temporary file or a
+// crash.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 
 #include "testing/testing.h"
 #include "zoobench/results/csv.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -206,6 +208,17 @@ TEST(ResultJson, NestingBeyondTheLimitIsRefusedWithTheFileAndTheLimit) {
   // --resume rebuilds such a twin from the CSV instead of reading it.
   ResultSink sink(ExperimentKind::kAccuracy, csv, {});
   EXPECT_EQ(sink.rows().size(), 1u);
+}
+
+TEST(ResultFiles, MissingAndForeignFilesAreUsageErrors) {
+  testing::ScratchDir dir;
+  EXPECT_THROW(load_result_file(dir.file("absent.csv")), UsageError);
+  write_file_atomically(dir.file("other.csv"), "a,b\n1,2\n");
+  EXPECT_THROW(load_result_file(dir.file("other.csv")), UsageError);
+  // A folder expands to its results CSVs only (not their JSON twins, not other CSVs).
+  one_sink_row_csv(dir.file("r_accuracy.csv"), "m");
+  EXPECT_EQ(expand_result_paths({dir.path()}),
+            std::vector<std::string>{dir.file("r_accuracy.csv")});
 }
 
 }  // namespace
