@@ -10,7 +10,9 @@
 #   env            machine, GPUs, compilers, Python, torch, and what the embedded Python needs
 #   table-zoo      the side-by-side table's zoo ($ZOO-table): the 14 timm models (bs 8, AOTInductor
 #                  packages for all; TIMM_TABLE=0 leaves them out); with HF_TABLE=1 also
-#                  HuggingFace models at the list's batch sizes (HF_TABLE_MODELS, default all). TABLE_ZOO_BACKGROUND=1:
+#                  HuggingFace models at the list's batch sizes (HF_TABLE_MODELS, default all; HF_AOTI=1
+#                  with AOTInductor packages and the aot_inductor backend in the table, HF_EXPORTERS
+#                  exporters). TABLE_ZOO_BACKGROUND=1:
 #                  exports beside the stages after it, compile-table waits for it
 #   build          zoobench against the machine's PyTorch (BUILD_TARGETS narrows it)
 #   gpu-unit       chosen gtest cases straight from their binaries (GPU_UNIT: "binary:filter ..."),
@@ -260,11 +262,27 @@ stage_table-zoo() {
   rm -rf "$zoo.parts" && mkdir -p "$zoo.parts"
   export OMP_NUM_THREADS=2
   [[ ${TIMM_TABLE:-1} == 1 ]] && ZOO=$zoo export_timm_in_pairs
-  [[ -n ${HF_TABLE:-} ]] && ZOO=$zoo export_part hf --suite huggingface ${HF_TABLE_MODELS:+-k "$(regex_of $HF_TABLE_MODELS)"} &
+  [[ -n ${HF_TABLE:-} ]] && ZOO=$zoo export_hf_table
   wait
   rm -rf "$zoo"
   $PY scripts/merge_zoos.py "$zoo" "$zoo.parts"/* | tee "$LOGS/table-zoo-merge.log"
   unset OMP_NUM_THREADS
+}
+
+# The table's HuggingFace models, with HF_AOTI=1 with AOTInductor packages (a minute or two of
+# compiling each), spread over HF_EXPORTERS exporters (default 1; the list's small and medium
+# models fit two or three to a GPU, its large ones ran out of memory eight to a GPU).
+export_hf_table() {
+  local models=(${HF_TABLE_MODELS:-}) n=${HF_EXPORTERS:-1} i j part
+  if [[ ${#models[@]} -eq 0 || $n -le 1 ]]; then
+    export_part hf --suite huggingface ${HF_AOTI:+--aoti} ${HF_TABLE_MODELS:+-k "$(regex_of $HF_TABLE_MODELS)"} &
+    return
+  fi
+  for ((i = 0; i < n; i++)); do
+    part=()
+    for ((j = i; j < ${#models[@]}; j += n)); do part+=("${models[j]}"); done
+    [[ ${#part[@]} -gt 0 ]] && export_part "hf$i" --suite huggingface ${HF_AOTI:+--aoti} -k "$(regex_of "${part[@]}")" &
+  done
 }
 
 # The issue-16 table: every backend on the timm zoo, inference, bs 8, float32, in one invocation;
@@ -297,7 +315,7 @@ stage_compile-table() {
   fi
   if [[ -n ${HF_TABLE:-} ]]; then
     run_zb compile-hf 60 --suite huggingface \
-      --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead "${table_flags[@]}"
+      --backend "python_eager,jit,cudagraphs${HF_AOTI:+,aot_inductor},inductor,inductor:reduce-overhead" "${table_flags[@]}"
   fi
   zb report "$RESULTS"/compile-*/*.csv --markdown "$RESULTS/compile-table.md" > /dev/null
   unset CUDA_VISIBLE_DEVICES
