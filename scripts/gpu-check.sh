@@ -61,21 +61,22 @@
 #   ZB_DEADLINE=$(($(date +%s) + 570)) scripts/gpu-check.sh compile-table pack
 # To continue an earlier session's table (docs/results.md says which is unfinished), copy its
 # rows in first and carry them with the first call (carry: .gpu-deps, results-gpu):
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-01d/compile-timm results-gpu/
-# (the timm table is complete there; the HuggingFace one, HF_TABLE=1, starts afresh: its rows of
-# 2026-12-01d predate the out-of-memory retry). It takes more than one session's device time
-# (about 200 s of GPU per model for its five backends, checks and timings), so a part per session
-# (HF_TABLE_PART=k/n: a quarter is 9 or 10 models, about 17 minutes of the x2 kind with its build and export),
-# each model's backends together:
-#   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 HF_TABLE=1 HF_TABLE_PART=1/4 \
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02/compile-hf results-gpu/
+# (the timm table is complete in docs/gpu-runs/2026-12-01d/compile-timm). The HuggingFace table
+# takes several sessions (3.5-4 minutes of GPU per model for its six backends, checks and
+# timings, measured 2026-12-02), so a part per session, HF_TABLE_PART=k/8 (five models), with
+# AOTInductor packages (HF_AOTI=1, three exporters beside the build). Part 1 is done but for
+# the two models named (2026-12-02); the next session:
+#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 \
+#     HF_TABLE=1 HF_AOTI=1 HF_EXPORTERS=3 HF_TABLE_PART=2/8 \
+#     HF_TABLE_MODELS="MegatronBertForQuestionAnswering RobertaForQuestionAnswering" \
 #     scripts/gpu-check.sh env table-zoo build compile-table pack
+# and then, on the still-warm machine, the same variables with `compile-table pack` alone.
 # With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
 #
-# The training side by side, continued from the last session's rows (resnet50's timings and
-# text_encoder_bert_dropout's inductor checks and timings were left; carry .gpu-deps, results-gpu):
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-01g/compile-train-* results-gpu/
+# The training side by side (complete in docs/gpu-runs/2026-12-02/compile-train-*):
 #   ZB_DEADLINE=$(($(date +%s)+560)) scripts/gpu-check.sh train-zoo build compile-train pack
 #
 # Issue 19 on the GPU, two calls back to back (the second finds the first's build and zoo on the
@@ -120,12 +121,14 @@ declare -A TEST_SETS=(
   [verify]='PickleLoad|PackedDropout|Sha256|HostilePickle|CpuAffinity|Cuda/BackendOnDevice|EmbeddedPython'
 )
 # HF_TABLE_PART=k/n: the k-th of n interleaved parts of the HuggingFace list (every n-th name
-# from the k-th, so large and small models spread over the parts), for HF_TABLE_MODELS: a
-# session takes one part of the table without naming its models.
-if [[ -n ${HF_TABLE_PART:-} && -z ${HF_TABLE_MODELS:-} ]]; then
-  HF_TABLE_MODELS=$(grep -v '^#' suites/huggingface_models_list.txt | cut -d, -f1 |
+# from the k-th, so large and small models spread over the parts), added to HF_TABLE_MODELS: a
+# session takes one part of the table without naming its models, and with HF_TABLE_MODELS the
+# models an earlier part left unfinished.
+if [[ -n ${HF_TABLE_PART:-} ]]; then
+  part_models=$(grep -v '^#' suites/huggingface_models_list.txt | cut -d, -f1 |
     awk -v k="${HF_TABLE_PART%/*}" -v n="${HF_TABLE_PART#*/}" 'NF { i++; if ((i - k) % n == 0) print }' | xargs)
-  [[ -n $HF_TABLE_MODELS ]] || { echo "HF_TABLE_PART=$HF_TABLE_PART names no model (k/n, 1 <= k <= n)"; exit 2; }
+  [[ -n $part_models ]] || { echo "HF_TABLE_PART=$HF_TABLE_PART names no model (k/n, 1 <= k <= n)"; exit 2; }
+  HF_TABLE_MODELS="${HF_TABLE_MODELS:+$HF_TABLE_MODELS }$part_models"
 fi
 if [[ -n ${TEST_SET:-} ]]; then
   [[ -n ${TEST_SETS[$TEST_SET]:-} ]] || { echo "unknown TEST_SET '$TEST_SET' (${!TEST_SETS[*]})"; exit 2; }
