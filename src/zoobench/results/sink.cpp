@@ -117,7 +117,7 @@ std::string model_of(const CsvRecord& record, const std::vector<std::string>& he
 // Moves the rows of an existing result CSV that cannot be trusted (why_untrusted) to
 // `<path>.torn`, warning for each, and rewrites the CSV without them so that the next row
 // starts on a line of its own. Returns how many were set aside. A file of other columns is left
-// to CsvAppender, which refuses it.
+// to CsvAppender, which refuses it (an older one of fewer columns was widened first).
 std::size_t set_aside_untrusted_rows(const std::string& path, ExperimentKind kind) {
   const std::string text = read_text_file(path);
   const std::vector<CsvRecord> records = split_csv_records(text);
@@ -156,6 +156,39 @@ std::size_t set_aside_untrusted_rows(const std::string& path, ExperimentKind kin
   append_to_file(torn_path, set_aside);
   replace_file(path, kept);
   return count;
+}
+
+// Result formats only grow at the end (docs/formats.md), so a file written by an older zoobench
+// has a header that is a prefix of today's. It gets the new columns, empty in its rows, so that
+// --resume continues it rather than refusing it; a row of another width or cut off is left as it
+// is for set_aside_untrusted_rows. Any other header is left to CsvAppender, which refuses it.
+void add_newer_columns(const std::string& path, ExperimentKind kind) {
+  const std::string text = read_text_file(path);
+  const std::vector<CsvRecord> records = split_csv_records(text);
+  if (records.empty() || !records.front().complete) return;
+  std::vector<std::string> found = records.front().cells;
+  for (auto& name : found) name = trim(name);
+  const std::vector<std::string>& header = result_columns(kind);
+  if (found.size() >= header.size() || !std::equal(found.begin(), found.end(), header.begin()))
+    return;
+  const std::string empty_cells(header.size() - found.size(), ',');
+  std::string widened = csv_line(header);
+  std::size_t rows = 0;
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    std::string bytes = text.substr(records[i].begin, records[i].end - records[i].begin);
+    if (records[i].complete && records[i].cells.size() == found.size()) {
+      std::size_t line_end = bytes.size() - 1;  // the newline; a CR before it stays there too
+      if (line_end > 0 && bytes[line_end - 1] == '\r') --line_end;
+      bytes.insert(line_end, empty_cells);
+      ++rows;
+    }
+    widened += bytes;
+  }
+  replace_file(path, widened);
+  const std::vector<std::string> added(header.begin() + static_cast<std::ptrdiff_t>(found.size()),
+                                       header.end());
+  log::info("{} was written before the column(s) {} existed: added, empty in its {} row(s)", path,
+            join(added, ", "), rows);
 }
 
 // The JSON twin's detail (per-tensor verdicts, samples) for the CSV's rows, matched by identity
@@ -213,6 +246,7 @@ ResultSink::ResultSink(ExperimentKind kind, std::string csv_path, nlohmann::json
   auto has_content = [&] {
     return std::filesystem::exists(csv_path_) && std::filesystem::file_size(csv_path_) > 0;
   };
+  if (has_content()) add_newer_columns(csv_path_, kind_);
   std::size_t set_aside = has_content() ? set_aside_untrusted_rows(csv_path_, kind_) : 0;
   if (has_content()) {
     rows_ = read_result_rows(csv_path_);

@@ -34,7 +34,8 @@ class ResultSink {
   // existing CSV/JSON are kept (they are what --resume skips), except rows that cannot be
   // trusted (cut off by a killed run, the wrong number of fields, an unknown status): those
   // are moved to `<csv_path>.torn` with a warning naming each line, and their models have no
-  // row (--resume runs them again).
+  // row (--resume runs them again). A file of an older zoobench, whose header lacks columns
+  // added since at the end, first gets them, empty in its rows.
   ResultSink(ExperimentKind kind, std::string csv_path, nlohmann::json context);
 
   // Appends the row to the CSV, then rewrites the JSON. When either write fails both files are

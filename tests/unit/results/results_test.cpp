@@ -1,8 +1,10 @@
-// Result rows survive the CSV and JSON round trips; appending keeps finished rows; a header
-// mismatch is refused rather than mixing two experiments in one file.
+// Result rows survive the CSV and JSON round trips; appending keeps finished rows; a file of an
+// older zoobench (fewer trailing columns) is widened, any other header mismatch is refused
+// rather than mixing two experiments in one file.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "testing/testing.h"
 #include "zoobench/results/csv.h"
@@ -69,6 +71,55 @@ TEST(ResultSink, AppendsKeepsRowsAndRewritesJson) {
   EXPECT_EQ(from_json[0].cells.at("margin"), "0.25");
   EXPECT_EQ(from_json[0].detail["tensors"][0]["path"], "output[0]");
   EXPECT_EQ(from_json[1].cells, rows[1].cells);
+}
+
+// The accuracy columns of an older zoobench, before the last `added` existed.
+std::vector<std::string> older_columns(std::size_t added) {
+  const auto& all = result_columns(ExperimentKind::kAccuracy);
+  return {all.begin(), all.end() - static_cast<std::ptrdiff_t>(added)};
+}
+
+// One record under that header, its cells by column name, ended by `line_end`.
+std::string older_record(const std::vector<std::string>& header,
+                         const std::map<std::string, std::string>& cells,
+                         const std::string& line_end) {
+  std::vector<std::string> record;
+  for (const auto& column : header) record.push_back(cells.count(column) ? cells.at(column) : "");
+  const std::string line = csv_line(record);
+  return line.substr(0, line.size() - 1) + line_end;
+}
+
+TEST(ResultSink, WidensAFileOfAnOlderZoobenchAndResumesIt) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("old_accuracy.csv");
+  // Two columns short; a reason with a comma and a line break, a CRLF row, and a last row cut
+  // off by a killed run (no newline: it must go to .torn, not be widened).
+  const auto header = older_columns(2);
+  write_file_atomically(
+      path, csv_line(header) +
+                older_record(header, {{"dev", "cuda"}, {"name", "bert"}, {"accuracy", "pass"},
+                                      {"reason", "first line, and\nsecond"}}, "\n") +
+                older_record(header, {{"dev", "cuda"}, {"name", "gpt2"},
+                                      {"accuracy", "fail_accuracy"}}, "\r\n") +
+                "cuda,t5,8,pa");
+
+  ResultSink sink(ExperimentKind::kAccuracy, path, {{"host", "test"}});
+  ASSERT_EQ(sink.rows().size(), 2u);
+  sink.write(accuracy_row("albert", Status::kPass, ""));
+
+  const CsvTable table = read_csv(path);
+  EXPECT_EQ(table.header, result_columns(ExperimentKind::kAccuracy));
+  ASSERT_EQ(table.rows.size(), 3u);
+  EXPECT_EQ(table.get(0, "reason"), "first line, and\nsecond");
+  EXPECT_EQ(table.get(1, "name"), "gpt2");
+  EXPECT_EQ(table.get(1, "accuracy"), "fail_accuracy");
+  for (std::size_t row = 0; row < 2; ++row) {
+    EXPECT_EQ(table.rows[row].size(), table.header.size());
+    EXPECT_EQ(table.get(row, table.header.back()), "");
+  }
+  EXPECT_EQ(table.get(2, "name"), "albert");
+  EXPECT_EQ(read_text_file(path + ".torn"), "cuda,t5,8,pa\n");
+  EXPECT_EQ(read_result_rows(dir.file("old_accuracy.json")).size(), 3u);
 }
 
 TEST(ResultSink, RefusesAFileOfAnotherExperiment) {
