@@ -2,6 +2,7 @@
 // dispatch, the reference for accuracy and the baseline for speedups.
 #include "zoobench/backends/builtin_backends.h"
 #include "zoobench/backends/torchscript_executable.h"
+#include "zoobench/util/log.h"
 #include "zoobench/zoo/model_files.h"
 
 namespace zoobench {
@@ -37,6 +38,10 @@ torch::jit::Module load_torchscript_for(const Manifest& manifest, const BackendR
   auto module = load_torchscript(manifest, torchscript_role(manifest, request.mode), request.device);
   if (request.after_load) request.after_load(module);
   if (request.dtype() != c10::kFloat) cast_module(module, request.dtype());
+  if (request.dtype() == c10::kDouble) {
+    if (const int widened = widen_float_dtype_constants(module); widened > 0)
+      log::info("float64: {} float32 cast(s) the trace recorded now cast to float64", widened);
+  }
   return module;
 }
 

@@ -1,6 +1,7 @@
 // Loading verified TorchScript and inputs.
 #include "zoobench/zoo/model_files.h"
 
+#include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/graph_rewrite_helper.h>
 
@@ -48,6 +49,53 @@ int follow_run_convolution_settings(torch::jit::Module& module) {
     }
   }
   return rewritten;
+}
+
+namespace {
+
+// Whether schema argument `argument` is a dtype: ScalarType or ScalarType?, or an int named
+// dtype (aten::to's prim_dtype overload, which `torch.to(x, 6)` in saved code may resolve to).
+bool is_dtype_argument(const c10::Argument& argument) {
+  c10::TypePtr type = argument.real_type();
+  if (const auto optional = type->cast<c10::OptionalType>()) type = optional->getElementType();
+  return type->kind() == c10::TypeKind::ScalarTypeType ||
+         (type->kind() == c10::TypeKind::IntType && argument.name() == "dtype");
+}
+
+// The float32 dtype constants among `node`'s dtype arguments replaced by float64 ones, and
+// likewise in the blocks nested in it; returns how many.
+int widen_float_dtype_arguments(torch::jit::Node* node) {
+  int widened = 0;
+  for (torch::jit::Block* block : node->blocks()) {
+    for (torch::jit::Node* inner : block->nodes()) widened += widen_float_dtype_arguments(inner);
+  }
+  const c10::FunctionSchema* schema = node->maybeSchema();
+  // aten::view(Tensor, ScalarType) (PyTorch 2.x) reinterprets the bytes: its dtype is not a
+  // precision.
+  if (schema == nullptr || node->kind() == c10::aten::view) return widened;
+  const auto& arguments = schema->arguments();
+  for (std::size_t i = 0; i < arguments.size() && i < node->inputs().size(); ++i) {
+    torch::jit::Value* input = node->input(i);
+    if (!is_dtype_argument(arguments[i]) || input->node()->kind() != c10::prim::Constant) continue;
+    const auto value = torch::jit::toIValue(input);
+    if (!value || !value->isInt() || value->toInt() != static_cast<int64_t>(c10::kFloat)) continue;
+    torch::jit::WithInsertPoint here(node);
+    node->replaceInput(i, node->owningGraph()->insertConstant(static_cast<int64_t>(c10::kDouble)));
+    ++widened;
+  }
+  return widened;
+}
+
+}  // namespace
+
+int widen_float_dtype_constants(torch::jit::Module& module) {
+  int widened = 0;
+  for (const auto& submodule : module.modules()) {
+    for (const auto& method : submodule.get_methods()) {
+      for (torch::jit::Node* node : method.graph()->nodes()) widened += widen_float_dtype_arguments(node);
+    }
+  }
+  return widened;
 }
 
 std::vector<c10::IValue> load_inputs(const Manifest& manifest, const c10::Device& device) {

@@ -39,6 +39,15 @@ std::vector<c10::IValue> load_inputs(const Manifest& manifest, const c10::Device
 void cast_module(torch::jit::Module& module, c10::ScalarType dtype);
 std::vector<c10::IValue> cast_inputs(const std::vector<c10::IValue>& inputs, c10::ScalarType dtype);
 
+// A float64 run of a traced model (the golden run) fails where the trace recorded a cast to
+// float32 as a constant: `x.to(value.dtype)` or `.float()` in HuggingFace's attention (GPT-2,
+// GPT-Neo, OPT, LayoutLM) and llama's rotary embedding become `aten::to(x, 6)`, and the next
+// matmul meets float32 and float64 operands. This makes every float32 dtype constant that an
+// operator takes as its dtype argument float64, in every method of every submodule, so the
+// model computes in float64 throughout. For a freshly loaded module (an executor keeps the plan
+// of its first run); returns how many constants changed.
+int widen_float_dtype_constants(torch::jit::Module& module);
+
 // Deep copies of the inputs (tensors cloned, keeping strides), so a run that mutates its
 // inputs cannot change what the next run sees.
 std::vector<c10::IValue> clone_inputs(const std::vector<c10::IValue>& inputs);

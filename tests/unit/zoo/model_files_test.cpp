@@ -103,6 +103,43 @@ TEST(CastModule, ParametersStayParametersOfTheModule) {
   EXPECT_EQ(parameters, 1);
 }
 
+// What torch.jit.trace records for HuggingFace's `attn_weights.type(value.dtype)` and a mask
+// made with `dtype=torch.float32`: casts to float32 (6) as constants, inside an `if` block too.
+torch::jit::Module traced_float32_casts() {
+  torch::jit::Module module("Attention");
+  module.register_parameter("value", at::randn({3, 3}, at::kFloat), false);
+  module.define(R"(
+    def forward(self, scores):
+        weights = torch.softmax(scores, -1, dtype=6).to(6)
+        mask = torch.ones([3, 3], dtype=6)
+        if bool(scores.sum() > -1000.0):
+            weights = weights.to(6) * mask
+        return torch.matmul(weights, self.value)
+  )");
+  return module;
+}
+
+// The golden run computes in float64 throughout, and matches a float64 computation of the
+// same expression; float32 it fails as it did on GPT-2 ("expected scalar type Float but found
+// Double").
+TEST(WidenFloatDtypeConstants, TheFloat64RunStaysFloat64) {
+  at::manual_seed(0);
+  torch::jit::Module module = traced_float32_casts();
+  const at::Tensor value = module.attr("value").toTensor().to(at::kDouble);
+  cast_module(module, at::kDouble);
+  const at::Tensor scores = at::randn({3, 3}, at::kDouble);
+  EXPECT_THROW(module.forward({scores}), std::exception);
+
+  at::manual_seed(0);
+  torch::jit::Module widened = traced_float32_casts();  // the same weights
+  cast_module(widened, at::kDouble);
+  EXPECT_EQ(widen_float_dtype_constants(widened), 4);  // softmax, two to(), ones
+  const at::Tensor out = widened.forward({scores}).toTensor();
+  EXPECT_EQ(out.scalar_type(), at::kDouble);
+  EXPECT_TRUE(at::allclose(out, at::matmul(at::softmax(scores, -1), value), 1e-12, 1e-12));
+  EXPECT_EQ(widen_float_dtype_constants(widened), 0);  // nothing left to do
+}
+
 TEST(CastInputs, FloatingInputsOnly) {
   std::vector<c10::IValue> inputs = {at::ones({2}, at::kFloat), at::arange(3, at::kLong),
                                      at::ones({1}, at::kBool), c10::IValue(int64_t{7})};
