@@ -10,7 +10,8 @@
 namespace zoobench {
 
 // What the TorchScript backends (eager, jit) share: they need a TorchScript artifact, and they
-// load the one the mode uses, let the request's hook see it, and cast it to the request's dtype.
+// load the one the mode uses, let the request's hook see it, and cast it to the request's dtype
+// (to float64, the golden run, with the trace's float32 casts widened too).
 std::optional<std::string> torchscript_unsupported_reason(const Manifest& manifest);
 torch::jit::Module load_torchscript_for(const Manifest& manifest, const BackendRequest& request);
 
