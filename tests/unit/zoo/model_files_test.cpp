@@ -120,7 +120,7 @@ torch::jit::Module traced_float32_casts() {
 }
 
 // The golden run computes in float64 throughout, and matches a float64 computation of the
-// same expression; float32 it fails as it did on GPT-2 ("expected scalar type Float but found
+// same expression; unwidened it fails as GPT-2's did ("expected scalar type Float but found
 // Double").
 TEST(WidenFloatDtypeConstants, TheFloat64RunStaysFloat64) {
   at::manual_seed(0);
