@@ -7,6 +7,7 @@
 
 #include "zoobench/backends/host_sync_ops.h"
 #include "zoobench/util/log.h"
+#include "zoobench/zoo/model_files.h"
 
 #include <fmt/format.h>
 
@@ -148,15 +149,10 @@ int index_put_masks_to_masked_fill(Graph& graph) {
 CaptureRewriteCounts apply_capture_rewrites(torch::jit::Module& module, bool host_size_arithmetic,
                                             bool mask_fill_index_put) {
   CaptureRewriteCounts counts;
-  std::unordered_set<const Graph*> seen;
-  for (const auto& submodule : module.modules()) {
-    for (const auto& method : submodule.get_methods()) {
-      std::shared_ptr<Graph> graph = method.graph();
-      if (!seen.insert(graph.get()).second) continue;
-      if (host_size_arithmetic) counts.host_constants += keep_size_arithmetic_on_host(*graph);
-      if (mask_fill_index_put) counts.masked_fills += index_put_masks_to_masked_fill(*graph);
-    }
-  }
+  for_each_method_graph(module, [&](const std::shared_ptr<Graph>& graph) {
+    if (host_size_arithmetic) counts.host_constants += keep_size_arithmetic_on_host(*graph);
+    if (mask_fill_index_put) counts.masked_fills += index_put_masks_to_masked_fill(*graph);
+  });
   return counts;
 }
 

@@ -5,6 +5,8 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/graph_rewrite_helper.h>
 
+#include <unordered_set>
+
 #include "zoobench/serialization/torch_save.h"
 #include "zoobench/util/errors.h"
 
@@ -33,21 +35,31 @@ torch::jit::Module load_torchscript(const Manifest& manifest, const std::string&
   return module;
 }
 
+void for_each_method_graph(
+    const torch::jit::Module& module,
+    const std::function<void(const std::shared_ptr<torch::jit::Graph>&)>& visit) {
+  std::unordered_set<const torch::jit::Graph*> seen;
+  for (const auto& submodule : module.modules()) {
+    for (const auto& method : submodule.get_methods()) {
+      std::shared_ptr<torch::jit::Graph> graph = method.graph();
+      if (seen.insert(graph.get()).second) visit(graph);
+    }
+  }
+}
+
 int follow_run_convolution_settings(torch::jit::Module& module) {
   static const c10::Symbol kTraced = c10::Symbol::fromQualString("aten::_convolution");
   auto count = [](const std::shared_ptr<torch::jit::Graph>& graph) {
     return static_cast<int>(torch::jit::findAllNodes(*graph, kTraced, /*recurse=*/true).size());
   };
   int rewritten = 0;
-  for (const auto& submodule : module.modules()) {
-    for (const auto& method : submodule.get_methods()) {
-      std::shared_ptr<torch::jit::Graph> graph = method.graph();
-      const int before = count(graph);
-      if (before == 0) continue;
-      torch::jit::graph_rewrite_helper::replaceConvolutionWithAtenConv(graph);
-      rewritten += before - count(graph);
-    }
-  }
+  for_each_method_graph(module, [&](const std::shared_ptr<torch::jit::Graph>& graph) {
+    const int before = count(graph);
+    if (before == 0) return;
+    std::shared_ptr<torch::jit::Graph> rewritable = graph;  // the pass takes a non-const one
+    torch::jit::graph_rewrite_helper::replaceConvolutionWithAtenConv(rewritable);
+    rewritten += before - count(graph);
+  });
   return rewritten;
 }
 
@@ -90,11 +102,9 @@ int widen_float_dtype_arguments(torch::jit::Node* node) {
 
 int widen_float_dtype_constants(torch::jit::Module& module) {
   int widened = 0;
-  for (const auto& submodule : module.modules()) {
-    for (const auto& method : submodule.get_methods()) {
-      for (torch::jit::Node* node : method.graph()->nodes()) widened += widen_float_dtype_arguments(node);
-    }
-  }
+  for_each_method_graph(module, [&](const std::shared_ptr<torch::jit::Graph>& graph) {
+    for (torch::jit::Node* node : graph->nodes()) widened += widen_float_dtype_arguments(node);
+  });
   return widened;
 }
 

@@ -5,6 +5,7 @@
 
 #include <torch/script.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ namespace zoobench {
 // carries the first line of LibTorch's message, e.g. an unknown custom op).
 torch::jit::Module load_torchscript(const Manifest& manifest, const std::string& role,
                                     const c10::Device& device);
+
+// Calls `visit` with each method graph of `module` and its submodules, once per graph: the
+// instances of one class (a model's twelve identical layers) share their methods' graphs, so a
+// graph pass walks each once.
+void for_each_method_graph(
+    const torch::jit::Module& module,
+    const std::function<void(const std::shared_ptr<torch::jit::Graph>&)>& visit);
 
 // Traced convolutions are recorded as aten::_convolution with the cuDNN switches of the moment
 // of tracing as constants (benchmark, deterministic, cudnn_enabled, allow_tf32): a file traced
