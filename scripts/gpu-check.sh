@@ -276,9 +276,9 @@ stage_table-zoo() {
 # compiling each), spread over HF_EXPORTERS exporters (default 1; the list's small and medium
 # models fit two or three to a GPU, its large ones ran out of memory eight to a GPU).
 export_hf_table() {
-  local models=(${HF_TABLE_MODELS:-}) n=${HF_EXPORTERS:-1} i j part
-  if [[ ${#models[@]} -eq 0 || $n -le 1 ]]; then
-    export_part hf --suite huggingface ${HF_AOTI:+--aoti} ${HF_TABLE_MODELS:+-k "$(regex_of $HF_TABLE_MODELS)"} &
+  local models=(${HF_TABLE_MODELS:-}) n=$(( ${HF_EXPORTERS:-1} > 1 ? ${HF_EXPORTERS:-1} : 1 )) i j part
+  if [[ ${#models[@]} -eq 0 ]]; then  # the whole list
+    export_part hf --suite huggingface ${HF_AOTI:+--aoti} &
     return
   fi
   for ((i = 0; i < n; i++)); do
