@@ -118,8 +118,14 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
     record.measurement = measure_interleaved(eager_iteration, compiled_iteration, *timer, options.measurement,
                                              uncompiled_iteration);
     crash_report::set_phase("performance: kernel-time profile");
-    record.eager_kernel_ms = measure_kernel_time_ms(eager_iteration, options.profiled_iterations, device);
-    record.compiled_kernel_ms = measure_kernel_time_ms(compiled_iteration, options.profiled_iterations, device);
+    if (auto eager_kernels = measure_kernel_time(eager_iteration, options.profiled_iterations, device)) {
+      record.eager_kernel_ms = eager_kernels->total_ms;
+      record.eager_kernels = std::move(eager_kernels->kernels);
+    }
+    if (auto compiled_kernels = measure_kernel_time(compiled_iteration, options.profiled_iterations, device)) {
+      record.compiled_kernel_ms = compiled_kernels->total_ms;
+      record.compiled_kernels = std::move(compiled_kernels->kernels);
+    }
     // Read again: recompilations during the timing count too.
     record.compiled_info = compiled->info();
   } catch (...) {

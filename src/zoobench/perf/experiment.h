@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "zoobench/backends/backend.h"
+#include "zoobench/perf/kernel_time.h"
 #include "zoobench/perf/measurement.h"
 #include "zoobench/results/status.h"
 
@@ -22,6 +23,8 @@ struct PerformanceRecord {
   std::string reason;
   PairedMeasurement measurement;
   std::optional<double> eager_kernel_ms, compiled_kernel_ms;
+  // Where each side's kernel time went (largest kernels first), from the same profiled pass.
+  std::vector<KernelShare> eager_kernels, compiled_kernels;
   std::optional<int64_t> eager_peak_bytes, compiled_peak_bytes;
   double compilation_latency_s = 0;
   ExecutionInfo compiled_info;

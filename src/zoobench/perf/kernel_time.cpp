@@ -1,6 +1,9 @@
 // Kineto-based kernel time (CUDA builds only).
 #include "zoobench/perf/kernel_time.h"
 
+#include <algorithm>
+#include <map>
+
 #include "zoobench/util/compat.h"
 
 #if ZOOBENCH_WITH_CUDA
@@ -19,8 +22,45 @@ bool is_launch_bound(double end_to_end_ms, std::optional<double> kernel_ms) {
   return end_to_end_ms > *kernel_ms * kLaunchBoundRatio && end_to_end_ms - *kernel_ms > 0.05;
 }
 
-std::optional<double> measure_kernel_time_ms(const std::function<void()>& iteration, int iterations,
-                                             const c10::Device& device) {
+KernelTime summarize_kernels(const std::vector<DeviceActivity>& activities, int iterations,
+                             std::size_t listed) {
+  KernelTime out;
+  if (iterations <= 0) return out;
+  std::map<std::string, KernelShare> by_name;
+  double total_ns = 0;
+  for (const auto& activity : activities) {
+    KernelShare& share = by_name[activity.name];
+    share.name = activity.name;
+    share.ms += static_cast<double>(activity.duration_ns);
+    share.calls += 1;
+    total_ns += static_cast<double>(activity.duration_ns);
+  }
+  for (auto& [name, share] : by_name) {
+    share.ms = share.ms / 1e6 / iterations;
+    share.calls /= iterations;
+    out.kernels.push_back(share);
+  }
+  // Largest first; equal times by name, so a listing does not depend on the map's order.
+  std::sort(out.kernels.begin(), out.kernels.end(), [](const KernelShare& a, const KernelShare& b) {
+    return a.ms != b.ms ? a.ms > b.ms : a.name < b.name;
+  });
+  if (out.kernels.size() > listed + 1) {
+    KernelShare rest;
+    const std::size_t others = out.kernels.size() - listed;
+    rest.name = "(" + std::to_string(others) + " other kernels)";
+    for (std::size_t i = listed; i < out.kernels.size(); ++i) {
+      rest.ms += out.kernels[i].ms;
+      rest.calls += out.kernels[i].calls;
+    }
+    out.kernels.resize(listed);
+    out.kernels.push_back(rest);
+  }
+  out.total_ms = total_ns / 1e6 / iterations;
+  return out;
+}
+
+std::optional<KernelTime> measure_kernel_time(const std::function<void()>& iteration, int iterations,
+                                              const c10::Device& device) {
 #if ZOOBENCH_WITH_CUDA
   if (!device.is_cuda() || iterations <= 0) return std::nullopt;
   namespace profiler = torch::autograd::profiler;
@@ -33,8 +73,7 @@ std::optional<double> measure_kernel_time_ms(const std::function<void()>& iterat
   for (int i = 0; i < iterations; ++i) iteration();
   c10::cuda::device_synchronize();
   auto result = profiler::disableProfiler();
-  double total_ns = 0;
-  bool any = false;
+  std::vector<DeviceActivity> device_activities;
   for (const auto& event : result->events()) {
     if (event.deviceType() != c10::DeviceType::CUDA) continue;
 #ifdef ZOOBENCH_HAVE_KINETO_ACTIVITY_TYPE
@@ -45,11 +84,10 @@ std::optional<double> measure_kernel_time_ms(const std::function<void()>& iterat
       continue;
     }
 #endif
-    total_ns += static_cast<double>(event.durationNs());
-    any = true;
+    device_activities.push_back({event.name(), static_cast<int64_t>(event.durationNs())});
   }
-  if (!any) return std::nullopt;
-  return total_ns / 1e6 / iterations;
+  if (device_activities.empty()) return std::nullopt;
+  return summarize_kernels(device_activities, iterations);
 #else
   (void)iteration;
   (void)iterations;

@@ -37,6 +37,15 @@ void add_compile_counts(ResultRow& row, const ExecutionInfo& info) {
   set_cell(row, columns::kRecompiles, count(info.recompiles));
 }
 
+// [{"name", "ms", "calls"}, ...]: per iteration, the largest first (docs/formats.md).
+nlohmann::json kernel_listing(const std::vector<KernelShare>& kernels) {
+  nlohmann::json listing = nlohmann::json::array();
+  for (const auto& kernel : kernels) {
+    listing.push_back({{"name", kernel.name}, {"ms", kernel.ms}, {"calls", kernel.calls}});
+  }
+  return listing;
+}
+
 std::optional<double> gb(std::optional<int64_t> bytes) {
   if (!bytes) return std::nullopt;
   return static_cast<double>(*bytes) / kBytesPerGb;
@@ -138,6 +147,8 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
   row.detail["compiled_first_iteration_ms"] = m.compiled.first_iteration_ms;
   if (m.eager.device_median_ms) row.detail["eager_event_ms"] = *m.eager.device_median_ms;
   if (m.compiled.device_median_ms) row.detail["compiled_event_ms"] = *m.compiled.device_median_ms;
+  if (!r.eager_kernels.empty()) row.detail["eager_kernels"] = kernel_listing(r.eager_kernels);
+  if (!r.compiled_kernels.empty()) row.detail["compiled_kernels"] = kernel_listing(r.compiled_kernels);
   return row;
 }
 
