@@ -362,10 +362,13 @@ stage_host-syncs() {
 }
 
 TRAIN_ZOO_DONE=$LOGS/.train-zoo-done
+# The suites of TRAIN_SUITES only (default both).
 train_parts() {
   export OMP_NUM_THREADS=4
-  export_part train-timm --suite timm_models --batch-size 8 --training -k "$(regex_of "${TIMM_TRAINED[@]}")" &
-  export_part train-tb --suite torchbench --batch-size 8 --training -k '^(resnet50|text_encoder_bert_dropout)$' &
+  [[ " ${TRAIN_SUITES:-timm_models torchbench} " == *" timm_models "* ]] &&
+    export_part train-timm --suite timm_models --batch-size 8 --training -k "$(regex_of "${TIMM_TRAINED[@]}")" &
+  [[ " ${TRAIN_SUITES:-timm_models torchbench} " == *" torchbench "* ]] &&
+    export_part train-tb --suite torchbench --batch-size 8 --training -k '^(resnet50|text_encoder_bert_dropout)$' &
 }
 
 stage_train-zoo() {
@@ -374,18 +377,20 @@ stage_train-zoo() {
 }
 
 # Training side by side: one invocation per suite, checks two at a time (training holds more
-# memory than inference), then the timings alone.
+# memory than inference), then the timings alone. TRAIN_SUITES and TRAIN_BACKENDS narrow it
+# (a call that measures one change on the torchbench pair); TRAIN_RUN names the result folders
+# (compile-train-<suite> by default), so a new measurement does not resume an older one.
 stage_compile-train() {
   wait_for "$TRAIN_ZOO_DONE" "the training zoo's export" 600
   local zoo=$ZOO-train suite
   [[ -f $zoo/index.json ]] || { echo "no training zoo: run the train-zoo stage first"; return 2; }
-  for suite in timm_models torchbench; do
-    run_zb "compile-train-$suite" 30 --resume --zoo "$zoo" --suite "$suite" --training --accuracy --performance \
+  for suite in ${TRAIN_SUITES:-timm_models torchbench}; do
+    run_zb "${TRAIN_RUN:-compile-train}-$suite" 30 --resume --zoo "$zoo" --suite "$suite" --training --accuracy --performance \
       --devices "$(one_worker_per_gpu)" --cpu-affinity "0-$((JOBS - 1))" --accuracy-workers 2 \
       --keep-compile-cache --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}" \
-      --backend python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead
+      --backend "${TRAIN_BACKENDS:-python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead}"
   done
-  zb report "$RESULTS"/compile-train-*/*.csv --markdown "$RESULTS/compile-train.md" > /dev/null
+  zb report "$RESULTS/${TRAIN_RUN:-compile-train}"-*/*.csv --markdown "$RESULTS/${TRAIN_RUN:-compile-train}.md" > /dev/null
 }
 
 stage_capture-check() {
