@@ -9,6 +9,7 @@
 
 #include "zoobench/serialization/torch_save.h"
 #include "zoobench/util/errors.h"
+#include "zoobench/util/log.h"
 
 namespace zoobench {
 
@@ -27,12 +28,45 @@ torch::jit::Module load_torchscript(const Manifest& manifest, const std::string&
   verify_artifact(artifact->path, artifact->sha256, "TorchScript");
   torch::jit::Module module;
   try {
-    module = torch::jit::load(artifact->path, device);
+    // A file traced on CUDA run on CUDA: every tensor where the file has it, so the constants
+    // the trace left on the CPU stay there (keep_trace_devices says why), then the weights
+    // and any constant of another GPU onto the run's. Otherwise everything onto the device.
+    const bool traced_on_cuda = artifact->device.rfind("cuda", 0) == 0;
+    if (device.is_cuda() && traced_on_cuda) {
+      try {
+        module = torch::jit::load(artifact->path);
+      } catch (...) {
+        // Saved from a GPU this machine does not have (cuda:1 on a one-GPU machine): mapped.
+        log::warn("{}: {}; loading it with every tensor on {}", artifact->path,
+                  first_line(current_exception_message()), device.str());
+        module = torch::jit::load(artifact->path, device);
+      }
+      module.to(device);
+      keep_trace_devices(module, device);
+    } else {
+      module = torch::jit::load(artifact->path, device);
+    }
   } catch (...) {
     throw ModelLoadError("cannot load " + artifact->path + ": " + first_line(current_exception_message()));
   }
   follow_run_convolution_settings(module);
   return module;
+}
+
+int keep_trace_devices(torch::jit::Module& module, const c10::Device& device) {
+  int moved = 0;
+  for_each_method_graph(module, [&](const std::shared_ptr<torch::jit::Graph>& graph) {
+    for (torch::jit::Node* node : torch::jit::findAllNodes(*graph, c10::prim::Constant, /*recurse=*/true)) {
+      if (!node->hasAttribute(c10::attr::value) || node->kindOf(c10::attr::value) != torch::jit::AttributeKind::t) {
+        continue;
+      }
+      const at::Tensor& constant = node->t(c10::attr::value);
+      if (!constant.is_cuda() || constant.device() == device) continue;
+      node->t_(c10::attr::value, constant.to(device));
+      ++moved;
+    }
+  });
+  return moved;
 }
 
 void for_each_method_graph(

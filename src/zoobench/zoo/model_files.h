@@ -20,6 +20,17 @@ namespace zoobench {
 torch::jit::Module load_torchscript(const Manifest& manifest, const std::string& role,
                                     const c10::Device& device);
 
+// The tensor constants of a file traced on CUDA, loaded without a map_location, are where the
+// trace had them: on the GPU those the model made there, on the CPU the 0-dim ones it made
+// from Python numbers (`torch.tensor(0.5)`, a scale computed from a size), which a trace
+// records as constants. On the CPU such a tensor is a scalar to a CUDA kernel, as it is in
+// Python; moved to the GPU (a map_location moves every tensor) it turns each op that uses it
+// into a broadcasting kernel that reads it per element (docs/results.md: the kernel listings
+// of the Python module against the TorchScript eager reference). This moves only constants on
+// another GPU than `device` (a file traced on cuda:0 run on cuda:1); the caller moves the
+// weights. load_torchscript applies it; returns how many constants moved.
+int keep_trace_devices(torch::jit::Module& module, const c10::Device& device);
+
 // Calls `visit` with each method graph of `module` and its submodules, once per graph: the
 // instances of one class (a model's twelve identical layers) share their methods' graphs, so a
 // graph pass walks each once.
