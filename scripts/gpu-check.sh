@@ -60,23 +60,30 @@
 #     scripts/gpu-check.sh env table-zoo build test compile-table pack
 #   ZB_DEADLINE=$(($(date +%s) + 570)) scripts/gpu-check.sh compile-table pack
 # To continue an earlier session's table (docs/results.md says which is unfinished), copy its
-# rows in first and carry them with the first call (carry: .gpu-deps, results-gpu):
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02/compile-hf results-gpu/
+# rows in first and carry them with the first call only (carry: .gpu-deps, results-gpu): a
+# carried folder replaces the device's copy, so carrying it again loses the rows made since.
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02b/compile-hf results-gpu/
 # (the timm table is complete in docs/gpu-runs/2026-12-01d/compile-timm). The HuggingFace table
 # takes several sessions (3.5-4 minutes of GPU per model for its six backends, checks and
 # timings, measured 2026-12-02), so a part per session, HF_TABLE_PART=k/8 (five models), with
-# AOTInductor packages (HF_AOTI=1, three exporters beside the build). Part 1 is done but for
-# the two models named (2026-12-02); the next session:
-#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 \
-#     HF_TABLE=1 HF_AOTI=1 HF_EXPORTERS=3 HF_TABLE_PART=2/8 \
-#     HF_TABLE_MODELS="MegatronBertForQuestionAnswering RobertaForQuestionAnswering" \
-#     scripts/gpu-check.sh env table-zoo build compile-table pack
+# AOTInductor packages (HF_AOTI=1, three exporters beside the build). Parts 1 and 2 are done but
+# for the four models named (2026-12-02b). The TorchScript loading changed after them (constants
+# stay where the trace had them, unmeasured), so the next session first runs its CUDA tests
+# and takes jit and cudagraphs again for the nine models (their result files left out of the copy):
+#   rm results-gpu/compile-hf/huggingface_{jit,cudagraphs}_*
+#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS="zoobench gpu_zoo gpu_perf" GPU_UNIT="gpu_zoo:* gpu_perf:*" \
+#     TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 HF_TABLE=1 HF_AOTI=1 HF_EXPORTERS=4 HF_TABLE_PART=3/8 \
+#     HF_TABLE_MODELS="GPTNeoForCausalLM MegatronBertForQuestionAnswering MobileBertForMaskedLM
+#       RobertaForQuestionAnswering AlbertForMaskedLM AlbertForQuestionAnswering DebertaForMaskedLM
+#       DebertaForQuestionAnswering GPT2ForSequenceClassification" \
+#     scripts/gpu-check.sh env table-zoo build gpu-unit compile-table pack
 # and then, on the still-warm machine, the same variables with `compile-table pack` alone.
 # With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
 #
-# The training side by side (complete in docs/gpu-runs/2026-12-02/compile-train-*):
+# The training side by side (complete in docs/gpu-runs/2026-12-02/compile-train-*; the torchbench
+# pair again with upstream's step in docs/gpu-runs/2026-12-02b/compile-train-sgd-torchbench):
 #   ZB_DEADLINE=$(($(date +%s)+560)) scripts/gpu-check.sh train-zoo build compile-train pack
 #
 # Issue 19 on the GPU, two calls back to back (the second finds the first's build and zoo on the
@@ -118,7 +125,7 @@ SIDE_BY_SIDE_BACKENDS=python_eager,jit,cudagraphs,aot_inductor,inductor,inductor
 declare -A TEST_SETS=(
   [python]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags'
   [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess|Bisect|DisableSwitches|AccuracyWorkers|CudaGraphs|CaptureRewrites|HostSyncOps|Divergence|SubmoduleCapture|CompilerBisector|CrashReport'
-  [verify]='PickleLoad|PackedDropout|Sha256|HostilePickle|CpuAffinity|Cuda/BackendOnDevice|EmbeddedPython'
+  [verify]='TraceDevices|KernelListing|TrainingOptimizer|PickleLoad|PackedDropout|Sha256|HostilePickle|CpuAffinity|Cuda/BackendOnDevice|EmbeddedPython'
 )
 # HF_TABLE_PART=k/n: the k-th of n interleaved parts of the HuggingFace list (every n-th name
 # from the k-th, so large and small models spread over the parts), added to HF_TABLE_MODELS: a
@@ -189,7 +196,7 @@ stage_test() {
 # Each spec runs in a process of its own: C++ autograd after the embedded Python's in one
 # process trips PyTorch's engine assert (device_ready_queues_; docs/results.md), as ctest's
 # one-process-per-test never does.
-GPU_UNIT=${GPU_UNIT:-"gpu_backends:CudaGraphs* gpu_backends:BackendSwitchesOnCuda* gpu_backends:Cuda/BackendOnDevice* gpu_patches:*PackedDropout*"}
+GPU_UNIT=${GPU_UNIT:-"gpu_zoo:* gpu_perf:* gpu_backends:CudaGraphs* gpu_backends:BackendSwitchesOnCuda* gpu_backends:Cuda/BackendOnDevice* gpu_patches:*PackedDropout*"}
 stage_gpu-unit() {
   local spec rc=0 n=0 log
   for spec in $GPU_UNIT; do
