@@ -61,7 +61,9 @@ int keep_trace_devices(torch::jit::Module& module, const c10::Device& device) {
         continue;
       }
       const at::Tensor& constant = node->t(c10::attr::value);
-      if (!constant.is_cuda() || constant.device() == device) continue;
+      // "cuda" without an index is the current GPU, where the weights went.
+      const bool on_run_gpu = !device.has_index() || constant.device().index() == device.index();
+      if (!constant.is_cuda() || on_run_gpu) continue;
       node->t_(c10::attr::value, constant.to(device));
       ++moved;
     }
