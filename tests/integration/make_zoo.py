@@ -126,10 +126,23 @@ class PairB(nn.Identity):
     pass
 
 
+class CastBody(nn.Module):
+    """Linear and ReLU, then a cast to float32 as HuggingFace's attention has one
+    (`attn_weights.type(value.dtype)`, recorded as the constant float32): the float64 runs
+    must widen it, the submodule capture's too, or the next layer meets two dtypes."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 16)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x)).to(torch.float32)
+
+
 class Planted(nn.Module):
     def __init__(self):
         super().__init__()
-        self.body = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+        self.body = CastBody()
         self.planted = PlantedLinear(16, 4)
 
     def forward(self, x):

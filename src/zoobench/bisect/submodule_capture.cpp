@@ -279,10 +279,16 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
   log::info("capture: running the model ({} submodules called by {})", folders.size(),
             parent_path.empty() ? "the model" : parent_path);
   std::vector<ChildCall> calls = capture_child_calls(root, parent_path, inputs);
-  // The same run in float64: the golden side of each child's outputs.
+  // The same run in float64: the golden side of each child's outputs. On a module loaded
+  // afresh, as the eager backend's golden run does: the float32 casts a trace recorded are
+  // widened to float64 only before a module's first run (its executor keeps that run's plan).
   log::info("capture: running the model in float64");
-  cast_module(root, c10::kDouble);
-  std::vector<ChildCall> golden = capture_child_calls(root, parent_path, cast_inputs(inputs, c10::kDouble));
+  torch::jit::Module golden_root = load_torchscript(manifest, "eval", device);
+  scope.rewrite(golden_root, /*training=*/false);
+  cast_module(golden_root, c10::kDouble);
+  widen_float_dtype_constants(golden_root);
+  std::vector<ChildCall> golden =
+      capture_child_calls(golden_root, parent_path, cast_inputs(inputs, c10::kDouble));
 
   nlohmann::json level = nlohmann::json::array();
   nlohmann::json index = nlohmann::json::array();
