@@ -35,13 +35,6 @@ bool is_scalar_arithmetic(const Node* node) {
          kinds.count(node->kind().toQualString()) > 0;
 }
 
-std::optional<at::Tensor> tensor_constant(const Value* v) {
-  if (v->node()->kind() != c10::prim::Constant || !is_tensor(v)) return std::nullopt;
-  auto value = torch::jit::toIValue(v);
-  if (!value || !value->isTensor()) return std::nullopt;
-  return value->toTensor();
-}
-
 class SizeArithmetic {
  public:
   // Every use of `v` is a number conversion or arithmetic whose result is used only so.

@@ -57,18 +57,22 @@ int keep_trace_devices(torch::jit::Module& module, const c10::Device& device) {
   int moved = 0;
   for_each_method_graph(module, [&](const std::shared_ptr<torch::jit::Graph>& graph) {
     for (torch::jit::Node* node : torch::jit::findAllNodes(*graph, c10::prim::Constant, /*recurse=*/true)) {
-      if (!node->hasAttribute(c10::attr::value) || node->kindOf(c10::attr::value) != torch::jit::AttributeKind::t) {
-        continue;
-      }
-      const at::Tensor& constant = node->t(c10::attr::value);
+      const std::optional<at::Tensor> constant = tensor_constant(node->output());
+      if (!constant || !constant->is_cuda()) continue;
       // "cuda" without an index is the current GPU, where the weights went.
-      const bool on_run_gpu = !device.has_index() || constant.device().index() == device.index();
-      if (!constant.is_cuda() || on_run_gpu) continue;
-      node->t_(c10::attr::value, constant.to(device));
+      if (!device.has_index() || constant->device().index() == device.index()) continue;
+      node->t_(c10::attr::value, constant->to(device));
       ++moved;
     }
   });
   return moved;
+}
+
+std::optional<at::Tensor> tensor_constant(const torch::jit::Value* value) {
+  if (value->node()->kind() != c10::prim::Constant || !value->type()->cast<c10::TensorType>()) return std::nullopt;
+  const std::optional<c10::IValue> constant = torch::jit::toIValue(value);
+  if (!constant || !constant->isTensor()) return std::nullopt;
+  return constant->toTensor();
 }
 
 void for_each_method_graph(

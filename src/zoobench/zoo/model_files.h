@@ -6,6 +6,7 @@
 #include <torch/script.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ torch::jit::Module load_torchscript(const Manifest& manifest, const std::string&
 // another GPU than `device` (a file traced on cuda:0 run on cuda:1); the caller moves the
 // weights. load_torchscript applies it; returns how many constants moved.
 int keep_trace_devices(torch::jit::Module& module, const c10::Device& device);
+
+// The tensor a prim::Constant holds, or nullopt for any other value.
+std::optional<at::Tensor> tensor_constant(const torch::jit::Value* value);
 
 // Calls `visit` with each method graph of `module` and its submodules, once per graph: the
 // instances of one class (a model's twelve identical layers) share their methods' graphs, so a

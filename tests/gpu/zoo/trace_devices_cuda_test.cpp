@@ -3,6 +3,7 @@
 // to the kernels, as in Python), one made on the GPU stays on the GPU, the weights go to the
 // run's device; the outputs are the model's. On the CPU everything is mapped as before.
 #include <gtest/gtest.h>
+#include <torch/csrc/jit/ir/ir.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
 
@@ -19,8 +20,7 @@ std::vector<at::Tensor> tensor_constants(const torch::jit::Module& module) {
   std::vector<at::Tensor> found;
   for_each_method_graph(module, [&](const std::shared_ptr<torch::jit::Graph>& graph) {
     for (torch::jit::Node* node : torch::jit::findAllNodes(*graph, c10::prim::Constant, true)) {
-      if (node->hasAttribute(c10::attr::value) && node->kindOf(c10::attr::value) == torch::jit::AttributeKind::t)
-        found.push_back(node->t(c10::attr::value));
+      if (auto constant = tensor_constant(node->output())) found.push_back(*constant);
     }
   });
   return found;
