@@ -44,6 +44,9 @@
 #   compile-train  the training side by side (issue 18, target 2): python_eager, jit,
 #                  cudagraphs, inductor, inductor:reduce-overhead, training step with SGD;
 #                  resumable like compile-table
+#   retime-zoo     RETIME_MODELS exported without packages, in the background
+#   retime         those models with RETIME_BACKENDS, accuracy and performance, into
+#                  $RESULTS/$RETIME_RUN: one change re-measured (e.g. TorchScript loading)
 #   capture-check  the diagnosis zoo with jit and cudagraphs, accuracy: the `cudagraphs` column
 #   dropout        bench_dropout's CUDA cases (packed vs ATen, moved GB/s, fraction of HBM)
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
@@ -62,22 +65,19 @@
 # To continue an earlier session's table (docs/results.md says which is unfinished), copy its
 # rows in first and carry them with the first call only (carry: .gpu-deps, results-gpu): a
 # carried folder replaces the device's copy, so carrying it again loses the rows made since.
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02b/compile-hf results-gpu/
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02c/compile-hf results-gpu/
 # (the timm table is complete in docs/gpu-runs/2026-12-01d/compile-timm). The HuggingFace table
 # takes several sessions (3.5-4 minutes of GPU per model for its six backends, checks and
 # timings, measured 2026-12-02), so a part per session, HF_TABLE_PART=k/8 (five models), with
-# AOTInductor packages (HF_AOTI=1, three exporters beside the build). Parts 1 and 2 are done but
-# for the four models named (2026-12-02b). The TorchScript loading changed after them (constants
-# stay where the trace had them, unmeasured), so the next session first runs its CUDA tests
-# and takes jit and cudagraphs again for the nine models (their result files left out of the copy):
-#   rm results-gpu/compile-hf/huggingface_{jit,cudagraphs}_*
-#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS="zoobench gpu_zoo gpu_perf" GPU_UNIT="gpu_zoo:* gpu_perf:*" \
-#     TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 HF_TABLE=1 HF_AOTI=1 HF_EXPORTERS=4 HF_TABLE_PART=3/8 \
-#     HF_TABLE_MODELS="GPTNeoForCausalLM MegatronBertForQuestionAnswering MobileBertForMaskedLM
-#       RobertaForQuestionAnswering AlbertForMaskedLM AlbertForQuestionAnswering DebertaForMaskedLM
-#       DebertaForQuestionAnswering GPT2ForSequenceClassification" \
-#     scripts/gpu-check.sh env table-zoo build gpu-unit compile-table pack
-# and then, on the still-warm machine, the same variables with `compile-table pack` alone.
+# AOTInductor packages (HF_AOTI=1, four exporters beside the build). Parts 1 and 2 are done but
+# for the four models named below (2026-12-02c); HF_TABLE_FIRST takes them before part 3, and
+# HF_NO_AOTI exports MegatronBert without a package (its aot_inductor rows exist):
+#   M="GPTNeoForCausalLM MobileBertForMaskedLM RobertaForQuestionAnswering MegatronBertForQuestionAnswering"
+#   ZB_DEADLINE=$(($(date +%s)+540)) BUILD_TARGETS=zoobench TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 \
+#     HF_TABLE=1 HF_AOTI=1 HF_EXPORTERS=4 HF_TABLE_PART=3/8 HF_NO_AOTI=MegatronBertForQuestionAnswering \
+#     HF_TABLE_MODELS="$M" HF_TABLE_FIRST="$M" scripts/gpu-check.sh table-zoo build compile-table pack
+# and then, on the still-warm machine (within its 30 s idle release), the same variables with
+# `compile-table pack` alone.
 # With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
@@ -109,7 +109,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env table-zoo diag-zoo train-zoo lists-beside build test gpu-unit smoke compiler-bisect bisect zoo compile-table compile-train host-syncs capture-check dropout overhead lists judged-cases measure pack)
+PLAN=(env table-zoo diag-zoo train-zoo retime-zoo lists-beside build test gpu-unit smoke compiler-bisect bisect zoo compile-table compile-train retime host-syncs capture-check dropout overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -282,12 +282,18 @@ stage_table-zoo() {
 # The table's HuggingFace models, with HF_AOTI=1 with AOTInductor packages (a minute or two of
 # compiling each), spread over HF_EXPORTERS exporters (default 1; the list's small and medium
 # models fit two or three to a GPU, its large ones ran out of memory eight to a GPU).
+# HF_NO_AOTI names models exported without packages, by one more exporter (a few seconds each):
+# models whose aot_inductor rows an earlier session made, re-exported for other backends' rows.
 export_hf_table() {
-  local models=(${HF_TABLE_MODELS:-}) n=$(( ${HF_EXPORTERS:-1} > 1 ? ${HF_EXPORTERS:-1} : 1 )) i j part
-  if [[ ${#models[@]} -eq 0 ]]; then  # the whole list
+  local models=() plain=() n=$(( ${HF_EXPORTERS:-1} > 1 ? ${HF_EXPORTERS:-1} : 1 )) i j part m
+  for m in ${HF_TABLE_MODELS:-}; do
+    if [[ -n ${HF_AOTI:-} && " ${HF_NO_AOTI:-} " == *" $m "* ]]; then plain+=("$m"); else models+=("$m"); fi
+  done
+  if [[ ${#models[@]} -eq 0 && ${#plain[@]} -eq 0 ]]; then  # the whole list
     export_part hf --suite huggingface ${HF_AOTI:+--aoti} &
     return
   fi
+  [[ ${#plain[@]} -gt 0 ]] && export_part hf-plain --suite huggingface -k "$(regex_of "${plain[@]}")" &
   for ((i = 0; i < n; i++)); do
     part=()
     for ((j = i; j < ${#models[@]}; j += n)); do part+=("${models[j]}"); done
@@ -324,8 +330,12 @@ stage_compile-table() {
     run_zb compile-timm 80 --suite timm_models --backend "$SIDE_BY_SIDE_BACKENDS" "${table_flags[@]}"
   fi
   if [[ -n ${HF_TABLE:-} ]]; then
-    run_zb compile-hf 60 --suite huggingface \
-      --backend "python_eager,jit,cudagraphs${HF_AOTI:+,aot_inductor},inductor,inductor:reduce-overhead" "${table_flags[@]}"
+    local hf_backends="python_eager,jit,cudagraphs${HF_AOTI:+,aot_inductor},inductor,inductor:reduce-overhead"
+    # HF_TABLE_FIRST: models whose checks and timings go before the others' (an invocation sorts
+    # all checks before all timings), e.g. the ones an earlier session left unfinished.
+    [[ -n ${HF_TABLE_FIRST:-} ]] && run_zb compile-hf 60 --suite huggingface --backend "$hf_backends" \
+      -k "$(regex_of $HF_TABLE_FIRST)" "${table_flags[@]}"
+    run_zb compile-hf 60 --suite huggingface --backend "$hf_backends" "${table_flags[@]}"
   fi
   zb report "$RESULTS"/compile-*/*.csv --markdown "$RESULTS/compile-table.md" > /dev/null
   unset CUDA_VISIBLE_DEVICES
@@ -398,6 +408,26 @@ stage_compile-train() {
       --backend "${TRAIN_BACKENDS:-python_eager,jit,cudagraphs,inductor,inductor:reduce-overhead}"
   done
   zb report "$RESULTS/${TRAIN_RUN:-compile-train}"-*/*.csv --markdown "$RESULTS/${TRAIN_RUN:-compile-train}.md" > /dev/null
+}
+
+# One change re-measured on a few models, in a result folder of its own: RETIME_SUITE (huggingface),
+# RETIME_MODELS (names, required), RETIME_BACKENDS (python_eager,jit,cudagraphs), RETIME_RUN
+# (retime). The models are exported without packages beside the build (zoo $ZOO-retime);
+# accuracy and performance, timings alone on the GPU.
+RETIME_ZOO_DONE=$LOGS/.retime-zoo-done
+stage_retime-zoo() {
+  [[ -n ${RETIME_MODELS:-} ]] || { echo "RETIME_MODELS names no model"; return 2; }
+  retime_parts() { export_part retime --suite "${RETIME_SUITE:-huggingface}" -k "$(regex_of $RETIME_MODELS)" & }
+  zoo_in_background "$ZOO-retime" "$RETIME_ZOO_DONE" retime_parts
+}
+
+stage_retime() {
+  wait_for "$RETIME_ZOO_DONE" "the re-timed models' export" 600
+  [[ -f $ZOO-retime/index.json ]] || { echo "no retime zoo: run the retime-zoo stage first"; return 2; }
+  run_zb "${RETIME_RUN:-retime}" 40 --resume --zoo "$ZOO-retime" --suite "${RETIME_SUITE:-huggingface}" \
+    --accuracy --performance --devices "$(one_worker_per_gpu)" --cpu-affinity "0-$((JOBS - 1))" \
+    --accuracy-workers "${ACCURACY_WORKERS:-3}" --keep-compile-cache --repeat "${REPEAT:-10}" \
+    --timeout "${MODEL_TIMEOUT:-600}" --backend "${RETIME_BACKENDS:-python_eager,jit,cudagraphs}"
 }
 
 stage_capture-check() {

@@ -26,6 +26,16 @@ def save(obj, path):
     os.replace(tmp, path)
 
 
+def link_or_copy(src, dst):
+    """A hard link where the filesystem allows one: a zoo's models are gigabytes each, and a copy
+    of every part filled the GPU machine's disk (2026-12-02). The exporters never rewrite a file
+    they finished, so the part and the merged zoo can share it."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
 def main(target, parts):
     entries = {}
     for root in parts:
@@ -38,7 +48,7 @@ def main(target, parts):
                     continue
                 if not os.path.exists(dst):
                     os.makedirs(os.path.dirname(dst), exist_ok=True)
-                    shutil.copytree(src, dst)
+                    shutil.copytree(src, dst, copy_function=link_or_copy)
                     continue
                 ours, theirs = load(os.path.join(dst, "manifest.json")), load(os.path.join(src, "manifest.json"))
                 # A package is only valid beside the TorchScript it was exported with: same seed,
@@ -50,7 +60,7 @@ def main(target, parts):
                 # AOTInductor packages of the same model.
                 for role, artifact in theirs["artifacts"].items():
                     if role not in ours["artifacts"]:
-                        shutil.copy(os.path.join(src, artifact["path"]), os.path.join(dst, artifact["path"]))
+                        link_or_copy(os.path.join(src, artifact["path"]), os.path.join(dst, artifact["path"]))
                         ours["artifacts"][role] = artifact
                 save(ours, os.path.join(dst, "manifest.json"))
         index = os.path.join(root, "index.json")

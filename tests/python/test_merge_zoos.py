@@ -82,6 +82,26 @@ class MergeZoos(unittest.TestCase):
             names = sorted(e["name"] for e in json.load(f)["models"])
         self.assertEqual(names, ["doubler", "only_in_b"])
 
+    def test_files_are_shared_not_copied(self):
+        """A merged zoo of large models must not need their size twice (it filled the GPU
+        machine's disk): its files are the parts' files, and rewriting the merged manifest
+        leaves the part's alone."""
+        a, b, target = (os.path.join(self.root, n) for n in ("a", "b", "merged"))
+        export(a, self.model, self.inputs, "doubler")
+        export(b, self.model, self.inputs, "doubler")
+        suite = next(d for d in os.listdir(a) if os.path.isdir(os.path.join(a, d)))
+        self.add_fake_artifact(b, suite, "doubler", "aoti.cuda.float32")
+        part_manifest = os.path.join(a, suite, "doubler", "manifest.json")
+        with open(part_manifest) as f:
+            before = f.read()
+        self.merge(target, a, b)
+        for part, name in ((a, "eval.pt"), (b, "aoti.cuda.float32.bin")):
+            merged_file = os.path.join(target, suite, "doubler", name)
+            self.assertTrue(os.path.samefile(merged_file, os.path.join(part, suite, "doubler", name)), name)
+        self.assertIn("aoti.cuda.float32", manifest(target, suite, "doubler")["artifacts"])
+        with open(part_manifest) as f:
+            self.assertEqual(f.read(), before)
+
     def test_different_inputs_are_not_merged(self):
         a, b, target = (os.path.join(self.root, n) for n in ("a", "b", "merged"))
         export(a, self.model, self.inputs, "doubler")

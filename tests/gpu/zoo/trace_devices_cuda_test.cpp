@@ -1,7 +1,12 @@
 // A file traced on CUDA keeps its constants where the trace had them when zoobench loads it on
-// CUDA: a 0-dim constant the model made on the CPU from a Python number stays there (a scalar
-// to the kernels, as in Python), one made on the GPU stays on the GPU, the weights go to the
-// run's device; the outputs are the model's. On the CPU everything is mapped as before.
+// CUDA: the 0-dim constants the trace made from Python numbers and torch.tensor calls stay on the
+// CPU (scalars to the kernels, as in Python), a tensor the model holds outside its parameters
+// and buffers is baked in on the GPU and stays there, the weights go to the run's device; the
+// outputs are the model's. On the CPU everything is mapped as before.
+//
+// What the trace records, seen on the H200 (tools/zoo_diag/trace_constants.py --selftest):
+// torch.tensor(2.0, device=x.device) is a CPU constant followed by aten::to(cuda), and `y * 0.5`
+// a float64 CPU constant; only a captured GPU tensor is a GPU constant.
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/cuda.h>
@@ -37,10 +42,9 @@ class Scaled(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.w = torch.nn.Parameter(torch.randn(4, 8))
+        self.offset = torch.tensor(2.0, device='cuda')  # neither parameter nor buffer: a GPU constant
     def forward(self, x):
-        scale = torch.tensor(0.5)                    # on the CPU: a constant of the trace
-        bias = torch.tensor(2.0, device=x.device)    # on the GPU: a constant of the trace
-        return torch.mm(x, self.w) * scale + bias
+        return torch.mm(x, self.w) * 0.5 + self.offset  # 0.5: a CPU constant
 torch.manual_seed(0)
 model = Scaled().cuda()
 torch.jit.trace(model, torch.randn(3, 4, device='cuda')).save(PATH)
