@@ -50,7 +50,8 @@
 #   capture-check  the diagnosis zoo with jit and cudagraphs, accuracy: the `cudagraphs` column
 #   dropout        bench_dropout's CUDA cases (packed vs ATen, moved GB/s, fraction of HBM)
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
-#   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh)
+#   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh;
+#                  LISTS_PARTS="stream pack": with AOTInductor packages, a model at a time)
 #   judged-cases   PyTorch's own same() on real models, for `zoobench same`
 #   measure        timing lane (latency, bench, run) beside checking lane (train, layouts,
 #                  extras, workers); each part also runs alone by its name
@@ -81,6 +82,13 @@
 # With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
+#
+# Issue 17's aot_inductor column (and jit at the lists' batch sizes): the lists streamed, a model
+# at a time per pipeline, so their packages never need the disk at once (scripts/gpu-lists.sh,
+# part stream; resumable: each call continues, results-gpu carried with the first call only;
+# carry .gpu-deps and .torchbench):
+#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench LISTS_GPUS=0 LISTS_PARTS="stream pack" \
+#     STREAM_PIPELINES=4 scripts/gpu-check.sh build lists pack
 #
 # The training side by side (complete in docs/gpu-runs/2026-12-02/compile-train-*; the torchbench
 # pair again with upstream's step in docs/gpu-runs/2026-12-02b/compile-train-sgd-torchbench):
@@ -510,8 +518,11 @@ stage_overhead() {
 # The three lists (scripts/gpu-lists.sh: its parts in LISTS_PARTS, default export run); the
 # TorchBench checkout travels as .torchbench (a copy of ../shared/torchbench, carried).
 stage_lists() {
+  # Its own limit from the call's deadline (lists-beside sets one), else gpu-lists.sh's default.
+  local limit=${LISTS_LIMIT_S:-}
+  [[ -z $limit && -n ${ZB_DEADLINE:-} ]] && limit=$((ZB_DEADLINE - $(date +%s) - 30))
   TORCHBENCH_DIR=${TORCHBENCH_DIR:-$ROOT/.torchbench} ZOO=$ZOO RESULTS=$RESULTS LOGS=$LOGS PY=$PY BUILD=$BUILD OUT=$OUT \
-    bash scripts/gpu-lists.sh ${LISTS_PARTS:-export run}
+    LISTS_LIMIT_S=${limit:-540} bash scripts/gpu-lists.sh ${LISTS_PARTS:-export run}
 }
 
 # The lists beside other work: their own GPU (the last) and the upper half of the CPUs, limited

@@ -3,8 +3,9 @@
 # huggingface and timm_models on CUDA, then accuracy with jit on two workers; optionally
 # AOTInductor packages and accuracy with aot_inductor. A stage of scripts/gpu-check.sh.
 #
-#   scripts/gpu-lists.sh [PART...]   parts, in this order: export run aoti run-aoti pack
-#                                    (default: export run pack)
+#   scripts/gpu-lists.sh [PART...]   parts, in this order: export run aoti run-aoti stream pack
+#                                    (default: export run pack; stream: every model of the
+#                                    lists with its AOTInductor package, a few at a time)
 #
 # Resumable, to fit device calls of 10 minutes: every call goes on where the last one stopped
 # (the exporters leave out models already exported, `zoobench run --resume` models already
@@ -117,6 +118,60 @@ part_aoti() {
   part_export --aoti --no-check -k "$AOTI_FILTER"
 }
 
+# The lists with AOTInductor packages, without a disk for all of them at once: the packages beside
+# the TorchScript files come to about twice the 72 GB the lists' files took (2026-12-01d), and the
+# GPU machine has 64 GiB. STREAM_PIPELINES pipelines (default 4) share the suite's models; each
+# exports one model (TorchScript and package, into its own zoo: an exporter's index is per zoo),
+# runs it with STREAM_BACKENDS (default jit,aot_inductor; accuracy), deletes its model files (its
+# manifest, the index and the rows stay) and takes the next, so at most one model per pipeline is
+# on disk, and one pipeline's export overlaps another's run. Resumable: a model with a row for
+# every backend, or whose export failed, is not taken again (scripts/lists_todo.py). Each
+# pipeline writes its rows to $RESULTS/lists-stream/SUITE-K (one zoobench run per output folder).
+# STREAM_FILTER (a regex) narrows the names; STREAM_EXPORT_FLAGS replaces the exporter's
+# "--device cuda --aoti --no-check" (with LISTS_GPUS=cpu and STREAM_BACKENDS=jit, the mechanics
+# run on a machine without a GPU: tests/scripts/gpu_lists_stream_test.sh).
+STREAM_BACKENDS=${STREAM_BACKENDS:-jit,aot_inductor}
+stream_names() {  # stream_names SUITE: the names the exporter would export here
+  $PY tools/export_zoo.py --suite "$1" --torchbench-dir "$TORCHBENCH_DIR" --list 2>/dev/null |
+    awk 'NR > 1 && $NF == "export" { sub(/^[^\/]*\//, "", $1); print $1 }' | grep -E "${STREAM_FILTER:-.}"
+}
+stream_pipeline() {  # stream_pipeline SUITE K N GPU NAME...: every N-th name from the K-th
+  local suite=$1 k=$2 n=$3 gpu=$4 i=0 name zoo device=cuda:$4; shift 4
+  zoo=$LISTS_ZOO/stream-$suite-$k
+  [[ $gpu == cpu ]] && device=cpu
+  for name in "$@"; do
+    ((i++ % n == k)) || continue
+    (($(left) > 90)) || { touch "$UNFINISHED"; break; }
+    CUDA_VISIBLE_DEVICES=$gpu OMP_NUM_THREADS=${EXPORT_THREADS:-4} within \
+      $PY tools/export_zoo.py --zoo "$zoo" ${STREAM_EXPORT_FLAGS:---device cuda --aoti --no-check} --suite "$suite" \
+      --torchbench-dir "$TORCHBENCH_DIR" --only "$name" >> "$LOGS/lists-stream-export-$suite-$k.log" 2>&1
+    if [[ -f $zoo/$suite/$name/manifest.json ]]; then
+      within "$BUILD/zoobench" run --resume --zoo "$zoo" --suite "$suite" --accuracy --devices "$device" \
+        --backend "$STREAM_BACKENDS" --accuracy-workers 2 --timeout 300 -k "^${name}\$" \
+        --output-directory "$RESULTS/lists-stream/$suite-$k" >> "$LOGS/lists-stream-run-$suite-$k.log" 2>&1
+    fi
+    find "$zoo/$suite/$name" -type f \( -name '*.pt' -o -name '*.pt2' \) -delete 2>/dev/null
+    echo "-- $suite/$name (pipeline $k): $(grep -E "^\[[0-9]+/[0-9]+\] $name " "$LOGS/lists-stream-run-$suite-$k.log" 2>/dev/null | tail -2 | xargs)"
+  done
+}
+part_stream() {
+  local suite names pipelines=${STREAM_PIPELINES:-4} k zoos
+  while [[ ! -x $BUILD/zoobench ]] && (($(left) > 60)); do sleep 5; done
+  for suite in ${STREAM_SUITES:-torchbench timm_models huggingface}; do
+    zoos=()
+    for ((k = 0; k < pipelines; k++)); do zoos+=(--zoo "$LISTS_ZOO/stream-$suite-$k"); done
+    # shellcheck disable=SC2046
+    mapfile -t names < <($PY scripts/lists_todo.py --suite "$suite" --backends "$STREAM_BACKENDS" \
+      --results "$RESULTS/lists-stream" "${zoos[@]}" $(stream_names "$suite"))
+    log "$suite: ${#names[@]} models left for $STREAM_BACKENDS, $pipelines pipelines, $(left) s left"
+    ((${#names[@]})) || continue
+    for ((k = 0; k < pipelines; k++)); do
+      stream_pipeline "$suite" "$k" "$pipelines" "${GPUS[k % ${#GPUS[@]}]}" "${names[@]}" &
+    done
+    wait
+  done
+}
+
 part_pack() {
   tar czf "$OUT/gpu-lists.tar.gz" --exclude="*.pt" --exclude="*.pt2" "$LOGS"/lists-* \
     "$RESULTS"/lists-* "$LISTS_ZOO"/*/index.json "$LISTS_ZOO"/*/*/*/manifest.json 2>/dev/null
@@ -129,8 +184,9 @@ for part in "${PARTS[@]}"; do
     run) run_suites jit . ;;
     aoti) part_aoti ;;
     run-aoti) run_suites aot_inductor "$AOTI_FILTER" ;;
+    stream) part_stream ;;
     pack) part_pack ;;
-    *) echo "unknown part '$part' (parts: export run aoti run-aoti pack)"; exit 2 ;;
+    *) echo "unknown part '$part' (parts: export run aoti run-aoti stream pack)"; exit 2 ;;
   esac
 done
 # Models that failed are not unfinished: their reasons are in the zoos' index and the CSVs.

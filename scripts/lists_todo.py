@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Which models of a list a resumable run still has to do: the names given, less those with an
+accuracy row for every backend named in the result CSVs in a folder or below it, and less those whose
+export failed in one of the zoos' indexes (their reason is there; exporting again would fail
+again). Used by scripts/gpu-lists.sh's `stream` part between device calls.
+
+    lists_todo.py --suite SUITE --backends jit,aot_inductor --results DIR [--zoo DIR ...] NAME...
+
+Prints the names left, one a line, in the order given. Exit status 0; 2 on a usage error.
+"""
+
+import argparse
+import csv
+import glob
+import json
+import os
+import sys
+
+
+def rows_by_backend(results, suite):
+    """{backend: {names with an accuracy row}} from SUITE_*_accuracy.csv in RESULTS or any
+    folder below it (the stream's pipelines write a folder each)."""
+    done = {}
+    for path in glob.glob(os.path.join(results, "**", f"{suite}_*_accuracy.csv"), recursive=True):
+        with open(path, newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                if row.get("suite", suite) == suite and row.get("name"):
+                    done.setdefault(row.get("backend", ""), set()).add(row["name"])
+    return done
+
+
+def failed_exports(zoos, suite):
+    failed = set()
+    for zoo in zoos:
+        index = os.path.join(zoo, "index.json")
+        if not os.path.exists(index):
+            continue
+        with open(index, encoding="utf-8") as f:
+            for entry in json.load(f).get("models", []):
+                if entry.get("suite") == suite and entry.get("status") == "failed":
+                    failed.add(entry.get("name"))
+    return failed
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--suite", required=True)
+    parser.add_argument("--backends", required=True, help="comma-separated; a model is done with a row for each")
+    parser.add_argument("--results", required=True, help="folder of zoobench's result CSVs")
+    parser.add_argument("--zoo", action="append", default=[], help="a zoo whose index.json records failed exports")
+    parser.add_argument("names", nargs="*")
+    args = parser.parse_args(argv)
+    backends = [b for b in args.backends.split(",") if b]
+    if not backends:
+        parser.error("--backends names no backend")
+    done = rows_by_backend(args.results, args.suite)
+    failed = failed_exports(args.zoo, args.suite)
+    for name in args.names:
+        if name in failed or all(name in done.get(b, ()) for b in backends):
+            continue
+        print(name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

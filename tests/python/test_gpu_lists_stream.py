@@ -1,0 +1,93 @@
+"""scripts/gpu-lists.sh's `stream` part, the mechanics on the CPU: two real TorchBench checkout
+models exported one at a time by two pipelines, each run by zoobench right after its export and
+its model files deleted (manifest, index and rows kept); a second call finds nothing left. And
+scripts/lists_todo.py, which decides what is left: a row for every backend, or a failed export,
+takes a model off. (On the GPU machine the same part exports AOTInductor packages and runs
+jit and aot_inductor; docs/coverage.md.) Skipped, saying so, without the checkout or zoobench."""
+
+import csv
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from helpers import REPO_ROOT
+
+SCRIPT = os.path.join(REPO_ROOT, "scripts", "gpu-lists.sh")
+TODO = os.path.join(REPO_ROOT, "scripts", "lists_todo.py")
+CHECKOUT = os.path.join(REPO_ROOT, "..", "shared", "torchbench")
+BUILD = os.environ.get("ZOOBENCH_BINARY_DIR", os.path.join(REPO_ROOT, "build"))
+MODELS = ("lennard_jones", "phlippe_resnet")
+
+
+def todo(*args):
+    return subprocess.run([sys.executable, TODO, *args], check=True, capture_output=True,
+                          text=True).stdout.split()
+
+
+class ListsTodo(unittest.TestCase):
+    def test_rows_for_every_backend_or_a_failed_export_take_a_model_off(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            results = os.path.join(tmp, "results", "torchbench-0")
+            os.makedirs(results)
+            with open(os.path.join(results, "torchbench_jit_inference_float32_cuda_0_accuracy.csv"), "w",
+                      newline="") as f:
+                writer = csv.writer(f)
+                writer.writerow(["dev", "name", "accuracy", "backend", "suite"])
+                writer.writerow(["cuda:0", "both", "pass", "jit", "torchbench"])
+                writer.writerow(["cuda:0", "jit_only", "pass", "jit", "torchbench"])
+                writer.writerow(["cuda:0", "both", "fail_accuracy", "aot_inductor", "torchbench"])
+                writer.writerow(["cuda:0", "other_suite", "pass", "jit", "huggingface"])
+            zoo = os.path.join(tmp, "zoo")
+            os.makedirs(zoo)
+            with open(os.path.join(zoo, "index.json"), "w") as f:
+                json.dump({"models": [{"suite": "torchbench", "name": "broken", "status": "failed"},
+                                      {"suite": "torchbench", "name": "fine", "status": "exported"}]}, f)
+            names = ["both", "jit_only", "broken", "fine", "other_suite", "new"]
+            left = todo("--suite", "torchbench", "--backends", "jit,aot_inductor",
+                        "--results", os.path.join(tmp, "results"), "--zoo", zoo, *names)
+            self.assertEqual(left, ["jit_only", "fine", "other_suite", "new"])
+            self.assertEqual(todo("--suite", "torchbench", "--backends", "jit",
+                                  "--results", os.path.join(tmp, "results"), *names),
+                             ["broken", "fine", "other_suite", "new"])
+
+
+@unittest.skipUnless(os.path.isdir(os.path.join(CHECKOUT, "torchbenchmark")), f"no TorchBench checkout at {CHECKOUT}")
+@unittest.skipUnless(os.access(os.path.join(BUILD, "zoobench"), os.X_OK), f"no zoobench binary in {BUILD}")
+class StreamPart(unittest.TestCase):
+    def run_stream(self, root):
+        env = dict(os.environ, PY=sys.executable, BUILD=BUILD, LISTS_ZOO=os.path.join(root, "zoo"),
+                   RESULTS=os.path.join(root, "results"), LOGS=os.path.join(root, "logs"),
+                   OUT=os.path.join(root, "out"), LISTS_GPUS="cpu", STREAM_BACKENDS="jit",
+                   STREAM_EXPORT_FLAGS="--device cpu", STREAM_SUITES="torchbench",
+                   STREAM_FILTER="^(" + "|".join(MODELS) + ")$", STREAM_PIPELINES="2",
+                   TORCHBENCH_DIR=CHECKOUT)
+        return subprocess.run(["bash", SCRIPT, "stream"], env=env, capture_output=True, text=True, timeout=900)
+
+    def test_each_model_exported_run_and_deleted_then_nothing_left(self):
+        with tempfile.TemporaryDirectory() as root:
+            first = self.run_stream(root)
+            self.assertEqual(first.returncode, 0, first.stdout + first.stderr)
+            self.assertIn("torchbench: 2 models left for jit, 2 pipelines", first.stdout)
+            rows = {}
+            for path in glob.glob(os.path.join(root, "results", "lists-stream", "torchbench-*", "*_accuracy.csv")):
+                with open(path, newline="") as f:
+                    rows.update({r["name"]: r for r in csv.DictReader(f)})
+            self.assertEqual(sorted(rows), sorted(MODELS))
+            for name in MODELS:
+                self.assertEqual(rows[name]["accuracy"], "pass", rows[name])
+            zoo = os.path.join(root, "zoo")
+            self.assertEqual(glob.glob(os.path.join(zoo, "**", "*.pt"), recursive=True), [])
+            manifests = glob.glob(os.path.join(zoo, "stream-torchbench-*", "torchbench", "*", "manifest.json"))
+            self.assertEqual(sorted(os.path.basename(os.path.dirname(m)) for m in manifests), sorted(MODELS))
+            second = self.run_stream(root)
+            self.assertEqual(second.returncode, 0, second.stdout + second.stderr)
+            self.assertIn("torchbench: 0 models left for jit", second.stdout)
+            self.assertIn("all parts done", second.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
