@@ -83,6 +83,13 @@
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
 #
+# AOTInductor's loss on language-model heads (GPT-Neo, DeBERTa-MLM: one GEMM with a vocabulary
+# that is not a multiple of 8, docs/results.md 2026-12-02c), packages with Inductor's padding
+# forced against the defaults, in one call (the tenth session's rows are the defaults):
+#   ZB_DEADLINE=$(($(date +%s)+540)) BUILD_TARGETS=zoobench RETIME_MODELS="GPTNeoForCausalLM DebertaForMaskedLM" \
+#     RETIME_AOTI_OPTIONS='{"force_shape_pad": true}' RETIME_BACKENDS=aot_inductor,inductor RETIME_RUN=retime-pad \
+#     scripts/gpu-check.sh retime-zoo build retime pack
+#
 # Issue 17's aot_inductor column (and jit at the lists' batch sizes): the lists streamed, a model
 # at a time per pipeline, so their packages never need the disk at once (scripts/gpu-lists.sh,
 # part stream; resumable: each call continues, results-gpu carried with the first call only;
@@ -420,12 +427,17 @@ stage_compile-train() {
 
 # One change re-measured on a few models, in a result folder of its own: RETIME_SUITE (huggingface),
 # RETIME_MODELS (names, required), RETIME_BACKENDS (python_eager,jit,cudagraphs), RETIME_RUN
-# (retime). The models are exported without packages beside the build (zoo $ZOO-retime);
-# accuracy and performance, timings alone on the GPU.
+# (retime). The models are exported beside the build (zoo $ZOO-retime), without packages unless
+# RETIME_AOTI_OPTIONS is set: then with packages compiled with those Inductor options (JSON, e.g.
+# '{"force_shape_pad": true}'; "{}" for the defaults); accuracy and performance, timings alone.
 RETIME_ZOO_DONE=$LOGS/.retime-zoo-done
 stage_retime-zoo() {
   [[ -n ${RETIME_MODELS:-} ]] || { echo "RETIME_MODELS names no model"; return 2; }
-  retime_parts() { export_part retime --suite "${RETIME_SUITE:-huggingface}" -k "$(regex_of $RETIME_MODELS)" & }
+  retime_parts() {
+    local aoti=()
+    [[ -n ${RETIME_AOTI_OPTIONS:-} ]] && aoti=(--aoti --aoti-options "$RETIME_AOTI_OPTIONS")
+    export_part retime --suite "${RETIME_SUITE:-huggingface}" -k "$(regex_of $RETIME_MODELS)" "${aoti[@]}" &
+  }
   zoo_in_background "$ZOO-retime" "$RETIME_ZOO_DONE" retime_parts
 }
 
