@@ -15,8 +15,11 @@ void install();
 
 // What the process works on (the model, backend, device, mode) and what it is doing (the phase),
 // for the report. Copied into fixed buffers (255 bytes each) that the handler reads.
+// set_phase also logs (info) how long the phase it ends lasted, when at least
+// kLoggedPhaseSeconds.
 void set_subject(const std::string& subject);
 void set_phase(const std::string& phase);
+inline constexpr double kLoggedPhaseSeconds = 0.05;
 
 // Sets a phase for a scope and restores the previous one.
 class PhaseScope {

@@ -5,9 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <string>
+#include <thread>
 
 #include "testing/testing.h"
+#include "zoobench/util/log.h"
 
 namespace zoobench::crash_report {
 namespace {
@@ -27,6 +31,22 @@ TEST(CrashReport, LastReportAfterTheOffsetIsFound) {
   std::ofstream(log, std::ios::app) << kLinePrefix << "SIGABRT during performance: jit prepare\n";
   EXPECT_EQ(crash_line_from_log(log, first_run_end), "SIGABRT during performance: jit prepare");
   EXPECT_EQ(crash_line_from_log(dir.file("missing.log")), "");
+}
+
+TEST(CrashReport, APhaseThatEndsLogsHowLongItLasted) {
+  const zoobench::log::Level level = zoobench::log::current_level();
+  zoobench::log::set_level(zoobench::log::Level::kInfo);
+  set_phase("phase test: before");
+  ::testing::internal::CaptureStderr();
+  set_phase("phase test: slow");
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));
+  set_phase("phase test: after");
+  const std::string logged = ::testing::internal::GetCapturedStderr();
+  zoobench::log::set_level(level);
+  const std::string marker = "phase 'phase test: slow' took ";
+  const std::size_t at = logged.find(marker);
+  ASSERT_NE(at, std::string::npos) << logged;
+  EXPECT_GE(std::stod(logged.substr(at + marker.size())), 0.119) << logged;
 }
 
 // A call through a null function pointer leaves the unwinder no frame to walk (the backtrace
