@@ -25,8 +25,8 @@
 # writes $OUT/gpu-lists.tar.gz). Also TORCHBENCH_DIR (default: shared/torchbench, else
 # ../shared/torchbench), LISTS_LIMIT_S (default 540), AOTI_FILTER (the models that get
 # AOTInductor packages: compiling takes a minute or more each; '.' for every model), LISTS_GPUS
-# (default "0 1"; one GPU, e.g. "1", when the other one times something beside: both exporters
-# and the runs then share that GPU).
+# (default: every GPU of the machine; one GPU, e.g. "1", when the other one times something
+# beside: both exporters and the runs then share that GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
@@ -43,7 +43,13 @@ if [[ -z ${TORCHBENCH_DIR:-} ]]; then
   TORCHBENCH_DIR=shared/torchbench
   [[ -d $TORCHBENCH_DIR/torchbenchmark ]] || TORCHBENCH_DIR=../shared/torchbench
 fi
-read -ra GPUS <<< "${LISTS_GPUS:-0 1}"
+# Default: every GPU of the machine (a one-GPU machine given "0 1" would send half the work to
+# a GPU it does not have).
+if [[ -z ${LISTS_GPUS:-} ]]; then
+  LISTS_GPUS=$(nvidia-smi -L 2>/dev/null | awk '{ printf "%s%d", (NR > 1 ? " " : ""), NR - 1 }')
+  LISTS_GPUS=${LISTS_GPUS:-0}
+fi
+read -ra GPUS <<< "$LISTS_GPUS"
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 mkdir -p "$LOGS" "$OUT" "$RESULTS" "$LISTS_ZOO"
 PARTS=("$@")
