@@ -135,7 +135,7 @@ part_aoti() {
 # pipeline writes its rows to $RESULTS/lists-stream/SUITE-K (one zoobench run per output folder).
 # STREAM_FILTER (a regex) narrows the names; STREAM_EXPORT_FLAGS replaces the exporter's
 # "--device cuda --aoti --no-check" (with LISTS_GPUS=cpu and STREAM_BACKENDS=jit, the mechanics
-# run on a machine without a GPU: tests/scripts/gpu_lists_stream_test.sh).
+# run on a machine without a GPU: tests/python/test_gpu_lists_stream.py).
 STREAM_BACKENDS=${STREAM_BACKENDS:-jit,aot_inductor}
 stream_names() {  # stream_names SUITE: the names the exporter would export here
   $PY tools/export_zoo.py --suite "$1" --torchbench-dir "$TORCHBENCH_DIR" --list 2>/dev/null |

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Which models of a list a resumable run still has to do: the names given, less those with an
-accuracy row for every backend named in the result CSVs in a folder or below it, and less those whose
-export failed in one of the zoos' indexes (their reason is there; exporting again would fail
-again). Used by scripts/gpu-lists.sh's `stream` part between device calls.
+accuracy row for every backend named in the result CSVs in a folder or below it, and less those
+whose export failed in one of the zoos' indexes (their reason is there; exporting again would
+fail again). Used by scripts/gpu-lists.sh's `stream` part between device calls.
 
     lists_todo.py --suite SUITE --backends jit,aot_inductor --results DIR [--zoo DIR ...] NAME...
 
