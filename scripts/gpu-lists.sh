@@ -100,13 +100,17 @@ part_export() {
 
 zb() { "$BUILD/zoobench" "$@"; }
 
+# Started beside gpu-check's build, the exports can end before zoobench is linked.
+wait_for_zoobench() {
+  while [[ ! -x $BUILD/zoobench ]] && (($(left) > 60)); do sleep 5; done
+}
+
 # run_suites BACKEND FILTER: accuracy of the three lists with BACKEND, one worker per GPU.
 run_suites() {
   local backend=$1 filter=$2 zoo suite devices
   devices=$(printf 'cuda:%s,' "${GPUS[@]}")
   devices=${devices%,}
-  # Started beside gpu-check's build, the exports can end before zoobench is linked.
-  while [[ ! -x $BUILD/zoobench ]] && (($(left) > 60)); do sleep 5; done
+  wait_for_zoobench
   for suite in torchbench huggingface timm_models; do
     zoo=$LISTS_ZOO/huggingface-timm
     [[ $suite == torchbench ]] && zoo=$LISTS_ZOO/torchbench
@@ -162,7 +166,7 @@ stream_pipeline() {  # stream_pipeline SUITE K N GPU NAME...: every N-th name fr
 }
 part_stream() {
   local suite names pipelines=${STREAM_PIPELINES:-4} k zoos
-  while [[ ! -x $BUILD/zoobench ]] && (($(left) > 60)); do sleep 5; done
+  wait_for_zoobench
   for suite in ${STREAM_SUITES:-torchbench timm_models huggingface}; do
     zoos=()
     for ((k = 0; k < pipelines; k++)); do zoos+=(--zoo "$LISTS_ZOO/stream-$suite-$k"); done
