@@ -93,9 +93,9 @@
 # Issue 17's aot_inductor column (and jit at the lists' batch sizes): the lists streamed, a model
 # at a time per pipeline, so their packages never need the disk at once (scripts/gpu-lists.sh,
 # part stream; resumable: each call continues, results-gpu carried with the first call only;
-# carry .gpu-deps and .torchbench):
-#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench LISTS_GPUS=0 LISTS_PARTS="stream pack" \
-#     STREAM_PIPELINES=4 scripts/gpu-check.sh build lists pack
+# carry .gpu-deps and .torchbench; the first exports run beside the build):
+#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench LISTS_PARTS="stream pack" LISTS_BESIDE_CPUS=all \
+#     STREAM_PIPELINES=4 scripts/gpu-check.sh lists-beside build pack
 #
 # The training side by side (complete in docs/gpu-runs/2026-12-02/compile-train-*; the torchbench
 # pair again with upstream's step in docs/gpu-runs/2026-12-02b/compile-train-sgd-torchbench):
@@ -537,17 +537,18 @@ stage_lists() {
     LISTS_LIMIT_S=${limit:-540} bash scripts/gpu-lists.sh ${LISTS_PARTS:-export run}
 }
 
-# The lists beside other work: their own GPU (the last) and the upper half of the CPUs, limited
-# by ZB_DEADLINE; `pack` waits for them. Exports start at once (they need no build).
+# The lists beside other work: their own GPU (the last) and the upper half of the CPUs
+# (LISTS_BESIDE_CPUS: a taskset list, or "all" when nothing else will need them once the build is
+# done), limited by ZB_DEADLINE; `pack` waits for them. Exports start at once (they need no build).
 LISTS_DONE=$LOGS/.lists-beside-done
 stage_lists-beside() {
-  local last half limit
-  last=$(($(physical_gpus) - 1)) half=$((JOBS / 2))
+  local last cpus limit
+  last=$(($(physical_gpus) - 1)) cpus=${LISTS_BESIDE_CPUS:-$((JOBS / 2))-$((JOBS - 1))}
   limit=$((${ZB_DEADLINE:-$(($(date +%s) + 540))} - $(date +%s) - 30))
   rm -f "$LISTS_DONE"
-  log "lists beside: GPU $last, CPUs $half-$((JOBS - 1)), ${limit}s (log: $LOGS/lists-beside.log)"
+  log "lists beside: GPU $last, CPUs $cpus, ${limit}s (log: $LOGS/lists-beside.log)"
   (
-    command -v taskset > /dev/null && taskset -cp "$half-$((JOBS - 1))" $BASHPID > /dev/null
+    [[ $cpus != all ]] && command -v taskset > /dev/null && taskset -cp "$cpus" $BASHPID > /dev/null
     LISTS_GPUS=$last LISTS_LIMIT_S=$limit stage_lists > "$LOGS/lists-beside.log" 2>&1
     touch "$LISTS_DONE"
   ) &

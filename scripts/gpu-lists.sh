@@ -156,6 +156,7 @@ stream_pipeline() {  # stream_pipeline SUITE K N GPU NAME...: every N-th name fr
       $PY tools/export_zoo.py --zoo "$zoo" ${STREAM_EXPORT_FLAGS:---device cuda --aoti --no-check} --suite "$suite" \
       --torchbench-dir "$TORCHBENCH_DIR" --only "$name" >> "$LOGS/lists-stream-export-$suite-$k.log" 2>&1
     if [[ -f $zoo/$suite/$name/manifest.json ]]; then
+      wait_for_zoobench  # the first exports overlap the build
       within "$BUILD/zoobench" run --resume --zoo "$zoo" --suite "$suite" --accuracy --devices "$device" \
         --backend "$STREAM_BACKENDS" --accuracy-workers 2 --timeout 300 -k "^${name}\$" \
         --output-directory "$RESULTS/lists-stream/$suite-$k" >> "$LOGS/lists-stream-run-$suite-$k.log" 2>&1
@@ -166,7 +167,6 @@ stream_pipeline() {  # stream_pipeline SUITE K N GPU NAME...: every N-th name fr
 }
 part_stream() {
   local suite names pipelines=${STREAM_PIPELINES:-4} k zoos
-  wait_for_zoobench
   for suite in ${STREAM_SUITES:-torchbench timm_models huggingface}; do
     zoos=()
     for ((k = 0; k < pipelines; k++)); do zoos+=(--zoo "$LISTS_ZOO/stream-$suite-$k"); done
