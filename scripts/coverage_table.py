@@ -5,6 +5,7 @@ status with jit and with aot_inductor on the H200, and the reason for every gap.
 
   scripts/coverage_table.py (--cpu-zoo ZOO... | --cpu-index FILE...) [--gpu-zoo ZOO...]
                             [--jit CSV...] [--aoti CSV...] [--not-run BACKEND=REASON]
+                            [--unfinished BACKEND=REASON]
                             [--notes FILE] [--torchbench-dir DIR] [-o docs/coverage.md]
 
 Where each fact comes from:
@@ -18,7 +19,8 @@ Where each fact comes from:
                          the failing tensors' own reasons. A row at another batch size than the
                          H200 export's says so in its cell.
 An exported model with no row is explained by the runner's own skips (suite yaml only_training,
-skip.test.inference), else "no row". A list with no CSV for a backend reads "not run yet", or
+skip.test.inference), else "no row", or "not reached" with --unfinished's reason where the
+backend's runs were cut before they reached every model. A list with no CSV for a backend reads "not run yet", or
 "not run (REASON)" with --not-run. Run it with a python that has torch (the plan imports the
 exporter): /usr/bin/python3 here, python3 on the GPU machine.
 """
@@ -80,6 +82,7 @@ class Accuracy:
     rows: Dict[tuple, dict]
     lists: set
     not_run: str  # the cell of a list no CSV covers
+    unfinished: Optional[str] = None  # why an exported model has no row, where runs were cut
 
 
 # --- inputs ---------------------------------------------------------------------------------------
@@ -197,9 +200,14 @@ def accuracy_cell(accuracy: Accuracy, planned, row: Row, export_entry: Optional[
     if result is None:
         if row.gpu != "yes":
             return "-"
-        row.why[backend] = f"skipped by the runner, {run_skip}" if run_skip else \
-            "no row in the results"
-        return "skipped" if run_skip else "no row"
+        if run_skip:
+            row.why[backend] = f"skipped by the runner, {run_skip}"
+            return "skipped"
+        if accuracy.unfinished:
+            row.why[backend] = accuracy.unfinished
+            return "not reached"
+        row.why[backend] = "no row in the results"
+        return "no row"
     batch = result.get("batch_size", "")
     if export_entry and batch and batch != str(export_entry.get("batch_size")):
         row.notes[COLUMNS[backend]] = f"batch {batch}"
@@ -311,14 +319,14 @@ def document(tables: Dict[str, List[Row]], args, inputs, argv: List[str]) -> str
     return "\n".join(out)
 
 
-def not_run_reasons(specs: List[str], parser) -> Dict[str, str]:
+def backend_reasons(option: str, specs: List[str], parser) -> Dict[str, str]:
     reasons = {}
     for spec in specs:
         backend, _, reason = spec.partition("=")
         if backend not in COLUMNS or not reason:
-            parser.error(f"--not-run {spec!r}: expected BACKEND=REASON, BACKEND one of "
+            parser.error(f"{option} {spec!r}: expected BACKEND=REASON, BACKEND one of "
                          f"{', '.join(COLUMNS)}")
-        reasons[backend] = f"not run ({reason})"
+        reasons[backend] = reason
     return reasons
 
 
@@ -336,6 +344,9 @@ def main(argv=None) -> int:
     parser.add_argument("--aoti", nargs="*", default=[], help="accuracy CSVs, aot_inductor")
     parser.add_argument("--not-run", action="append", default=[], metavar="BACKEND=REASON",
                         help="what a list with no CSV of BACKEND (jit, aot_inductor) says")
+    parser.add_argument("--unfinished", action="append", default=[], metavar="BACKEND=REASON",
+                        help="BACKEND's runs were cut before every model: an exported model "
+                             "without a row reads 'not reached' with REASON, not 'no row'")
     parser.add_argument("--torchbench-dir", help="the TorchBench checkout the zoos used")
     parser.add_argument("--cpu-zoo-label", help="how the document names the CPU zoo")
     parser.add_argument("--gpu-zoo-label", help="how the document names the H200 zoo")
@@ -345,10 +356,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not args.cpu_zoo and not args.cpu_index:
         parser.error("one of --cpu-zoo or --cpu-index is required")
-    not_run = not_run_reasons(args.not_run, parser)
+    not_run = {backend: f"not run ({reason})"
+               for backend, reason in backend_reasons("--not-run", args.not_run, parser).items()}
+    unfinished = backend_reasons("--unfinished", args.unfinished, parser)
     inputs = (read_index(args.cpu_zoo + args.cpu_index), read_index(args.gpu_zoo),
               read_accuracy(args.jit, not_run.get("jit", NOT_RUN)),
               read_accuracy(args.aoti, not_run.get("aot_inductor", NOT_RUN)))
+    inputs[2].unfinished, inputs[3].unfinished = unfinished.get("jit"), unfinished.get("aot_inductor")
     tables = {suite: rows_for(suite, args, inputs) for suite in LISTS}
     text = document(tables, args, inputs, argv) + "\n"
     if args.output:

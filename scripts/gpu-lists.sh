@@ -135,48 +135,61 @@ part_aoti() {
 # runs it with STREAM_BACKENDS (default jit,aot_inductor; accuracy), deletes its model files (its
 # manifest, the index and the rows stay) and takes the next, so at most one model per pipeline is
 # on disk, and one pipeline's export overlaps another's run. Resumable: a model with a row for
-# every backend, or whose export failed, is not taken again (scripts/lists_todo.py). Each
-# pipeline writes its rows to $RESULTS/lists-stream/SUITE-K (one zoobench run per output folder).
-# STREAM_FILTER (a regex) narrows the names; STREAM_EXPORT_FLAGS replaces the exporter's
-# "--device cuda --aoti --no-check" (with LISTS_GPUS=cpu and STREAM_BACKENDS=jit, the mechanics
-# run on a machine without a GPU: tests/python/test_gpu_lists_stream.py).
+# every backend, or whose export failed, is not taken again (scripts/lists_todo.py). A model is
+# always its pipeline's (its place in the whole list, not in what is left), so one whose run the
+# deadline cut keeps its files and the next call runs it without exporting it again
+# (--skip-exported); an export is not started with less than STREAM_EXPORT_MIN_S (120) left,
+# since one cut is lost (they took 55-150 s on the H200, 2026-12-02d). Each pipeline writes its
+# rows to $RESULTS/lists-stream/SUITE-K (one zoobench run per output folder). STREAM_FILTER (a
+# regex) narrows the names; STREAM_EXPORT_FLAGS replaces the exporter's "--device cuda --aoti
+# --no-check" (with LISTS_GPUS=cpu and STREAM_BACKENDS=jit, the mechanics run on a machine
+# without a GPU: tests/python/test_gpu_lists_stream.py).
 STREAM_BACKENDS=${STREAM_BACKENDS:-jit,aot_inductor}
 stream_names() {  # stream_names SUITE: the names the exporter would export here
   $PY tools/export_zoo.py --suite "$1" --torchbench-dir "$TORCHBENCH_DIR" --list 2>/dev/null |
     awk 'NR > 1 && $NF == "export" { sub(/^[^\/]*\//, "", $1); print $1 }' | grep -E "${STREAM_FILTER:-.}"
 }
-stream_pipeline() {  # stream_pipeline SUITE K N GPU NAME...: every N-th name from the K-th
-  local suite=$1 k=$2 n=$3 gpu=$4 i=0 name zoo device=cuda:$4; shift 4
+stream_left() {  # stream_left SUITE NAME...: those without a row for every backend (or a failed export)
+  local suite=$1 k zoos=(); shift
+  for ((k = 0; k < ${STREAM_PIPELINES:-4}; k++)); do zoos+=(--zoo "$LISTS_ZOO/stream-$suite-$k"); done
+  $PY scripts/lists_todo.py --suite "$suite" --backends "$STREAM_BACKENDS" --results "$RESULTS/lists-stream" \
+    "${zoos[@]}" "$@"
+}
+stream_pipeline() {  # stream_pipeline SUITE K N GPU LEFT NAME...: every N-th name from the K-th, if in LEFT
+  local suite=$1 k=$2 n=$3 gpu=$4 left_file=$5 i=0 name zoo device=cuda:$4; shift 5
   zoo=$LISTS_ZOO/stream-$suite-$k
   [[ $gpu == cpu ]] && device=cpu
   for name in "$@"; do
     ((i++ % n == k)) || continue
-    (($(left) > 90)) || { touch "$UNFINISHED"; break; }
+    grep -qxF "$name" "$left_file" || continue
+    (($(left) > ${STREAM_EXPORT_MIN_S:-120})) || { touch "$UNFINISHED"; break; }
     CUDA_VISIBLE_DEVICES=$gpu OMP_NUM_THREADS=${EXPORT_THREADS:-4} within \
       $PY tools/export_zoo.py --zoo "$zoo" ${STREAM_EXPORT_FLAGS:---device cuda --aoti --no-check} --suite "$suite" \
-      --torchbench-dir "$TORCHBENCH_DIR" --only "$name" >> "$LOGS/lists-stream-export-$suite-$k.log" 2>&1
+      --torchbench-dir "$TORCHBENCH_DIR" --only "$name" --skip-exported >> "$LOGS/lists-stream-export-$suite-$k.log" 2>&1
     if [[ -f $zoo/$suite/$name/manifest.json ]]; then
       wait_for_zoobench  # the first exports overlap the build
       within "$BUILD/zoobench" run --resume --zoo "$zoo" --suite "$suite" --accuracy --devices "$device" \
         --backend "$STREAM_BACKENDS" --accuracy-workers 2 --timeout 300 -k "^${name}\$" \
         --output-directory "$RESULTS/lists-stream/$suite-$k" >> "$LOGS/lists-stream-run-$suite-$k.log" 2>&1
     fi
-    find "$zoo/$suite/$name" -type f \( -name '*.pt' -o -name '*.pt2' \) -delete 2>/dev/null
+    if [[ -z $(stream_left "$suite" "$name") ]]; then
+      find "$zoo/$suite/$name" -type f \( -name '*.pt' -o -name '*.pt2' \) -delete 2>/dev/null
+    else
+      echo "-- $suite/$name (pipeline $k): rows missing, its files kept for the next call"
+    fi
     echo "-- $suite/$name (pipeline $k): $(grep -E "^\[[0-9]+/[0-9]+\] $name " "$LOGS/lists-stream-run-$suite-$k.log" 2>/dev/null | tail -2 | xargs)"
   done
 }
 part_stream() {
-  local suite names pipelines=${STREAM_PIPELINES:-4} k zoos
+  local suite names pipelines=${STREAM_PIPELINES:-4} k left_file
   for suite in ${STREAM_SUITES:-torchbench timm_models huggingface}; do
-    zoos=()
-    for ((k = 0; k < pipelines; k++)); do zoos+=(--zoo "$LISTS_ZOO/stream-$suite-$k"); done
-    # shellcheck disable=SC2046
-    mapfile -t names < <($PY scripts/lists_todo.py --suite "$suite" --backends "$STREAM_BACKENDS" \
-      --results "$RESULTS/lists-stream" "${zoos[@]}" $(stream_names "$suite"))
-    log "$suite: ${#names[@]} models left for $STREAM_BACKENDS, $pipelines pipelines, $(left) s left"
-    ((${#names[@]})) || continue
+    mapfile -t names < <(stream_names "$suite")
+    left_file=$LOGS/.stream-left-$suite
+    stream_left "$suite" "${names[@]}" > "$left_file"
+    log "$suite: $(grep -c . "$left_file") models left for $STREAM_BACKENDS, $pipelines pipelines, $(left) s left"
+    [[ -s $left_file ]] || continue
     for ((k = 0; k < pipelines; k++)); do
-      stream_pipeline "$suite" "$k" "$pipelines" "${GPUS[k % ${#GPUS[@]}]}" "${names[@]}" &
+      stream_pipeline "$suite" "$k" "$pipelines" "${GPUS[k % ${#GPUS[@]}]}" "$left_file" "${names[@]}" &
     done
     wait
   done

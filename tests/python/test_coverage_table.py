@@ -152,6 +152,25 @@ class CoverageTableTest(unittest.TestCase):
         self.assertIn("jit: OOM (CUDA out of memory. Tried to allocate 12.27 GiB.)", bert)
         self.assertEqual(row_of(text, "drq").split(" | ")[4:6], ["-", "not run (no device time)"])
 
+    def test_unfinished_runs_say_not_reached_instead_of_no_row(self):
+        write_index(self.path("gpu"), [
+            {"suite": "torchbench", "name": name, "status": "exported", "batch_size": 64}
+            for name in ("dcgan", "BERT_pytorch", "tts_angular")])
+        aoti_csv = self.path("torchbench_aot_inductor_inference_float32_cuda_0_accuracy.csv")
+        write_csv(aoti_csv, [{"dev": "cuda:0", "name": "dcgan", "batch_size": "64",
+                              "suite": "torchbench", "accuracy": "pass"}])
+        args = ["--cpu-zoo", self.path("gpu"), "--gpu-zoo", self.path("gpu"), "--aoti", aoti_csv]
+        plain = self.generate(*args)
+        self.assertIn("| no row |", row_of(plain, "BERT_pytorch"))
+        text = self.generate(*args, "--unfinished", "aot_inductor=the stream's calls ended first")
+        bert = row_of(text, "BERT_pytorch")
+        self.assertIn("| yes | yes | not run yet | not reached |", bert)
+        self.assertIn("aot_inductor: the stream's calls ended first", bert)
+        self.assertIn("| pass |", row_of(text, "dcgan"))
+        # the runner's own skip still reads as one
+        self.assertIn("| skipped |", row_of(text, "tts_angular").split("only_training")[0])
+        self.assertIn("1/56", text.split("| torchbench |")[1].split("\n")[0])
+
     def test_a_cpu_input_is_required(self):
         with redirect_stdout(io.StringIO()), self.assertRaises(SystemExit), \
                 contextlib.redirect_stderr(io.StringIO()):

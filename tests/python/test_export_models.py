@@ -125,6 +125,19 @@ class ExportRealModelsTest(unittest.TestCase):
         self.assertEqual(status, {("demo", "squeezenet1_1"): "exported",
                                   ("demo", "text_encoder_small"): "exported"})
 
+    def test_index_says_where_each_export_spent_its_time(self):
+        with open(os.path.join(self.zoo, "index.json")) as f:
+            index = json.load(f)
+        for model in index["models"]:
+            stages = model["stage_s"]
+            self.assertEqual(list(stages)[:4], ["building the model", "making eval.pt",
+                                                "making train.pt", "saving inputs.pt"], model["name"])
+            self.assertTrue(all(seconds >= 0 for seconds in stages.values()), stages)
+            # The stages are the export's whole duration, not more (the index rounds to 1 ms).
+            self.assertLessEqual(sum(stages.values()), model["duration_s"] + 0.01, model["name"])
+            self.assertGreater(sum(stages.values()), 0.5 * model["duration_s"], model["name"])
+        self.assertRegex(self.output, r"took: building the model [\d.]+s, making eval.pt [\d.]+s")
+
 
 class Accumulate(torch.nn.Module):
     """Writes into its second input, like an optimizer state update."""

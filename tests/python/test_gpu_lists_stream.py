@@ -1,6 +1,7 @@
 """scripts/gpu-lists.sh's `stream` part, the mechanics on the CPU: two real TorchBench checkout
 models exported one at a time by two pipelines, each run by zoobench right after its export and
-its model files deleted (manifest, index and rows kept); a second call finds nothing left. And
+its model files deleted (manifest, index and rows kept); a second call finds nothing left; a
+model whose run was cut keeps its files and the next call runs it without exporting it again. And
 scripts/lists_todo.py, which decides what is left: a row for every backend, or a failed export,
 takes a model off. (On the GPU machine the same part exports AOTInductor packages and runs
 jit and aot_inductor; docs/coverage.md.) Skipped, saying so, without the checkout or zoobench."""
@@ -58,12 +59,12 @@ class ListsTodo(unittest.TestCase):
 @unittest.skipUnless(os.path.isdir(os.path.join(CHECKOUT, "torchbenchmark")), f"no TorchBench checkout at {CHECKOUT}")
 @unittest.skipUnless(os.access(os.path.join(BUILD, "zoobench"), os.X_OK), f"no zoobench binary in {BUILD}")
 class StreamPart(unittest.TestCase):
-    def run_stream(self, root):
-        env = dict(os.environ, PY=sys.executable, BUILD=BUILD, LISTS_ZOO=os.path.join(root, "zoo"),
+    def run_stream(self, root, build=BUILD, models=MODELS):
+        env = dict(os.environ, PY=sys.executable, BUILD=build, LISTS_ZOO=os.path.join(root, "zoo"),
                    RESULTS=os.path.join(root, "results"), LOGS=os.path.join(root, "logs"),
                    OUT=os.path.join(root, "out"), LISTS_GPUS="cpu", STREAM_BACKENDS="jit",
                    STREAM_EXPORT_FLAGS="--device cpu", STREAM_SUITES="torchbench",
-                   STREAM_FILTER="^(" + "|".join(MODELS) + ")$", STREAM_PIPELINES="2",
+                   STREAM_FILTER="^(" + "|".join(models) + ")$", STREAM_PIPELINES="2",
                    TORCHBENCH_DIR=CHECKOUT)
         return subprocess.run(["bash", SCRIPT, "stream"], env=env, capture_output=True, text=True, timeout=900)
 
@@ -87,6 +88,32 @@ class StreamPart(unittest.TestCase):
             self.assertEqual(second.returncode, 0, second.stdout + second.stderr)
             self.assertIn("torchbench: 0 models left for jit", second.stdout)
             self.assertIn("all parts done", second.stdout)
+
+    def test_a_model_whose_run_was_cut_keeps_its_files_and_is_not_exported_again(self):
+        with tempfile.TemporaryDirectory() as root:
+            # A run that ends without rows, as one the call's deadline stops does.
+            cut = os.path.join(root, "cut-build")
+            os.makedirs(cut)
+            with open(os.path.join(cut, "zoobench"), "w") as f:
+                f.write("#!/bin/sh\nexit 130\n")
+            os.chmod(os.path.join(cut, "zoobench"), 0o755)
+            first = self.run_stream(root, build=cut, models=MODELS[:1])
+            self.assertIn("not finished", first.stdout)  # 130: the status of a run SIGINT stopped
+            self.assertNotEqual(first.returncode, 0, first.stdout + first.stderr)
+            self.assertIn(f"torchbench/{MODELS[0]} (pipeline 0): rows missing, its files kept", first.stdout)
+            zoo = os.path.join(root, "zoo", "stream-torchbench-0", "torchbench", MODELS[0])
+            self.assertTrue(os.path.isfile(os.path.join(zoo, "eval.pt")))
+
+            second = self.run_stream(root, models=MODELS[:1])
+            self.assertEqual(second.returncode, 0, second.stdout + second.stderr)
+            with open(os.path.join(root, "logs", "lists-stream-export-torchbench-0.log")) as f:
+                exports = f.read()
+            self.assertEqual(exports.count(": exported in "), 1, exports)
+            self.assertIn("kept (already in the zoo (--skip-exported))", exports)
+            with open(os.path.join(root, "results", "lists-stream", "torchbench-0",
+                                   "torchbench_jit_inference_float32_cpu_accuracy.csv"), newline="") as f:
+                self.assertEqual([(r["name"], r["accuracy"]) for r in csv.DictReader(f)], [(MODELS[0], "pass")])
+            self.assertFalse(os.path.exists(os.path.join(zoo, "eval.pt")))
 
 
 if __name__ == "__main__":

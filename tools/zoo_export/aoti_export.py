@@ -8,6 +8,7 @@ it): the exported wrapper casts them back to int64 inside, and the manifest entr
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Dict, List, Optional, Sequence
 
 import torch
@@ -87,11 +88,18 @@ def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: Lis
                                  "sizes": list(t.shape), "strides": list(t.stride())})
         program_module = Int32Inputs(module, widen) if widen else module
         with quiet_warnings(verbose), torch.no_grad():
+            start = time.monotonic()
             program = torch.export.export(program_module, tuple(args), strict=False)
+            exported = time.monotonic()
             torch._inductor.aoti_compile_and_package(
                 program, package_path=os.path.join(folder, filename),
                 inductor_configs=inductor_configs or None)
-        entry: Dict[str, Any] = {"kind": "aoti", "device": device, "dtype": dtype}
+            compiled = time.monotonic()
+        # The package's cost, split: torch.export's trace and Inductor's compile (AOTInductor's
+        # answer to torch.compile's compilation_latency, paid once at export).
+        entry: Dict[str, Any] = {"kind": "aoti", "device": device, "dtype": dtype,
+                                 "export_s": round(exported - start, 3),
+                                 "compile_s": round(compiled - exported, 3)}
         if inductor_configs:
             entry["inductor_configs"] = inductor_configs
         if contract:

@@ -224,11 +224,11 @@ class SuiteConfig:
 
     # --- other per-model facts --------------------------------------------------------------------
     def skip_reason(self, name: str, device: str) -> Optional[str]:
+        why = _dig(self.config, "zoobench", "skip_reasons", name)
         if name in self.names_at("skip", "all"):
-            why = _dig(self.config, "zoobench", "skip_reasons", name)
             return f"{self.name}.yaml skip.all" + (f": {why}" if why else "")
         if name in self.names_at("skip", "device", device):
-            return f"{self.name}.yaml skip.device.{device}"
+            return f"{self.name}.yaml skip.device.{device}" + (f": {why}" if why else "")
         return None
 
     def loss_scale(self, name: str) -> float:
