@@ -166,6 +166,9 @@ TEST(PythonBackends, FailuresInsideThePythonBackendAreRows) {
   EXPECT_THAT(log, HasSubstr("python_models.py"));
 
   EXPECT_EQ(rows["hang"].at("accuracy"), "timeout");
+  // Stopped inside the Python call: the worker's report still names the phase (the embedded
+  // interpreter leaves SIGTERM to zoobench).
+  EXPECT_THAT(rows["hang"].at("reason"), HasSubstr(", stopped during accuracy: python_eager"));
   // The identity check: a module that computes something else, or holds other weights, is
   // refused before anything compiles it.
   EXPECT_EQ(rows["changed"].at("accuracy"), "model_fail_to_load");

@@ -147,7 +147,8 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
       {"good_mlp", "pass", {}},
       {"good_conv", "pass", {}},
       {"raiser", "eager_1st_run_fail", {"boom: this model raises on purpose"}},
-      {"hang", "timeout", {"20s", "--timeout"}},
+      // The worker's report of the SIGTERM that stopped it says where it hung.
+      {"hang", "timeout", {"20s", "--timeout", "stopped during accuracy: float64 golden run"}},
       // The first run is the float64 golden one; the child's crash report names it.
       {"aborter", "crash", {"SIGABRT during accuracy: float64 golden run", "backtrace in the log"}},
       {"segfaulter",

@@ -68,8 +68,16 @@ RowContext context_for(const RunOptions& options, const ZooEntry& entry, const s
 std::string child_failure_reason(const ChildOutcome& outcome, const std::string& log,
                                  double timeout_s) {
   switch (outcome.kind) {
-    case ChildOutcome::Kind::kTimedOut:
-      return fmt::format("no result after {:.0f}s (--timeout); process group killed", timeout_s);
+    case ChildOutcome::Kind::kTimedOut: {
+      std::string reason = fmt::format("no result after {:.0f}s (--timeout)", timeout_s);
+      // The worker's own report of the SIGTERM that stopped it names the phase it was in.
+      const std::string line =
+          crash_report::crash_line_from_log(log, outcome.log_offset, crash_report::kStopLinePrefix);
+      const std::string during = " during ";
+      if (const auto at = line.find(during); at != std::string::npos)
+        reason += ", stopped during " + line.substr(at + during.size());
+      return reason + "; process group killed";
+    }
     case ChildOutcome::Kind::kSignaled: {
       std::string reason = "killed by " + signal_name(outcome.signal);
       // The child's own report says in which phase (its native frames stay in the log); only a

@@ -30,6 +30,7 @@
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/util/cpu_affinity.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
@@ -219,6 +220,7 @@ void check_cpu_affinity(const RunOptions& options) {
 }
 
 int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config) {
+  crash_report::report_termination();  // a timeout row can then say in which phase it stopped
   std::vector<ResultRow> rows;
   run_model(entry, options, config, options.devices.at(0), [&](const ResultRow& row) {
     rows.push_back(row);

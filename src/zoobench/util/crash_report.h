@@ -13,6 +13,12 @@ namespace zoobench::crash_report {
 // process still dies of it (exit statuses and parents see the same as without the report).
 void install();
 
+// Also reports SIGTERM, the signal a suite worker's parent stops it with at its --timeout:
+// "zoobench stopped: SIGTERM during <phase>", the model and the native frames of the thread that
+// took the signal, then death by SIGTERM as before. Only in a worker (a model's own process),
+// whose phase is the model's: the parent handles SIGTERM itself (an interrupted run).
+void report_termination();
+
 // What the process works on (the model, backend, device, mode) and what it is doing (the phase),
 // for the report. Copied into fixed buffers (255 bytes each) that the handler reads.
 // set_phase also logs (info) how long the phase it ends lasted, when at least
@@ -33,11 +39,14 @@ class PhaseScope {
   std::string previous_;
 };
 
+inline constexpr const char* kLinePrefix = "zoobench crash: ";
+inline constexpr const char* kStopLinePrefix = "zoobench stopped: ";  // report_termination's
+
 // The report's first line without its prefix ("SIGSEGV during accuracy: jit run"), from the last
 // report in a log file after byte `offset` (a log may hold earlier runs); empty when none.
-std::string crash_line_from_log(const std::string& log_path, int64_t offset = 0);
-
-inline constexpr const char* kLinePrefix = "zoobench crash: ";
+// `prefix`: kLinePrefix (a crash) or kStopLinePrefix (a worker stopped at its timeout).
+std::string crash_line_from_log(const std::string& log_path, int64_t offset = 0,
+                                const char* prefix = kLinePrefix);
 
 // "SIGSEGV", "SIGABRT", ... for the signals a crash row or report names; nullptr for others.
 // A string literal, so the signal handler can use it.

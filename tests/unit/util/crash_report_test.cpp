@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -72,6 +73,28 @@ TEST(CrashReportDeathTest, AWriteThroughANullPointerGivesTheAddressAndThePc) {
         *pointer = 1;
       },
       "SIGSEGV\n  faulting address: 0x0, pc 0x[0-9a-f]+\n  native backtrace");
+}
+
+// A worker stopped at its --timeout says in which phase, and still dies of SIGTERM (its parent
+// tells a timeout from a crash by that); a crash report is not taken for it.
+TEST(CrashReportDeathTest, AWorkerStoppedBySigtermNamesItsPhase) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        report_termination();
+        set_phase("accuracy: jit run");
+        ::raise(SIGTERM);
+      },
+      ::testing::KilledBySignal(SIGTERM),
+      "zoobench stopped: SIGTERM during accuracy: jit run\n[^\n]*native backtrace");
+}
+
+TEST(CrashReport, AStopReportIsReadWithItsOwnPrefix) {
+  testing::ScratchDir dir;
+  const std::string log = dir.file("model.log");
+  std::ofstream(log) << kStopLinePrefix << "SIGTERM during accuracy: jit run\n";
+  EXPECT_EQ(crash_line_from_log(log, 0, kStopLinePrefix), "SIGTERM during accuracy: jit run");
+  EXPECT_EQ(crash_line_from_log(log), "");  // not a crash
 }
 
 }  // namespace
