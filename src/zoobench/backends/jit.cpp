@@ -11,6 +11,7 @@
 #include "zoobench/backends/cuda_graph_executable.h"
 #include "zoobench/backends/torchscript_executable.h"
 #include "zoobench/util/compat.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/zoo/model_files.h"
@@ -64,11 +65,18 @@ class JitBackend : public Backend {
     if (request.mode == Mode::kInference && request.switch_on("freeze")) {
       module.eval();
       try {
-        module = torch::jit::freeze(module, c10::nullopt,
-                                    /*optimize_numerics=*/request.switch_on("fold_frozen"));
+        // Phases of their own: a model that hangs here (densenet121 on the H200) is then placed
+        // by its timeout row, not only "during the jit run".
+        {
+          crash_report::PhaseScope phase("jit: freeze");
+          module = torch::jit::freeze(module, c10::nullopt,
+                                      /*optimize_numerics=*/request.switch_on("fold_frozen"));
+        }
         // A frozen module has no `training` attribute, so this does not freeze it again.
-        if (request.switch_on("optimize_for_inference"))
+        if (request.switch_on("optimize_for_inference")) {
+          crash_report::PhaseScope phase("jit: optimize_for_inference");
           module = torch::jit::optimize_for_inference(module);
+        }
       } catch (const std::exception& e) {
         // Some scripted models (control flow over attributes) cannot be frozen; the executor
         // still optimizes them, so run unfrozen rather than not at all.
@@ -90,6 +98,7 @@ class JitBackend : public Backend {
   static void profile(TorchScriptExecutable& executable, const Manifest& manifest,
                       const BackendRequest& request, const std::vector<c10::IValue>& inputs,
                       bool optimize) {
+    crash_report::PhaseScope phase("jit: profiling runs (the executor specializes and fuses)");
     if (request.mode == Mode::kInference) {
       for (int i = 0; i < kProfilingRuns; ++i) executable.run(clone_inputs(inputs));
       return;
