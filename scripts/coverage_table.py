@@ -148,16 +148,6 @@ def plan(suite: str, device: str, torchbench_dir: Optional[str]):
     return [p for p in exporter.plan(options, suite, None, [], []) if p.name in listed], cfg
 
 
-def run_skip_reason(cfg, name: str) -> Optional[str]:
-    """Why `zoobench run --inference` skips an exported model without writing a row, in its own
-    words (SuiteConfig::skip_reason in src/zoobench/zoo/suite_config.cpp)."""
-    if name in cfg.names_at("skip", "test", "inference"):
-        return f"skip.test.inference in {cfg.name}.yaml"
-    if name in cfg.names_at("only_training"):
-        return f"only_training in {cfg.name}.yaml (the model has only a train mode)"
-    return None
-
-
 # --- cells ----------------------------------------------------------------------------------------
 
 def source_of(planned) -> str:
@@ -229,7 +219,7 @@ def rows_for(suite: str, args, inputs) -> List[Row]:
         row.cpu = export_cell(cpu_index, planned, "CPU", row.why)
         row.gpu = export_cell(gpu_index, gpu_plan[planned.name], "H200", row.why)
         entry = (gpu_index or {}).get((suite, planned.name))
-        run_skip = run_skip_reason(cfg, planned.name)
+        run_skip = cfg.inference_run_skip(planned.name)
         row.jit = accuracy_cell(jit, planned, row, entry, run_skip, "jit")
         row.aoti = accuracy_cell(aoti, planned, row, entry, run_skip, "aot_inductor")
         rows.append(row)

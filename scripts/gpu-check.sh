@@ -93,7 +93,9 @@
 # Issue 17's aot_inductor column (and jit at the lists' batch sizes): the lists streamed, a model
 # at a time per pipeline, so their packages never need the disk at once (scripts/gpu-lists.sh,
 # part stream; resumable: each call continues, results-gpu carried with the first call only;
-# carry .gpu-deps and .torchbench; the first exports run beside the build):
+# carry .gpu-deps and .torchbench; the first exports run beside the build). 37 torchbench models
+# are done (2026-12-02d); copy their rows in first so that the stream starts where it stopped:
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02d/lists-stream results-gpu/
 #   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench LISTS_PARTS="stream pack" LISTS_BESIDE_CPUS=all \
 #     STREAM_PIPELINES=4 scripts/gpu-check.sh lists-beside build pack
 #

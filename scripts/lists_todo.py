@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Which models of a list a resumable run still has to do: the names given, less those with an
-accuracy row for every backend named in the result CSVs in a folder or below it, and less those
+accuracy row for every backend named in the result CSVs in a folder or below it, less those
 whose export failed in one of the zoos' indexes (their reason is there; exporting again would
-fail again). Used by scripts/gpu-lists.sh's `stream` part between device calls.
+fail again), and less those an inference run skips without a row (only_training,
+skip.test.inference in the suite yaml: tts_angular and yolov3 were exported and run for nothing
+on 2026-12-02d, and would have been again in every call). Used by scripts/gpu-lists.sh's `stream`
+part between device calls.
 
-    lists_todo.py --suite SUITE --backends jit,aot_inductor --results DIR [--zoo DIR ...] NAME...
+    lists_todo.py --suite SUITE --backends jit,aot_inductor --results DIR [--zoo DIR ...]
+                  [--suites-dir DIR] NAME...
 
 Prints the names left, one a line, in the order given. Exit status 0; 2 on a usage error.
 """
@@ -15,6 +19,10 @@ import glob
 import json
 import os
 import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from zoo_export.suite_config import SuiteConfig  # noqa: E402  (the exporter's reading of the yaml)
 
 
 def rows_by_backend(results, suite):
@@ -48,6 +56,8 @@ def main(argv):
     parser.add_argument("--backends", required=True, help="comma-separated; a model is done with a row for each")
     parser.add_argument("--results", required=True, help="folder of zoobench's result CSVs")
     parser.add_argument("--zoo", action="append", default=[], help="a zoo whose index.json records failed exports")
+    parser.add_argument("--suites-dir", default=os.path.join(ROOT, "suites"),
+                        help="where the suite yaml is (default: the repository's suites/)")
     parser.add_argument("names", nargs="*")
     args = parser.parse_args(argv)
     backends = [b for b in args.backends.split(",") if b]
@@ -55,8 +65,11 @@ def main(argv):
         parser.error("--backends names no backend")
     done = rows_by_backend(args.results, args.suite)
     failed = failed_exports(args.zoo, args.suite)
+    config = SuiteConfig.load(args.suites_dir, args.suite, require=False)
     for name in args.names:
         if name in failed or all(name in done.get(b, ()) for b in backends):
+            continue
+        if config.inference_run_skip(name):
             continue
         print(name)
     return 0

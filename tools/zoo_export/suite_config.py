@@ -231,6 +231,15 @@ class SuiteConfig:
             return f"{self.name}.yaml skip.device.{device}" + (f": {why}" if why else "")
         return None
 
+    def inference_run_skip(self, name: str) -> Optional[str]:
+        """Why `zoobench run` skips an exported model in inference without writing a row, in its
+        own words (SuiteConfig::skip_reason in src/zoobench/zoo/suite_config.cpp)."""
+        if name in self.names_at("skip", "test", "inference"):
+            return f"skip.test.inference in {self.name}.yaml"
+        if name in self.names_at("only_training"):
+            return f"only_training in {self.name}.yaml (the model has only a train mode)"
+        return None
+
     def loss_scale(self, name: str) -> float:
         # upstream timm_models.py divides the loss of `scaled_compute_loss` models by 1000
         return 1e-3 if name in self.names_at("scaled_compute_loss") else 1.0
