@@ -126,6 +126,12 @@ def parse_args(argv):
                            "(aoti_compile_and_package's inductor_configs), e.g. "
                            "'{\"pattern_matcher\": false}': what `zoobench bisect` cannot turn "
                            "off in a package; the manifest records them")
+    aoti.add_argument("--aoti-numerics", choices=["performance", "default"], default="performance",
+                      help="float32 switches a CUDA package is compiled under: `performance` "
+                           "(default) those of zoobench's timed runs and of torch.compile there, "
+                           "TF32 and cuDNN benchmark on, so that Inductor's timed choices (GEMM "
+                           "padding) are made for them; `default` the process's own; recorded "
+                           "in the manifest")
 
     user = parser.add_argument_group("a user's TorchScript model")
     user.add_argument("--from-torchscript", metavar="FILE",
@@ -206,7 +212,7 @@ def main(argv=None) -> int:
         batch_size=args.batch_size, seq_len=args.seq_len, image_size=args.image_size,
         aoti=args.aoti, aoti_dtypes=dtypes,
         aoti_devices=args.aoti_device, int32_inputs=args.int32_inputs,
-        aoti_options=args.aoti_options,
+        aoti_options=args.aoti_options, aoti_numerics=args.aoti_numerics,
         torchbench_dir=args.torchbench_dir, hf_attn_implementation=args.hf_attn_implementation,
         no_skip=args.no_skip, skip_exported=args.skip_exported, check=not args.no_check,
         verbose=args.verbose)

@@ -37,6 +37,7 @@ class ExportOptions:
     aoti_devices: List[str] = field(default_factory=list)
     int32_inputs: bool = False
     aoti_options: Dict[str, Any] = field(default_factory=dict)  # inductor_configs
+    aoti_numerics: str = "performance"  # aoti_export.NUMERICS
     torchbench_dir: Optional[str] = None
     hf_attn_implementation: str = "eager"
     no_skip: bool = False
@@ -275,7 +276,8 @@ def _export_aoti_packages(bundle: ExportableModel, folder: str, options: ExportO
             try:
                 entry = aoti_export.export_package(
                     bundle.module, bundle.inputs, bundle.input_specs, folder, device, dtype,
-                    options.int32_inputs, options.verbose, options.aoti_options)
+                    options.int32_inputs, options.verbose, options.aoti_options,
+                    options.aoti_numerics)
                 artifacts[role] = manifest.artifact_entry(folder, f"{role}.pt2", **entry)
             except Exception as e:  # noqa: BLE001
                 failures[role] = _first_line(e)
