@@ -155,6 +155,38 @@ stream_left() {  # stream_left SUITE NAME...: those without a row for every back
   $PY scripts/lists_todo.py --suite "$suite" --backends "$STREAM_BACKENDS" --results "$RESULTS/lists-stream" \
     "${zoos[@]}" "$@"
 }
+# The pipelines share one GPU's memory, which none of them can see the others take: a step
+# that runs out of it beside them (an export's trace, a check's float64 run; the HuggingFace
+# list's largest batch sizes did with three checks per GPU, 2026-12-01d) is done again alone,
+# once every other pipeline's step has ended and while none starts (`flock`: each step holds
+# the GPU lock shared, a retry holds it exclusively; the turnstile keeps the retry from
+# waiting behind a stream of new shared holders). A retried check writes its rows to
+# SUITE-K-alone, read after SUITE-K's.
+gpu_beside_others() {  # gpu_beside_others CMD...: CMD as one of the pipelines' steps
+  mkdir -p "$LISTS_ZOO"
+  (flock -x 8 && flock -s 9 && flock -u 8 && "$@") 8> "$LISTS_ZOO/.stream-gpu.turn" 9> "$LISTS_ZOO/.stream-gpu.lock"
+}
+gpu_alone() {  # gpu_alone CMD...: CMD with no other pipeline's step on the GPU
+  mkdir -p "$LISTS_ZOO"
+  (flock -x 8 && flock -x 9 && "$@") 8> "$LISTS_ZOO/.stream-gpu.turn" 9> "$LISTS_ZOO/.stream-gpu.lock"
+}
+stream_export() {  # stream_export SUITE K NAME GPU RUNNER: the model and its package into the pipeline's zoo
+  CUDA_VISIBLE_DEVICES=$4 OMP_NUM_THREADS=${EXPORT_THREADS:-4} $5 within \
+    $PY tools/export_zoo.py --zoo "$LISTS_ZOO/stream-$1-$2" ${STREAM_EXPORT_FLAGS:---device cuda --aoti --no-check} \
+    --suite "$1" --torchbench-dir "$TORCHBENCH_DIR" --only "$3" --skip-exported >> "$LOGS/lists-stream-export-$1-$2.log" 2>&1
+}
+stream_run() {  # stream_run SUITE K NAME DEVICE RUNNER OUTPUT: its accuracy with STREAM_BACKENDS
+  $5 within "$BUILD/zoobench" run --resume --zoo "$LISTS_ZOO/stream-$1-$2" --suite "$1" --accuracy --devices "$4" \
+    --backend "$STREAM_BACKENDS" --accuracy-workers 1 --timeout 300 -k "^${3}\$" \
+    --output-directory "$RESULTS/lists-stream/$6" >> "$LOGS/lists-stream-run-$1-$2.log" 2>&1
+}
+export_ran_out_of_memory() {  # export_ran_out_of_memory SUITE K NAME: its last export failed for memory
+  grep -E "/$3: FAILED" "$LOGS/lists-stream-export-$1-$2.log" 2>/dev/null | tail -1 | grep -qi "out of memory"
+}
+check_ran_out_of_memory() {  # check_ran_out_of_memory SUITE K NAME: an OOM row in the pipeline's rows
+  awk -F, -v name="$3" '$2 == name && $4 ~ /OOM$/ { found = 1 } END { exit !found }' \
+    "$RESULTS/lists-stream/$1-$2"/*_accuracy.csv 2> /dev/null
+}
 stream_pipeline() {  # stream_pipeline SUITE K N GPU LEFT NAME...: every N-th name from the K-th, if in LEFT
   local suite=$1 k=$2 n=$3 gpu=$4 left_file=$5 i=0 name zoo device=cuda:$4; shift 5
   zoo=$LISTS_ZOO/stream-$suite-$k
@@ -163,14 +195,18 @@ stream_pipeline() {  # stream_pipeline SUITE K N GPU LEFT NAME...: every N-th na
     ((i++ % n == k)) || continue
     grep -qxF "$name" "$left_file" || continue
     (($(left) > ${STREAM_EXPORT_MIN_S:-120})) || { touch "$UNFINISHED"; break; }
-    CUDA_VISIBLE_DEVICES=$gpu OMP_NUM_THREADS=${EXPORT_THREADS:-4} within \
-      $PY tools/export_zoo.py --zoo "$zoo" ${STREAM_EXPORT_FLAGS:---device cuda --aoti --no-check} --suite "$suite" \
-      --torchbench-dir "$TORCHBENCH_DIR" --only "$name" --skip-exported >> "$LOGS/lists-stream-export-$suite-$k.log" 2>&1
+    stream_export "$suite" "$k" "$name" "$gpu" gpu_beside_others
+    if export_ran_out_of_memory "$suite" "$k" "$name"; then
+      echo "-- $suite/$name (pipeline $k): export out of memory beside the other pipelines; again alone"
+      stream_export "$suite" "$k" "$name" "$gpu" gpu_alone
+    fi
     if [[ -f $zoo/$suite/$name/manifest.json ]]; then
       wait_for_zoobench  # the first exports overlap the build
-      within "$BUILD/zoobench" run --resume --zoo "$zoo" --suite "$suite" --accuracy --devices "$device" \
-        --backend "$STREAM_BACKENDS" --accuracy-workers 2 --timeout 300 -k "^${name}\$" \
-        --output-directory "$RESULTS/lists-stream/$suite-$k" >> "$LOGS/lists-stream-run-$suite-$k.log" 2>&1
+      stream_run "$suite" "$k" "$name" "$device" gpu_beside_others "$suite-$k"
+      if check_ran_out_of_memory "$suite" "$k" "$name"; then
+        echo "-- $suite/$name (pipeline $k): a check out of memory beside the other pipelines; again alone"
+        stream_run "$suite" "$k" "$name" "$device" gpu_alone "$suite-$k-alone"
+      fi
     fi
     if [[ -z $(stream_left "$suite" "$name") ]]; then
       find "$zoo/$suite/$name" -type f \( -name '*.pt' -o -name '*.pt2' \) -delete 2>/dev/null

@@ -1,7 +1,8 @@
 """scripts/gpu-lists.sh's `stream` part, the mechanics on the CPU: two real TorchBench checkout
 models exported one at a time by two pipelines, each run by zoobench right after its export and
 its model files deleted (manifest, index and rows kept); a second call finds nothing left; a
-model whose run was cut keeps its files and the next call runs it without exporting it again. And
+model whose run was cut keeps its files and the next call runs it without exporting it again; a
+check out of memory beside the other pipelines runs again alone. And
 scripts/lists_todo.py, which decides what is left: a row for every backend, a failed export or
 a yaml skip of eval runs takes a model off. (On the GPU machine the same part exports
 AOTInductor packages and runs jit and aot_inductor; docs/coverage.md.) Skipped, saying so,
@@ -117,6 +118,49 @@ class StreamPart(unittest.TestCase):
                                    "torchbench_jit_inference_float32_cpu_accuracy.csv"), newline="") as f:
                 self.assertEqual([(r["name"], r["accuracy"]) for r in csv.DictReader(f)], [(MODELS[0], "pass")])
             self.assertFalse(os.path.exists(os.path.join(zoo, "eval.pt")))
+
+    def test_a_check_out_of_memory_beside_the_others_runs_again_alone(self):
+        with tempfile.TemporaryDirectory() as root:
+            # A zoobench whose check runs out of memory unless it runs alone (what a GPU shared
+            # by the pipelines does to a large model); the real runner's OOM rows are tested in
+            # the integration tests, this is the stream's answer to one.
+            fake = os.path.join(root, "oom-build")
+            os.makedirs(fake)
+            with open(os.path.join(fake, "zoobench"), "w") as f:
+                f.write(OOM_UNLESS_ALONE)
+            os.chmod(os.path.join(fake, "zoobench"), 0o755)
+            run = self.run_stream(root, build=fake, models=MODELS[:1])
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.assertIn(f"torchbench/{MODELS[0]} (pipeline 0): a check out of memory beside the "
+                          "other pipelines; again alone", run.stdout)
+            results = os.path.join(root, "results", "lists-stream")
+            status = {}
+            for folder in ("torchbench-0", "torchbench-0-alone"):
+                with open(os.path.join(results, folder, "torchbench_jit_inference_float32_cpu_accuracy.csv"),
+                          newline="") as f:
+                    status[folder] = [(r["name"], r["accuracy"]) for r in csv.DictReader(f)]
+            self.assertEqual(status, {"torchbench-0": [(MODELS[0], "OOM")],
+                                      "torchbench-0-alone": [(MODELS[0], "pass")]})
+            # done: its files are gone and a later call has nothing left
+            self.assertEqual(glob.glob(os.path.join(root, "zoo", "**", "*.pt"), recursive=True), [])
+
+
+# Writes the row a check of the model would: OOM into the pipeline's folder, pass into the
+# retry's (SUITE-K-alone).
+OOM_UNLESS_ALONE = """#!/bin/sh
+out=""; name=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --output-directory) out=$2; shift ;;
+    -k) name=$(printf '%s' "$2" | tr -d '^$'); shift ;;
+  esac
+  shift
+done
+case "$out" in *-alone) status=pass ;; *) status=OOM ;; esac
+mkdir -p "$out"
+printf 'dev,name,batch_size,accuracy,backend,suite\ncpu,%s,1,%s,jit,torchbench\n' "$name" "$status" \
+  > "$out/torchbench_jit_inference_float32_cpu_accuracy.csv"
+"""
 
 
 if __name__ == "__main__":
