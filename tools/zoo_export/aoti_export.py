@@ -24,10 +24,11 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 # runs compute with TF32 on and cuDNN's benchmark mode (compat::set_deterministic_numerics(false)),
 # and so does torch.compile when zoobench times it. Inductor settles some choices by timing
 # candidates under the switches of the moment: pad_mm pads a GEMM whose sizes are not multiples
-# of 4 only when the padded one is faster, which, for a TF32 GEMM, it is by far. Compiled under
-# PyTorch's defaults (matmul TF32 off), GPT-Neo's package kept its 50,257-wide language-model head
-# unpadded and ran it as a 7.18 ms sm80 kernel where torch.compile's padded GEMM took about
-# 2.5 ms (docs/results.md, 2026-12-02c). "default" keeps the process's switches as they are.
+# of 4 only when the padded one is faster by 1.1x under them. GPT-Neo's package, compiled under
+# PyTorch's defaults (matmul TF32 off), ran its unpadded 50,257-wide language-model head as a
+# 7.18 ms sm80 kernel where torch.compile's padded GEMM took about 2.5 ms (docs/results.md,
+# 2026-12-02c); these switches are the likely reason, not yet measured. "default" keeps the
+# process's switches as they are.
 NUMERICS = ("performance", "default")
 
 
