@@ -170,6 +170,10 @@ gpu_alone() {  # gpu_alone CMD...: CMD with no other pipeline's step on the GPU
   mkdir -p "$LISTS_ZOO"
   (flock -x 8 && flock -x 9 && "$@") 8> "$LISTS_ZOO/.stream-gpu.turn" 9> "$LISTS_ZOO/.stream-gpu.lock"
 }
+if ! command -v flock > /dev/null; then  # util-linux's; without it the steps still run, unguarded
+  gpu_beside_others() { "$@"; }
+  gpu_alone() { "$@"; }
+fi
 stream_export() {  # stream_export SUITE K NAME GPU RUNNER: the model and its package into the pipeline's zoo
   CUDA_VISIBLE_DEVICES=$4 OMP_NUM_THREADS=${EXPORT_THREADS:-4} $5 within \
     $PY tools/export_zoo.py --zoo "$LISTS_ZOO/stream-$1-$2" ${STREAM_EXPORT_FLAGS:---device cuda --aoti --no-check} \
@@ -218,6 +222,7 @@ stream_pipeline() {  # stream_pipeline SUITE K N GPU LEFT NAME...: every N-th na
 }
 part_stream() {
   local suite names pipelines=${STREAM_PIPELINES:-4} k left_file
+  command -v flock > /dev/null || echo "-- no flock here: a retry after running out of memory is not alone on the GPU"
   for suite in ${STREAM_SUITES:-torchbench timm_models huggingface}; do
     mapfile -t names < <(stream_names "$suite")
     left_file=$LOGS/.stream-left-$suite
