@@ -145,8 +145,10 @@ part_aoti() {
 # --no-check" (with LISTS_GPUS=cpu and STREAM_BACKENDS=jit, the mechanics run on a machine
 # without a GPU: tests/python/test_gpu_lists_stream.py).
 STREAM_BACKENDS=${STREAM_BACKENDS:-jit,aot_inductor}
-stream_names() {  # stream_names SUITE: the names the exporter would export here
-  $PY tools/export_zoo.py --suite "$1" --torchbench-dir "$TORCHBENCH_DIR" --list 2>/dev/null |
+stream_names() {  # stream_names SUITE: the names the exporter would export here (skip.device: the GPU's)
+  local device=cuda
+  [[ ${GPUS[0]} == cpu ]] && device=cpu
+  $PY tools/export_zoo.py --suite "$1" --device "$device" --torchbench-dir "$TORCHBENCH_DIR" --list 2>/dev/null |
     awk 'NR > 1 && $NF == "export" { sub(/^[^\/]*\//, "", $1); print $1 }' | grep -E "${STREAM_FILTER:-.}"
 }
 stream_left() {  # stream_left SUITE NAME...: those without a row for every backend (or a failed export)
