@@ -239,6 +239,8 @@ part_stream() {
 }
 
 part_pack() {
+  # Where the time went, while the machine is still warm enough to act on it.
+  $PY scripts/phase_times.py "$LOGS"/lists-stream-export-*.log "$RESULTS"/lists-stream --top 8 2> /dev/null
   tar czf "$OUT/gpu-lists.tar.gz" --exclude="*.pt" --exclude="*.pt2" "$LOGS"/lists-* \
     "$RESULTS"/lists-* "$LISTS_ZOO"/*/index.json "$LISTS_ZOO"/*/*/*/manifest.json 2>/dev/null
   ls -la "$OUT/gpu-lists.tar.gz"
