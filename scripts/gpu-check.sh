@@ -357,6 +357,8 @@ stage_compile-table() {
     run_zb compile-hf 60 --suite huggingface --backend "$hf_backends" "${table_flags[@]}"
   fi
   zb report "$RESULTS"/compile-*/*.csv --markdown "$RESULTS/compile-table.md" > /dev/null
+  # Where the table's device time went (3.5 GPU-minutes per HuggingFace model, 2026-12-02).
+  $PY scripts/phase_times.py "$RESULTS"/compile-hf/logs --top 10 2> /dev/null | head -40
   unset CUDA_VISIBLE_DEVICES
 }
 
