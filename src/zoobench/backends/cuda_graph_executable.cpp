@@ -7,6 +7,7 @@
 
 #include "zoobench/backends/host_sync_ops.h"
 #include "zoobench/util/compat.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
@@ -94,6 +95,8 @@ class CudaGraphExecutable : public Executable {
       auto side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, request_.device.index());
       c10::cuda::device_synchronize();
       {
+        // Phases of their own, so that a hang or a crash here is placed by its row.
+        crash_report::PhaseScope phase("cudagraphs: warm-up calls before capture");
         c10::cuda::CUDAStreamGuard on_side(side);
         for (int i = 0; i < kWarmupCalls; ++i) {
           // The first call with syncs as errors: a host read would fail the capture (or, as on
@@ -119,6 +122,7 @@ class CudaGraphExecutable : public Executable {
       graph_ = std::make_unique<at::cuda::CUDAGraph>();
       {
         // Capture needs a non-default stream; nothing runs during capture, kernels are recorded.
+        crash_report::PhaseScope phase("cudagraphs: capture");
         c10::cuda::CUDAStreamGuard on_side(side);
         graph_->capture_begin();
         try {
