@@ -99,7 +99,9 @@
 # are done (2026-12-02d); copy their rows in first so that the stream starts where it stopped:
 #   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02d/lists-stream results-gpu/
 #   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench LISTS_PARTS="stream pack" LISTS_BESIDE_CPUS=all \
-#     STREAM_PIPELINES=4 scripts/gpu-check.sh lists-beside build pack
+#     STREAM_PIPELINES=4 STREAM_SUITES="torchbench huggingface timm_models" scripts/gpu-check.sh lists-beside build pack
+# (huggingface before timm_models: the timm list has its cells at batch 8 already, the
+# HuggingFace list 27 of 36 without an aot_inductor row).
 #
 # The training side by side (complete in docs/gpu-runs/2026-12-02/compile-train-*; the torchbench
 # pair again with upstream's step in docs/gpu-runs/2026-12-02b/compile-train-sgd-torchbench):
