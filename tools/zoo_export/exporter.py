@@ -84,10 +84,9 @@ class _StageClock:
         self.stage: Optional[str] = None
         self.since = time.monotonic()
 
-    def enter(self, stage: str) -> str:
+    def enter(self, stage: str) -> None:
         self.stop()
         self.stage = stage
-        return stage
 
     def stop(self) -> None:
         now = time.monotonic()
@@ -322,7 +321,7 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
     final_dir = os.path.join(options.zoo, planned.suite, planned.name)
     staging = _staging_dir(options.zoo, planned.suite, planned.name, "partial")
     clock = _StageClock(outcome.stage_seconds)
-    stage = clock.enter("building the model")
+    clock.enter("building the model")
     bundle = None
     try:
         if planned.problem:
@@ -333,19 +332,19 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
         device = options.device
         inputs = _prepare(bundle, device)
 
-        stage = clock.enter("making eval.pt")
+        clock.enter("making eval.pt")
         reference, mutated, check = torchscript_export.export_eval(
             bundle, inputs, staging, device, options.verbose, options.check)
         artifacts = {"eval": manifest.artifact_entry(
             staging, "eval.pt", **_torchscript_fields(device, bundle.method, check))}
         if options.training:
-            stage = clock.enter("making train.pt")
+            clock.enter("making train.pt")
             check = torchscript_export.export_train(bundle, inputs, staging, device,
                                                     options.verbose, options.check)
             artifacts["train"] = manifest.artifact_entry(
                 staging, "train.pt", **_torchscript_fields(device, bundle.method, check))
 
-        stage = clock.enter("saving inputs.pt")
+        clock.enter("saving inputs.pt")
         torch.save(tuple(t.detach().cpu() for t in bundle.inputs),
                    os.path.join(staging, "inputs.pt"))
         inputs_entry = manifest.artifact_entry(
@@ -353,11 +352,11 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
 
         aoti_failures: Dict[str, str] = {}
         if options.aoti:
-            stage = clock.enter("making AOTInductor packages")
+            clock.enter("making AOTInductor packages")
             aoti_failures = _export_aoti_packages(bundle, staging, options, artifacts)
             outcome.notes += [f"no {role}: {why}" for role, why in aoti_failures.items()]
 
-        stage = clock.enter("writing manifest.json")
+        clock.enter("writing manifest.json")
         output_names = bundle.output_names or getattr(bundle.module, "output_names", None)
         if not output_names and reference is not None:
             output_names = [n for n, _ in flatten_outputs(reference)]
@@ -380,7 +379,7 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
             deepcopy=bundle.deepcopy, versions=versions, extra=extra)
         manifest.write_json_atomically(os.path.join(staging, "manifest.json"), doc)
 
-        stage = clock.enter("moving the export into place")
+        clock.enter("moving the export into place")
         _move_into_place(staging, final_dir,
                          _staging_dir(options.zoo, planned.suite, planned.name, "old"))
         outcome.status = "exported"
@@ -391,7 +390,7 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
         raise
     except Exception as e:  # noqa: BLE001 - one model's failure never stops the export
         outcome.reason = _first_line(e) if isinstance(e, SourceUnavailable) else \
-            f"{stage}: {_first_line(e)}"
+            f"{clock.stage}: {_first_line(e)}"
         if options.verbose and not isinstance(e, SourceUnavailable):
             traceback.print_exc()
         shutil.rmtree(staging, ignore_errors=True)
