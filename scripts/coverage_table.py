@@ -20,8 +20,8 @@ Where each fact comes from:
                          H200 export's says so in its cell.
 An exported model with no row is explained by the runner's own skips (suite yaml only_training,
 skip.test.inference), else "no row", or "not reached" with --unfinished's reason where the
-backend's runs were cut before they reached every model. A list with no CSV for a backend reads "not run yet", or
-"not run (REASON)" with --not-run. Run it with a python that has torch (the plan imports the
+backend's runs were cut before they reached every model. A list with no CSV for a backend reads
+"not run yet", or "not run (REASON)" with --not-run. Run it with a python that has torch (the plan imports the
 exporter): /usr/bin/python3 here, python3 on the GPU machine.
 """
 
@@ -82,7 +82,7 @@ class Accuracy:
     rows: Dict[tuple, dict]
     lists: set
     not_run: str  # the cell of a list no CSV covers
-    unfinished: Optional[str] = None  # why an exported model has no row, where runs were cut
+    unfinished: Optional[str]  # why an exported model has no row, where runs were cut (or None)
 
 
 # --- inputs ---------------------------------------------------------------------------------------
@@ -121,9 +121,9 @@ def failed_tensors(csv_path: str) -> Dict[tuple, str]:
     return found
 
 
-def read_accuracy(paths: List[str], not_run: str) -> Accuracy:
+def read_accuracy(paths: List[str], not_run: str, unfinished: Optional[str]) -> Accuracy:
     """CUDA rows of accuracy CSVs; the suite is the CSV's file name prefix."""
-    accuracy = Accuracy({}, set(), not_run)
+    accuracy = Accuracy({}, set(), not_run, unfinished)
     for path in paths:
         suite = next((s for s in LISTS if os.path.basename(path).startswith(s + "_")), None)
         accuracy.lists.add(suite)
@@ -350,9 +350,9 @@ def main(argv=None) -> int:
                for backend, reason in backend_reasons("--not-run", args.not_run, parser).items()}
     unfinished = backend_reasons("--unfinished", args.unfinished, parser)
     inputs = (read_index(args.cpu_zoo + args.cpu_index), read_index(args.gpu_zoo),
-              read_accuracy(args.jit, not_run.get("jit", NOT_RUN)),
-              read_accuracy(args.aoti, not_run.get("aot_inductor", NOT_RUN)))
-    inputs[2].unfinished, inputs[3].unfinished = unfinished.get("jit"), unfinished.get("aot_inductor")
+              read_accuracy(args.jit, not_run.get("jit", NOT_RUN), unfinished.get("jit")),
+              read_accuracy(args.aoti, not_run.get("aot_inductor", NOT_RUN),
+                            unfinished.get("aot_inductor")))
     tables = {suite: rows_for(suite, args, inputs) for suite in LISTS}
     text = document(tables, args, inputs, argv) + "\n"
     if args.output:
