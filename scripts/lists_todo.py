@@ -16,13 +16,13 @@ Prints the names left, one a line, in the order given. Exit status 0; 2 on a usa
 import argparse
 import csv
 import glob
-import json
 import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from zoo_export.suite_config import SuiteConfig  # noqa: E402  (the exporter's reading of the yaml)
+from zoo_export.manifest import load_index  # noqa: E402  (the exporter's own readers)
+from zoo_export.suite_config import SuiteConfig  # noqa: E402
 
 
 def rows_by_backend(results, suite):
@@ -38,16 +38,8 @@ def rows_by_backend(results, suite):
 
 
 def failed_exports(zoos, suite):
-    failed = set()
-    for zoo in zoos:
-        index = os.path.join(zoo, "index.json")
-        if not os.path.exists(index):
-            continue
-        with open(index, encoding="utf-8") as f:
-            for entry in json.load(f).get("models", []):
-                if entry.get("suite") == suite and entry.get("status") == "failed":
-                    failed.add(entry.get("name"))
-    return failed
+    return {entry.get("name") for zoo in zoos for entry in load_index(zoo)["models"]
+            if entry.get("suite") == suite and entry.get("status") == "failed"}
 
 
 def main(argv):
