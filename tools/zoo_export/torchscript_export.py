@@ -119,10 +119,32 @@ def snapshot_state(module: nn.Module) -> Dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 
+def _unchanged(current: Any, saved: Any) -> bool:
+    if not (isinstance(current, torch.Tensor) and isinstance(saved, torch.Tensor)):
+        return False  # a quantized module's packed parameters: its own loader restores them
+    if (current.dtype, current.shape, current.device) != (saved.dtype, saved.shape, saved.device):
+        return False
+    try:
+        return bool(torch.equal(current, saved))
+    except RuntimeError:  # a dtype torch.equal does not take
+        return False
+
+
 def restore_state(module: nn.Module, state: Dict[str, torch.Tensor]) -> None:
-    # in place: traced/scripted modules share these tensors, so they are restored too
+    """Puts back the values `state` saved, in place: traced/scripted modules share these
+    tensors, so they are restored too. Only what changed is written: a buffer that is an
+    expanded view (torch.meshgrid's grids, registered by Super_SloMo's backWarp) cannot be
+    written in place at all, and load_state_dict's copy into it failed that model's AOTInductor
+    package after it had compiled (2026-12-02e)."""
+    current = module.state_dict()
+    changed = {name: saved for name, saved in state.items() if not _unchanged(current.get(name), saved)}
+    if not changed:
+        return
     with torch.no_grad():
-        module.load_state_dict(state)
+        result = module.load_state_dict(changed, strict=False)
+    if result.unexpected_keys:
+        raise RuntimeError(f"cannot restore the module's state: it no longer has "
+                           f"{', '.join(result.unexpected_keys[:5])}")
 
 
 def export_eval(bundle: ExportableModel, inputs: Sequence[torch.Tensor], folder: str,
