@@ -52,5 +52,21 @@ class CompileNumerics(unittest.TestCase):
                 pass
 
 
+class CompilePhases(unittest.TestCase):
+    """aoti_export.largest_phases: what the manifest's compile_phases_s keeps of torch's
+    compile timings (name -> the durations of each time the phase ran)."""
+
+    def test_each_phase_is_summed_and_the_largest_come_first(self):
+        timings = {"compile_file": [30.0, 12.5], "async_compile.wait": [20.0],
+                   "GraphLowering.codegen": [1.0, 1.0, 1.0], "never_ran": []}
+        self.assertEqual(list(aoti_export.largest_phases(timings).items()),
+                         [("compile_file", 42.5), ("async_compile.wait", 20.0),
+                          ("GraphLowering.codegen", 3.0)])
+
+    def test_only_the_largest_are_kept(self):
+        timings = {f"phase{i}": [float(i)] for i in range(10)}
+        self.assertEqual(list(aoti_export.largest_phases(timings, count=2)), ["phase9", "phase8"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -130,6 +130,17 @@ class FailureStagesTest(unittest.TestCase):
             self.assertEqual(outcome.reason, "building the model: ValueError: config has no "
                                              "vocab_size")
 
+    def test_a_first_line_that_only_announces_keeps_the_line_after_it(self):
+        def build(name, ctx):
+            raise RuntimeError("Error(s) in loading state_dict for Model:\n"
+                               "\tUnexpected key(s) in state_dict: \"grid\".\n\tthird line")
+
+        with tempfile.TemporaryDirectory() as zoo:
+            outcome = self.export(zoo, build)
+        self.assertEqual(outcome.reason, "building the model: RuntimeError: Error(s) in loading "
+                                         "state_dict for Model: Unexpected key(s) in state_dict: "
+                                         "\"grid\".")
+
     def test_failed_reexport_keeps_the_previous_export(self):
         def good(name, ctx):
             x, spec = make_input("x", [2], "randn")

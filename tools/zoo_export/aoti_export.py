@@ -67,6 +67,26 @@ def compile_numerics(numerics: str, device: str):
         _set_float32_switches(saved)
 
 
+def _compiler_timings() -> Optional[Dict[str, List[float]]]:
+    """torch's record of the compiler's timed phases (dynamo_timed: name -> durations), or None
+    where this torch keeps none."""
+    try:
+        import torch._dynamo.utils as dynamo_utils
+    except ImportError:
+        return None
+    metrics = getattr(dynamo_utils, "compilation_time_metrics", None)
+    return metrics if isinstance(metrics, dict) else None
+
+
+def largest_phases(timings: Dict[str, List[float]], count: int = 6) -> Dict[str, float]:
+    """Seconds per phase, the `count` largest, largest first. Phases nest (the C++ compile of
+    the wrapper, 'compile_file', sits inside the compile of the graph), so they do not add up:
+    they say which part is large, not a partition."""
+    totals = {name: float(sum(durations)) for name, durations in timings.items() if durations}
+    largest = sorted(totals.items(), key=lambda item: -item[1])[:count]
+    return {name: round(seconds, 3) for name, seconds in largest}
+
+
 def unsupported_reason() -> Optional[str]:
     version = torch.__version__.split("+")[0].split(".")
     try:
@@ -134,6 +154,11 @@ def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: Lis
                 contract.append({"name": spec.name, "dtype": dtype_name(t.dtype),
                                  "sizes": list(t.shape), "strides": list(t.stride())})
         program_module = Int32Inputs(module, widen) if widen else module
+        # Where a package's compile goes (about a minute even for a 2 MB model on the H200,
+        # 2026-12-02e): torch's own timings, from this package's compile only.
+        timings = _compiler_timings()
+        if timings is not None:
+            timings.clear()
         with quiet_warnings(verbose), torch.no_grad():
             start = time.monotonic()
             program = torch.export.export(program_module, tuple(args), strict=False)
@@ -149,6 +174,8 @@ def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: Lis
                                  "export_s": round(exported - start, 3),
                                  "compile_s": round(compiled - exported, 3),
                                  "numerics": compiled_under}
+        if timings:
+            entry["compile_phases_s"] = largest_phases(timings)
         if inductor_configs:
             entry["inductor_configs"] = inductor_configs
         if contract:

@@ -195,8 +195,12 @@ def availability(planned: PlannedModel) -> Optional[str]:
 # --- export -------------------------------------------------------------------------------------
 
 def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    line = text.splitlines()[0].strip() if text else ""
+    """The error's first line, and its second where the first only announces it ("Error(s) in
+    loading state_dict for Model:" says nothing of which keys)."""
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    line = lines[0] if lines else ""
+    if line.endswith(":") and len(lines) > 1:
+        line = f"{line} {lines[1]}"[:400]
     if isinstance(e, SourceUnavailable):
         return line or type(e).__name__
     return f"{type(e).__name__}: {line}" if line else type(e).__name__
@@ -355,6 +359,10 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
             clock.enter("making AOTInductor packages")
             aoti_failures = _export_aoti_packages(bundle, staging, options, artifacts)
             outcome.notes += [f"no {role}: {why}" for role, why in aoti_failures.items()]
+            outcome.notes += [f"{role} compile phases (nested): " +
+                              ", ".join(f"{name} {seconds:.1f}s" for name, seconds in phases.items())
+                              for role, entry in artifacts.items()
+                              for phases in [entry.get("compile_phases_s")] if phases]
 
         clock.enter("writing manifest.json")
         output_names = bundle.output_names or getattr(bundle.module, "output_names", None)
