@@ -95,13 +95,16 @@
 # Issue 17's aot_inductor column (and jit at the lists' batch sizes): the lists streamed, a model
 # at a time per pipeline, so their packages never need the disk at once (scripts/gpu-lists.sh,
 # part stream; resumable: each call continues, results-gpu carried with the first call only;
-# carry .gpu-deps and .torchbench; the first exports run beside the build). 37 torchbench models
-# are done (2026-12-02d); copy their rows in first so that the stream starts where it stopped:
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02d/lists-stream results-gpu/
+# carry .gpu-deps and .torchbench; the first exports run beside the build). The torchbench list
+# is done and 13 HuggingFace models (2026-12-02e); copy their rows in first so that the stream
+# starts where it stopped, and the side-by-side table's so that its models count as done
+# (STREAM_ALSO_DONE):
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02e/lists-stream docs/gpu-runs/2026-12-02c/compile-hf results-gpu/
 #   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench LISTS_PARTS="stream pack" LISTS_BESIDE_CPUS=all \
-#     STREAM_PIPELINES=4 STREAM_SUITES="torchbench huggingface timm_models" scripts/gpu-check.sh lists-beside build pack
-# (huggingface before timm_models: the timm list has its cells at batch 8 already, the
-# HuggingFace list 27 of 36 without an aot_inductor row).
+#     STREAM_PIPELINES=4 STREAM_SUITES="huggingface timm_models" STREAM_ALSO_DONE=results-gpu/compile-hf \
+#     scripts/gpu-check.sh lists-beside build pack
+# (the timm list has its cells at batch 8 already; the HuggingFace list 18 of 37 without an
+# aot_inductor row).
 #
 # The training side by side (complete in docs/gpu-runs/2026-12-02/compile-train-*; the torchbench
 # pair again with upstream's step in docs/gpu-runs/2026-12-02b/compile-train-sgd-torchbench):

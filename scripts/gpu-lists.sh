@@ -130,17 +130,21 @@ part_aoti() {
 
 # The lists with AOTInductor packages, without a disk for all of them at once: the packages beside
 # the TorchScript files come to about twice the 72 GB the lists' files took (2026-12-01d), and the
-# GPU machine has 64 GiB. STREAM_PIPELINES pipelines (default 4) share the suite's models; each
-# exports one model (TorchScript and package, into its own zoo: an exporter's index is per zoo),
-# runs it with STREAM_BACKENDS (default jit,aot_inductor; accuracy), deletes its model files (its
-# manifest, the index and the rows stay) and takes the next, so at most one model per pipeline is
-# on disk, and one pipeline's export overlaps another's run. Resumable: a model with a row for
-# every backend, or whose export failed, is not taken again (scripts/lists_todo.py). A model is
-# always its pipeline's (its place in the whole list, not in what is left), so one whose run the
-# deadline cut keeps its files and the next call runs it without exporting it again
-# (--skip-exported); an export is not started with less than STREAM_EXPORT_MIN_S (120) left,
-# since one cut is lost (they took 55-150 s on the H200, 2026-12-02d). Each pipeline writes its
-# rows to $RESULTS/lists-stream/SUITE-K (one zoobench run per output folder). STREAM_FILTER (a
+# GPU machine has 64 GiB. STREAM_PIPELINES pipelines (default 4) take the models of every suite
+# in STREAM_SUITES from one queue, in list order; each exports one model (TorchScript and
+# package, into its own zoo: an exporter's index is per zoo), runs it with STREAM_BACKENDS
+# (default jit,aot_inductor; accuracy), deletes its model files (its manifest, the index and the
+# rows stay) and takes the next, so at most one model per pipeline is on disk, and one
+# pipeline's export overlaps another's run. One queue, not a fixed share per pipeline: with every
+# fourth name of the list each, the four torchbench models left at a call's start all fell to
+# one pipeline, and three waited 4.5 minutes with the HuggingFace list behind them (2026-12-02e).
+# Resumable: a model with a row for every backend, or whose export failed, is not taken again
+# (scripts/lists_todo.py). A model whose run the deadline cut keeps its files, and the next
+# call gives it to the pipeline whose zoo has them, before that pipeline takes from the queue,
+# to run without exporting it again (--skip-exported); an export is not started with less than
+# STREAM_EXPORT_MIN_S (120) left, since one cut is lost (they took 55-150 s on the H200,
+# 2026-12-02d). Each pipeline writes its rows to $RESULTS/lists-stream/SUITE-K (one zoobench
+# run per output folder). STREAM_FILTER (a
 # regex) narrows the names; STREAM_EXPORT_FLAGS replaces the exporter's "--device cuda --aoti
 # --no-check" (with LISTS_GPUS=cpu and STREAM_BACKENDS=jit, the mechanics run on a machine
 # without a GPU: tests/python/test_gpu_lists_stream.py).
@@ -151,11 +155,14 @@ stream_names() {  # stream_names SUITE: the names the exporter would export here
   $PY tools/export_zoo.py --suite "$1" --device "$device" --torchbench-dir "$TORCHBENCH_DIR" --list 2>/dev/null |
     awk 'NR > 1 && $NF == "export" { sub(/^[^\/]*\//, "", $1); print $1 }' | grep -E "${STREAM_FILTER:-.}"
 }
+# STREAM_ALSO_DONE: more result folders whose rows count as done (the side-by-side table's
+# HuggingFace rows, made at the list's batch sizes: results-gpu/compile-hf).
 stream_left() {  # stream_left SUITE NAME...: those without a row for every backend (or a failed export)
-  local suite=$1 k zoos=(); shift
+  local suite=$1 k dir zoos=() also=(); shift
   for ((k = 0; k < ${STREAM_PIPELINES:-4}; k++)); do zoos+=(--zoo "$LISTS_ZOO/stream-$suite-$k"); done
+  for dir in ${STREAM_ALSO_DONE:-}; do also+=(--results "$dir"); done
   $PY scripts/lists_todo.py --suite "$suite" --backends "$STREAM_BACKENDS" --results "$RESULTS/lists-stream" \
-    "${zoos[@]}" "$@"
+    "${also[@]}" "${zoos[@]}" "$@"
 }
 # The pipelines share one GPU's memory, which none of them can see the others take: a step
 # that runs out of it beside them (an export's trace, a check's float64 run; the HuggingFace
@@ -193,14 +200,24 @@ check_ran_out_of_memory() {  # check_ran_out_of_memory SUITE K NAME: an OOM row 
   awk -F, -v name="$3" '$2 == name && $4 ~ /OOM$/ { found = 1 } END { exit !found }' \
     "$RESULTS/lists-stream/$1-$2"/*_accuracy.csv 2> /dev/null
 }
-stream_pipeline() {  # stream_pipeline SUITE K N GPU LEFT NAME...: every N-th name from the K-th, if in LEFT
-  local suite=$1 k=$2 n=$3 gpu=$4 left_file=$5 i=0 name zoo device=cuda:$4; shift 5
-  zoo=$LISTS_ZOO/stream-$suite-$k
+# take_first QUEUE: prints its first line and removes it (nothing when it is empty). The
+# pipelines take from one queue at once; mkdir is the lock (atomic, and there without flock).
+take_first() {
+  until mkdir "$1.taking" 2> /dev/null; do sleep 0.2; done
+  head -n 1 "$1"
+  sed -i 1d "$1"
+  rmdir "$1.taking"
+}
+stream_pipeline() {  # stream_pipeline K GPU OWN SHARED: the models of OWN (its kept files), then SHARED's
+  local k=$1 gpu=$2 own=$3 shared=$4 item suite name zoo device=cuda:$2
   [[ $gpu == cpu ]] && device=cpu
-  for name in "$@"; do
-    ((i++ % n == k)) || continue
-    grep -qxF "$name" "$left_file" || continue
+  while [[ -s $own || -s $shared ]]; do
     (($(left) > ${STREAM_EXPORT_MIN_S:-120})) || { touch "$UNFINISHED"; break; }
+    item=$(take_first "$own")
+    [[ -n $item ]] || item=$(take_first "$shared")
+    [[ -n $item ]] || break
+    read -r suite name <<< "$item"
+    zoo=$LISTS_ZOO/stream-$suite-$k
     stream_export "$suite" "$k" "$name" "$gpu" gpu_beside_others
     if export_ran_out_of_memory "$suite" "$k" "$name"; then
       echo "-- $suite/$name (pipeline $k): export out of memory beside the other pipelines; again alone"
@@ -223,19 +240,26 @@ stream_pipeline() {  # stream_pipeline SUITE K N GPU LEFT NAME...: every N-th na
   done
 }
 part_stream() {
-  local suite names pipelines=${STREAM_PIPELINES:-4} k left_file
+  local suite names todo name k owner pipelines=${STREAM_PIPELINES:-4} queue=$LOGS/.stream-queue
   command -v flock > /dev/null || echo "-- no flock here: a retry after running out of memory is not alone on the GPU"
+  rm -rf "$queue"* && : > "$queue"
+  for ((k = 0; k < pipelines; k++)); do : > "$queue-$k"; done
   for suite in ${STREAM_SUITES:-torchbench timm_models huggingface}; do
     mapfile -t names < <(stream_names "$suite")
-    left_file=$LOGS/.stream-left-$suite
-    stream_left "$suite" "${names[@]}" > "$left_file"
-    log "$suite: $(grep -c . "$left_file") models left for $STREAM_BACKENDS, $pipelines pipelines, $(left) s left"
-    [[ -s $left_file ]] || continue
-    for ((k = 0; k < pipelines; k++)); do
-      stream_pipeline "$suite" "$k" "$pipelines" "${GPUS[k % ${#GPUS[@]}]}" "$left_file" "${names[@]}" &
+    mapfile -t todo < <(stream_left "$suite" "${names[@]}")
+    log "$suite: ${#todo[@]} models left for $STREAM_BACKENDS, $pipelines pipelines, $(left) s left"
+    for name in "${todo[@]}"; do
+      owner=
+      for ((k = 0; k < pipelines; k++)); do
+        [[ -f $LISTS_ZOO/stream-$suite-$k/$suite/$name/manifest.json ]] && owner=$k
+      done
+      echo "$suite $name" >> "$queue${owner:+-$owner}"
     done
-    wait
   done
+  for ((k = 0; k < pipelines; k++)); do
+    stream_pipeline "$k" "${GPUS[k % ${#GPUS[@]}]}" "$queue-$k" "$queue" &
+  done
+  wait
 }
 
 part_pack() {

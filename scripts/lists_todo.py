@@ -7,8 +7,8 @@ skip.test.inference in the suite yaml: tts_angular and yolov3 were exported and 
 on 2026-12-02d, and would have been again in every call). Used by scripts/gpu-lists.sh's `stream`
 part between device calls.
 
-    lists_todo.py --suite SUITE --backends jit,aot_inductor --results DIR [--zoo DIR ...]
-                  [--suites-dir DIR] NAME...
+    lists_todo.py --suite SUITE --backends jit,aot_inductor --results DIR [--results DIR ...]
+                  [--zoo DIR ...] [--suites-dir DIR] NAME...
 
 Prints the names left, one a line, in the order given. Exit status 0; 2 on a usage error.
 """
@@ -46,7 +46,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", required=True)
     parser.add_argument("--backends", required=True, help="comma-separated; a model is done with a row for each")
-    parser.add_argument("--results", required=True, help="folder of zoobench's result CSVs")
+    parser.add_argument("--results", required=True, action="append",
+                        help="folder of zoobench's result CSVs (repeatable: rows in any count)")
     parser.add_argument("--zoo", action="append", default=[], help="a zoo whose index.json records failed exports")
     parser.add_argument("--suites-dir", default=os.path.join(ROOT, "suites"),
                         help="where the suite yaml is (default: the repository's suites/)")
@@ -55,7 +56,10 @@ def main(argv):
     backends = [b for b in args.backends.split(",") if b]
     if not backends:
         parser.error("--backends names no backend")
-    done = rows_by_backend(args.results, args.suite)
+    done = {}
+    for results in args.results:
+        for backend, names in rows_by_backend(results, args.suite).items():
+            done.setdefault(backend, set()).update(names)
     failed = failed_exports(args.zoo, args.suite)
     config = SuiteConfig.load(args.suites_dir, args.suite, require=False)
     for name in args.names:

@@ -12,6 +12,7 @@ import csv
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,16 @@ TODO = os.path.join(REPO_ROOT, "scripts", "lists_todo.py")
 CHECKOUT = os.path.join(REPO_ROOT, "..", "shared", "torchbench")
 BUILD = os.environ.get("ZOOBENCH_BINARY_DIR", os.path.join(REPO_ROOT, "build"))
 MODELS = ("lennard_jones", "phlippe_resnet")
+
+
+def pipeline_of(name, says, output):
+    """The pipeline whose line about NAME says SAYS in the stream's OUTPUT (fails the test
+    when there is none)."""
+    found = re.search(rf"^-- torchbench/{re.escape(name)} \(pipeline (\d+)\): .*{re.escape(says)}",
+                      output, re.MULTILINE)
+    if not found:
+        raise AssertionError(f"no line about {name} saying {says!r} in:\n{output}")
+    return int(found.group(1))
 
 
 def todo(*args):
@@ -58,6 +69,16 @@ class ListsTodo(unittest.TestCase):
             self.assertEqual(todo("--suite", "torchbench", "--backends", "jit",
                                   "--results", os.path.join(tmp, "results"), *names),
                              ["broken", "fine", "other_suite", "new"])
+            # rows in a second folder (the side-by-side table's) count as well
+            table = os.path.join(tmp, "table")
+            os.makedirs(table)
+            with open(os.path.join(table, "torchbench_aot_inductor_inference_float32_cuda_accuracy.csv"), "w",
+                      newline="") as f:
+                f.write("dev,name,accuracy,backend,suite\ncuda:0,jit_only,pass,aot_inductor,torchbench\n")
+            self.assertEqual(todo("--suite", "torchbench", "--backends", "jit,aot_inductor",
+                                  "--results", os.path.join(tmp, "results"), "--results", table,
+                                  "--zoo", zoo, *names),
+                             ["fine", "other_suite", "new"])
 
 
 @unittest.skipUnless(os.path.isdir(os.path.join(CHECKOUT, "torchbenchmark")), f"no TorchBench checkout at {CHECKOUT}")
@@ -104,17 +125,22 @@ class StreamPart(unittest.TestCase):
             first = self.run_stream(root, build=cut, models=MODELS[:1])
             self.assertIn("not finished", first.stdout)  # 130: the status of a run SIGINT stopped
             self.assertNotEqual(first.returncode, 0, first.stdout + first.stderr)
-            self.assertIn(f"torchbench/{MODELS[0]} (pipeline 0): rows missing, its files kept", first.stdout)
-            zoo = os.path.join(root, "zoo", "stream-torchbench-0", "torchbench", MODELS[0])
+            # either pipeline may have taken it from the queue; the next call must give it back
+            # to that one, whose zoo holds its files
+            k = pipeline_of(MODELS[0], "rows missing, its files kept", first.stdout)
+            zoo = os.path.join(root, "zoo", f"stream-torchbench-{k}", "torchbench", MODELS[0])
             self.assertTrue(os.path.isfile(os.path.join(zoo, "eval.pt")))
 
             second = self.run_stream(root, models=MODELS[:1])
             self.assertEqual(second.returncode, 0, second.stdout + second.stderr)
-            with open(os.path.join(root, "logs", "lists-stream-export-torchbench-0.log")) as f:
+            self.assertEqual(pipeline_of(MODELS[0], "[1/1]", second.stdout), k)
+            with open(os.path.join(root, "logs", f"lists-stream-export-torchbench-{k}.log")) as f:
                 exports = f.read()
             self.assertEqual(exports.count(": exported in "), 1, exports)
             self.assertIn("kept (already in the zoo (--skip-exported))", exports)
-            with open(os.path.join(root, "results", "lists-stream", "torchbench-0",
+            other = os.path.join(root, "logs", f"lists-stream-export-torchbench-{1 - k}.log")
+            self.assertFalse(os.path.exists(other), "the other pipeline exported it again")
+            with open(os.path.join(root, "results", "lists-stream", f"torchbench-{k}",
                                    "torchbench_jit_inference_float32_cpu_accuracy.csv"), newline="") as f:
                 self.assertEqual([(r["name"], r["accuracy"]) for r in csv.DictReader(f)], [(MODELS[0], "pass")])
             self.assertFalse(os.path.exists(os.path.join(zoo, "eval.pt")))
@@ -131,16 +157,16 @@ class StreamPart(unittest.TestCase):
             os.chmod(os.path.join(fake, "zoobench"), 0o755)
             run = self.run_stream(root, build=fake, models=MODELS[:1])
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
-            self.assertIn(f"torchbench/{MODELS[0]} (pipeline 0): a check out of memory beside the "
-                          "other pipelines; again alone", run.stdout)
+            k = pipeline_of(MODELS[0], "a check out of memory beside the other pipelines; again alone",
+                            run.stdout)
             results = os.path.join(root, "results", "lists-stream")
             status = {}
-            for folder in ("torchbench-0", "torchbench-0-alone"):
+            for folder in (f"torchbench-{k}", f"torchbench-{k}-alone"):
                 with open(os.path.join(results, folder, "torchbench_jit_inference_float32_cpu_accuracy.csv"),
                           newline="") as f:
                     status[folder] = [(r["name"], r["accuracy"]) for r in csv.DictReader(f)]
-            self.assertEqual(status, {"torchbench-0": [(MODELS[0], "OOM")],
-                                      "torchbench-0-alone": [(MODELS[0], "pass")]})
+            self.assertEqual(status, {f"torchbench-{k}": [(MODELS[0], "OOM")],
+                                      f"torchbench-{k}-alone": [(MODELS[0], "pass")]})
             # done: its files are gone and a later call has nothing left
             self.assertEqual(glob.glob(os.path.join(root, "zoo", "**", "*.pt"), recursive=True), [])
 
