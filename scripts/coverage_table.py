@@ -180,6 +180,16 @@ def short_reason(reason: str) -> str:
     return reason.split(" Of the allocated memory", 1)[0].strip()
 
 
+def package_failure(export_entry: Optional[dict]) -> Optional[str]:
+    """Why the export made no CUDA package, from its index notes ("no aoti.float32.cuda: ..."):
+    rows written before the runner read the manifest's aoti_failures say only that the package
+    is missing."""
+    for note in (export_entry or {}).get("notes") or []:
+        if note.startswith("no aoti.") and ".cuda: " in note:
+            return "the export could not make its package: " + note.split(": ", 1)[1]
+    return None
+
+
 def accuracy_cell(accuracy: Accuracy, planned, row: Row, export_entry: Optional[dict],
                   run_skip: Optional[str], backend: str) -> str:
     """The status of one backend; its reason goes to row.why, a batch size unlike the H200
@@ -205,6 +215,8 @@ def accuracy_cell(accuracy: Accuracy, planned, row: Row, export_entry: Optional[
     if status != "pass":
         reason = "; ".join(r for r in (short_reason(result.get("reason") or ""),
                                        result.get("failed_tensors_detail", "")) if r)
+        if backend == "aot_inductor" and status == "model_fail_to_load":
+            reason = package_failure(export_entry) or reason
         row.why[backend] = status + (f" ({reason})" if reason else "")
     return status
 

@@ -171,6 +171,27 @@ class CoverageTableTest(unittest.TestCase):
         self.assertIn("| skipped |", row_of(text, "tts_angular").split("only_training")[0])
         self.assertIn("1/56", text.split("| torchbench |")[1].split("\n")[0])
 
+    def test_a_package_the_export_could_not_make_says_why(self):
+        why = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u0, 1)"
+        write_index(self.path("gpu"), [
+            {"suite": "torchbench", "name": "cm3leon_generate", "status": "exported",
+             "batch_size": 1, "notes": [f"no aoti.float32.cuda: {why}"]},
+            {"suite": "torchbench", "name": "dcgan", "status": "exported", "batch_size": 64}])
+        aoti_csv = self.path("torchbench_aot_inductor_inference_float32_cuda_0_accuracy.csv")
+        missing = "aot_inductor: {} has no AOTInductor package 'aoti.float32.cuda'; export it"
+        write_csv(aoti_csv, [
+            {"dev": "cuda:0", "name": name, "batch_size": batch, "suite": "torchbench",
+             "accuracy": "model_fail_to_load", "reason": missing.format(name)}
+            for name, batch in (("cm3leon_generate", "1"), ("dcgan", "64"))])
+        text = self.generate("--cpu-zoo", self.path("gpu"), "--gpu-zoo", self.path("gpu"),
+                             "--aoti", aoti_csv)
+        cm3leon = row_of(text, "cm3leon_generate")
+        self.assertIn("aot_inductor: model_fail_to_load (the export could not make its package: "
+                      + why, cm3leon)
+        self.assertNotIn("export it", cm3leon)
+        # without a note from the export, the row's own reason stands
+        self.assertIn("has no AOTInductor package 'aoti.float32.cuda'; export it", row_of(text, "dcgan"))
+
     def test_a_cpu_input_is_required(self):
         with redirect_stdout(io.StringIO()), self.assertRaises(SystemExit), \
                 contextlib.redirect_stderr(io.StringIO()):
