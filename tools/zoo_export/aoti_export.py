@@ -87,6 +87,52 @@ def largest_phases(timings: Dict[str, List[float]], count: int = 6) -> Dict[str,
     return {name: round(seconds, 3) for name, seconds in largest}
 
 
+# torch.export takes a plain tensor attribute (neither a parameter nor a buffer) for a constant
+# and refuses a forward that writes into one. TorchBench's llama keeps its KV cache so
+# (`self.cache_k = torch.zeros(...)`, written in place in forward); its export failed with
+# "mutating a non-functional tensor with a functional tensor is not allowed" (2026-12-02e).
+# Registered as non-persistent buffers, the same tensors become state torch.export may mutate,
+# the fix llama's own repository took (meta-llama/llama-models#380). Tried only after that
+# failure, so that every other package is made from the model as it is; the manifest says so.
+MUTATED_CONSTANT = ("mutating a non-functional tensor with a functional tensor",
+                    "is mutated in the forward method", "Mutating module attribute")
+
+
+@contextlib.contextmanager
+def tensor_attributes_as_buffers(module: nn.Module):
+    """Plain tensor attributes of `module` and its submodules registered as non-persistent
+    buffers (the same tensors: the state_dict does not change); yields their dotted names.
+    Afterwards they are plain attributes again, holding what the buffers hold then."""
+    moved = []
+    for prefix, submodule in module.named_modules():
+        for name, value in list(vars(submodule).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter):
+                del submodule.__dict__[name]
+                submodule.register_buffer(name, value, persistent=False)
+                moved.append((prefix, submodule, name))
+    try:
+        yield [f"{prefix}.{name}" if prefix else name for prefix, _, name in moved]
+    finally:
+        for _, submodule, name in moved:
+            submodule.__dict__[name] = submodule._buffers.pop(name)
+
+
+def _export_program(program_module: nn.Module, module: nn.Module, args: tuple) -> tuple:
+    """torch.export's program and the adaptations it needed (see MUTATED_CONSTANT)."""
+    try:
+        return torch.export.export(program_module, args, strict=False), []
+    except Exception as e:  # noqa: BLE001  (torch.export raises many kinds)
+        if not any(words in str(e) for words in MUTATED_CONSTANT):
+            raise
+        with tensor_attributes_as_buffers(module) as moved:
+            if not moved:
+                raise
+            program = torch.export.export(program_module, args, strict=False)
+        shown = ", ".join(moved[:4]) + (f" and {len(moved) - 4} more" if len(moved) > 4 else "")
+        return program, [f"tensor attributes registered as buffers, as forward writes into them "
+                         f"(torch.export refused them as constants): {shown}"]
+
+
 def unsupported_reason() -> Optional[str]:
     version = torch.__version__.split("+")[0].split(".")
     try:
@@ -161,7 +207,7 @@ def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: Lis
             timings.clear()
         with quiet_warnings(verbose), torch.no_grad():
             start = time.monotonic()
-            program = torch.export.export(program_module, tuple(args), strict=False)
+            program, adaptations = _export_program(program_module, module, tuple(args))
             exported = time.monotonic()
             with compile_numerics(numerics, device) as compiled_under:
                 torch._inductor.aoti_compile_and_package(
@@ -174,6 +220,8 @@ def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: Lis
                                  "export_s": round(exported - start, 3),
                                  "compile_s": round(compiled - exported, 3),
                                  "numerics": compiled_under}
+        if adaptations:
+            entry["adaptations"] = adaptations
         if timings:
             entry["compile_phases_s"] = largest_phases(timings)
         if inductor_configs:

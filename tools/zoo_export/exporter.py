@@ -359,6 +359,8 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
             clock.enter("making AOTInductor packages")
             aoti_failures = _export_aoti_packages(bundle, staging, options, artifacts)
             outcome.notes += [f"no {role}: {why}" for role, why in aoti_failures.items()]
+            outcome.notes += [f"{role}: {adaptation}" for role, entry in artifacts.items()
+                              for adaptation in entry.get("adaptations") or []]
             outcome.notes += [f"{role} compile phases (nested): " +
                               ", ".join(f"{name} {seconds:.1f}s" for name, seconds in phases.items())
                               for role, entry in artifacts.items()

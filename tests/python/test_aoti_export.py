@@ -1,7 +1,10 @@
-"""tools/zoo_export/aoti_export.compile_numerics: a CUDA package is compiled under the float32
-switches of zoobench's timed runs (TF32 on, cuDNN benchmark on) unless --aoti-numerics default,
-and the process's own switches come back afterwards, also when the compile raises. (The
-compile itself needs torch >= 2.6 and a GPU: scripts/gpu-check.sh; here the switches alone.)"""
+"""tools/zoo_export/aoti_export's pieces that run without AOTInductor (torch >= 2.6 and a GPU
+compile the packages themselves: scripts/gpu-check.sh). compile_numerics: a CUDA package is
+compiled under the float32 switches of zoobench's timed runs (TF32 on, cuDNN benchmark on) unless
+--aoti-numerics default, and the process's own switches come back afterwards, also when the
+compile raises. largest_phases: what a package records of torch's compile timings.
+tensor_attributes_as_buffers: what a retried torch.export sees of a model that writes into a
+plain tensor attribute."""
 
 import unittest
 
@@ -66,6 +69,51 @@ class CompilePhases(unittest.TestCase):
     def test_only_the_largest_are_kept(self):
         timings = {f"phase{i}": [float(i)] for i in range(10)}
         self.assertEqual(list(aoti_export.largest_phases(timings, count=2)), ["phase9", "phase8"])
+
+
+class KvCache(torch.nn.Module):
+    """llama's pattern: a cache kept in a plain tensor attribute, reassigned and written in
+    forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.ones(2))
+        self.cache = torch.zeros(2)
+        self.inner = torch.nn.Module()
+        self.inner.table = torch.arange(3.0)
+
+    def forward(self, x):
+        self.cache = self.cache.to(x)
+        self.cache[:] = x
+        return self.cache * self.scale
+
+
+class TensorAttributesAsBuffers(unittest.TestCase):
+    """aoti_export.tensor_attributes_as_buffers, what a retried torch.export sees when the
+    first refused a write into a constant. (torch.export itself needs torch >= 2.6.)"""
+
+    def test_the_same_tensors_become_buffers_and_go_back(self):
+        model = KvCache()
+        cache, table = model.cache, model.inner.table
+        state_before = list(model.state_dict())
+        with aoti_export.tensor_attributes_as_buffers(model) as moved:
+            self.assertEqual(moved, ["cache", "inner.table"])
+            buffers = dict(model.named_buffers())
+            self.assertIs(buffers["cache"], cache)
+            self.assertIs(buffers["inner.table"], table)
+            self.assertEqual(list(model.state_dict()), state_before)  # non-persistent
+            model(torch.tensor([3.0, 4.0]))
+        self.assertEqual(list(model.named_buffers()), [])
+        self.assertTrue(torch.equal(model.cache, torch.tensor([3.0, 4.0])))
+        self.assertIs(model.inner.table, table)
+
+    def test_they_go_back_when_the_export_raises(self):
+        model = KvCache()
+        with self.assertRaises(ValueError):
+            with aoti_export.tensor_attributes_as_buffers(model):
+                raise ValueError("export failed again")
+        self.assertEqual(list(model.named_buffers()), [])
+        self.assertIn("cache", vars(model))
 
 
 if __name__ == "__main__":
