@@ -203,7 +203,13 @@ check_ran_out_of_memory() {  # check_ran_out_of_memory SUITE K NAME: an OOM row 
 # take_first QUEUE: prints its first line and removes it (nothing when it is empty). The
 # pipelines take from one queue at once; mkdir is the lock (atomic, and there without flock).
 take_first() {
-  until mkdir "$1.taking" 2> /dev/null; do sleep 0.2; done
+  local tries=0
+  until mkdir "$1.taking" 2> /dev/null; do
+    # a pipeline killed while holding it (the next call's part_stream clears it) must not
+    # keep the others waiting
+    ((++tries > 150)) && { echo "-- $1 stayed locked for 30 s: this pipeline stops" >&2; return 1; }
+    sleep 0.2
+  done
   head -n 1 "$1"
   sed -i 1d "$1"
   rmdir "$1.taking"
@@ -239,8 +245,23 @@ stream_pipeline() {  # stream_pipeline K GPU OWN SHARED: the models of OWN (its 
     echo "-- $suite/$name (pipeline $k): $(grep -E "^\[[0-9]+/[0-9]+\] $name " "$LOGS/lists-stream-run-$suite-$k.log" 2>/dev/null | tail -2 | xargs)"
   done
 }
+# sample_usage: every 15 s, the machine's load and the GPU's use, into lists-stream-usage.log:
+# whether the pipelines wait on the CPUs (Inductor's compiles) or on the GPU, which decides
+# STREAM_PIPELINES (the pack part sums it up).
+sample_usage() {
+  while :; do
+    echo "$(date +%H:%M:%S) load $(cut -d' ' -f1 /proc/loadavg) cpus $(nproc)" \
+      "gpu $(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits 2>/dev/null | head -1 | tr -d ' ')"
+    sleep 15
+  done >> "$LOGS/lists-stream-usage.log" 2>&1
+}
+usage_summary() {  # the means of what sample_usage wrote
+  awk '{ load += $3; cpus = $5; split($7, g, ","); util += g[1]; mem += g[2]; n++ }
+       END { if (n) printf "-- stream usage, %d samples: load %.1f of %d CPUs, GPU %.0f%% busy, %.1f GiB\n",
+                           n, load / n, cpus, util / n, mem / n / 1024 }' "$LOGS/lists-stream-usage.log" 2> /dev/null
+}
 part_stream() {
-  local suite names todo name k owner pipelines=${STREAM_PIPELINES:-4} queue=$LOGS/.stream-queue
+  local suite names todo name k owner pipelines=${STREAM_PIPELINES:-4} queue=$LOGS/.stream-queue sampler running=()
   command -v flock > /dev/null || echo "-- no flock here: a retry after running out of memory is not alone on the GPU"
   rm -rf "$queue"* && : > "$queue"
   for ((k = 0; k < pipelines; k++)); do : > "$queue-$k"; done
@@ -256,15 +277,20 @@ part_stream() {
       echo "$suite $name" >> "$queue${owner:+-$owner}"
     done
   done
+  sample_usage &
+  sampler=$!
   for ((k = 0; k < pipelines; k++)); do
     stream_pipeline "$k" "${GPUS[k % ${#GPUS[@]}]}" "$queue-$k" "$queue" &
+    running+=($!)
   done
-  wait
+  wait "${running[@]}"
+  kill "$sampler" 2> /dev/null
 }
 
 part_pack() {
   # Where the time went, while the machine is still warm enough to act on it.
   $PY scripts/phase_times.py "$LOGS"/lists-stream-export-*.log "$RESULTS"/lists-stream --top 8 2> /dev/null
+  usage_summary
   tar czf "$OUT/gpu-lists.tar.gz" --exclude="*.pt" --exclude="*.pt2" "$LOGS"/lists-* \
     "$RESULTS"/lists-* "$LISTS_ZOO"/*/index.json "$LISTS_ZOO"/*/*/*/manifest.json 2>/dev/null
   ls -la "$OUT/gpu-lists.tar.gz"
