@@ -164,6 +164,11 @@ class AotInductorBackend : public Backend {
     const std::string role = package_role(request);
     const Artifact* package = manifest.artifact(role);
     if (package == nullptr) {
+      const auto failure = manifest.artifact_failures.find(role);
+      if (failure != manifest.artifact_failures.end()) {
+        throw ModelLoadError("AOTInductor could not export " + manifest.name + " (" + role +
+                             ", recorded by the exporter): " + first_line(failure->second));
+      }
       throw ModelLoadError(manifest.name + " has no AOTInductor package '" + role +
                            "'; export it with tools/export_zoo.py --aoti --device " +
                            (request.device.is_cuda() ? "cuda" : "cpu") + " --only " + manifest.name);

@@ -178,6 +178,8 @@ Manifest read_manifest(const std::string& manifest_path) {
     manifest.deepcopy = json.value("deepcopy", true);
     manifest.versions = json.value("versions", nlohmann::json::object());
     manifest.patches = json.value("patches", std::vector<std::string>{});
+    manifest.artifact_failures =
+        json.value("aoti_failures", std::map<std::string, std::string>{});
   } catch (const nlohmann::json::exception& e) {
     throw ModelLoadError(manifest_path + " is missing or has a malformed field (" + e.what() +
                          "); re-export the model");

@@ -63,6 +63,9 @@ struct Manifest {
   // bisect` carries its model's); applied besides the suite's.
   std::vector<std::string> patches;
   nlohmann::json versions;
+  // Why the exporter could not make an artifact it was asked for ("aoti_failures": role ->
+  // reason), so that a backend needing it can say what went wrong rather than "export it".
+  std::map<std::string, std::string> artifact_failures;
 
   // The artifact for a role, or nullptr.
   const Artifact* artifact(const std::string& role) const;

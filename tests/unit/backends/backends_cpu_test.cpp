@@ -110,6 +110,25 @@ TEST(BackendSupport, AotInductorWithoutPackageIsAModelLoadErrorSayingHowToExport
   }
 }
 
+// A package the exporter tried and could not make: the row says why (torch.export's own
+// words), not "export it", which would only fail the same way again.
+TEST(BackendSupport, AotInductorWhosePackageFailedAtExportSaysWhy) {
+  Model model = load_model("mlp", c10::Device(c10::kCPU));
+  model.manifest.artifact_failures["aoti.float32.cpu"] =
+      "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u0, 1)\nmore";
+  auto backend = make_backend("aot_inductor");
+  try {
+    backend->prepare(model.manifest, request_for(c10::kCPU, Mode::kInference), model.inputs);
+    FAIL() << "prepare without a package did not throw";
+  } catch (const ModelLoadError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("could not export mlp"), std::string::npos) << what;
+    EXPECT_NE(what.find("Eq(u0, 1)"), std::string::npos) << what;
+    EXPECT_EQ(what.find("more"), std::string::npos) << what;  // its first line only
+    EXPECT_EQ(what.find("--aoti"), std::string::npos) << what;
+  }
+}
+
 TEST(BackendSupport, EagerAndJitRunEveryTorchScriptModel) {
   Model model = load_model("conv_bn_relu", c10::Device(c10::kCPU));
   for (const char* name : {"eager", "jit"}) {

@@ -42,6 +42,7 @@ nlohmann::json example_manifest() {
     "training": {"loss": "first_output", "loss_scale": 0.001},
     "dropout": true,
     "deepcopy": false,
+    "aoti_failures": {"aoti.float16.cuda": "GuardOnDataDependentSymNode: Eq(u0, 1)"},
     "versions": {"exporter": "1", "torch": "1.13.1", "timm": null}
   })JSON");
 }
@@ -93,6 +94,9 @@ TEST(ReadManifest, EveryDocumentedField) {
   EXPECT_EQ(aoti->input_contract[0].sizes, (std::vector<int64_t>{8, 512}));
   EXPECT_EQ(aoti->input_contract[0].strides, (std::vector<int64_t>{512, 1}));
   EXPECT_EQ(m.artifact("aoti.float16.cuda"), nullptr);
+  EXPECT_EQ(m.artifact_failures,
+            (std::map<std::string, std::string>{
+                {"aoti.float16.cuda", "GuardOnDataDependentSymNode: Eq(u0, 1)"}}));
 
   EXPECT_EQ(m.inputs_path, dir.path() + "/inputs.pt");
   EXPECT_EQ(m.inputs_sha256, "dd");
@@ -114,7 +118,7 @@ TEST(ReadManifest, OptionalFieldsTakeTheirDefaults) {
   ScratchDir dir;
   nlohmann::json json = example_manifest();
   for (const char* key : {"suite", "source", "batch_size", "outputs", "mutated_inputs", "training",
-                          "dropout", "deepcopy", "versions"}) {
+                          "dropout", "deepcopy", "versions", "aoti_failures"}) {
     json.erase(key);
   }
   json["inputs"].erase("spec");
@@ -126,6 +130,7 @@ TEST(ReadManifest, OptionalFieldsTakeTheirDefaults) {
   EXPECT_DOUBLE_EQ(m.loss_scale, 1.0);
   EXPECT_FALSE(m.dropout);
   EXPECT_TRUE(m.deepcopy);
+  EXPECT_TRUE(m.artifact_failures.empty());
 }
 
 TEST(ReadManifest, MissingFileNamesIt) {
