@@ -285,6 +285,10 @@ part_stream() {
   done
   wait "${running[@]}"
   kill "$sampler" 2> /dev/null
+  # whatever stopped the pipelines (the deadline, a stuck lock), models still queued are unfinished
+  for k in "" $(seq 0 $((pipelines - 1))); do
+    [[ -s $queue${k:+-$k} ]] && touch "$UNFINISHED"
+  done
 }
 
 part_pack() {
