@@ -214,6 +214,10 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
   same_options.force_max_multiplier = options.tolerance.force_max_multiplier;
   same_options.use_iou_for_bool = options.tolerance.use_iou_for_bool;
   same_options.iou_threshold = options.tolerance.iou_threshold;
+  // Upstream's runner compares NaN as equal to NaN unless it runs --float32 (its equal_nan
+  // property): a half-precision model whose outputs overflow to NaN in eager and compiled alike
+  // is not a failure there, nor here.
+  same_options.equal_nan = request.precision != Precision::kFloat32;
 
   BackendRequest eager_request = request;
   eager_request.cudagraphs = false;
