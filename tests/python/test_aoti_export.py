@@ -4,7 +4,8 @@ compiled under the float32 switches of zoobench's timed runs (TF32 on, cuDNN ben
 --aoti-numerics default, and the process's own switches come back afterwards, also when the
 compile raises. largest_phases: what a package records of torch's compile timings.
 tensor_attributes_as_buffers: what a retried torch.export sees of a model that writes into a
-plain tensor attribute."""
+plain tensor attribute; tensor_attributes_kept: that model as it was after either attempt;
+_export_program, with torch.export where torch has it (the GPU machine)."""
 
 import unittest
 
@@ -114,6 +115,45 @@ class TensorAttributesAsBuffers(unittest.TestCase):
                 raise ValueError("export failed again")
         self.assertEqual(list(model.named_buffers()), [])
         self.assertIn("cache", vars(model))
+
+    def test_what_forward_assigned_while_traced_is_undone(self):
+        model = KvCache()
+        cache, table = model.cache, model.inner.table
+        with self.assertRaises(RuntimeError):
+            with aoti_export.tensor_attributes_kept(model):
+                model.cache = torch.full((2,), 7.0)  # what a trace leaves behind
+                model.inner.table = torch.zeros(3)
+                raise RuntimeError("the trace failed half-way")
+        self.assertIs(model.cache, cache)
+        self.assertIs(model.inner.table, table)
+        self.assertEqual(list(model.named_buffers()), [])
+
+
+@unittest.skipUnless(hasattr(torch, "export") and aoti_export.unsupported_reason() is None,
+                     "torch.export needs torch >= 2.6 (the GPU machine's)")
+class ExportProgram(unittest.TestCase):
+    """aoti_export._export_program on llama's pattern, with torch.export itself."""
+
+    def test_a_model_writing_its_tensor_attribute_exports_with_buffers(self):
+        model = KvCache().eval()
+        cache = model.cache
+        x = torch.tensor([3.0, 4.0])
+        with torch.no_grad():
+            program, adaptations = aoti_export._export_program(model, model, (x,))
+        self.assertEqual(len(adaptations), 1)
+        self.assertIn("cache", adaptations[0])
+        self.assertIs(model.cache, cache)  # the model is as it was: same tensor, same values
+        self.assertTrue(torch.equal(cache, torch.zeros(2)))
+        self.assertEqual(list(model.named_buffers()), [])
+        expected = x * model.scale.detach()
+        got = program.module()(x)
+        self.assertTrue(torch.allclose(got, expected), f"{got} vs {expected}")
+
+    def test_a_model_without_such_writes_exports_as_it_is(self):
+        model = torch.nn.Linear(3, 2).eval()
+        with torch.no_grad():
+            _, adaptations = aoti_export._export_program(model, model, (torch.ones(1, 3),))
+        self.assertEqual(adaptations, [])
 
 
 if __name__ == "__main__":

@@ -117,14 +117,34 @@ def tensor_attributes_as_buffers(module: nn.Module):
             submodule.__dict__[name] = submodule._buffers.pop(name)
 
 
-def _export_program(program_module: nn.Module, module: nn.Module, args: tuple) -> tuple:
-    """torch.export's program and the adaptations it needed (see MUTATED_CONSTANT)."""
+@contextlib.contextmanager
+def tensor_attributes_kept(module: nn.Module):
+    """The plain tensor attributes of `module` and its submodules as they are now, put back on
+    leaving. Non-strict torch.export runs forward on the module itself: an attribute forward
+    reassigns (llama's `self.cache_k = self.cache_k.to(xq)`) is left holding a tensor of the
+    trace, the more so when the trace failed half-way. The retry with buffers registered that
+    leftover and failed as the first attempt had (2026-12-02f)."""
+    kept = [(submodule, name, value) for _, submodule in module.named_modules()
+            for name, value in vars(submodule).items()
+            if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter)]
     try:
-        return torch.export.export(program_module, args, strict=False), []
+        yield
+    finally:
+        for submodule, name, value in kept:
+            submodule.__dict__[name] = value
+
+
+def _export_program(program_module: nn.Module, module: nn.Module, args: tuple) -> tuple:
+    """torch.export's program and the adaptations it needed (see MUTATED_CONSTANT). The
+    module's plain tensor attributes are the same tensors afterwards, whatever forward assigned
+    to them while it was traced."""
+    try:
+        with tensor_attributes_kept(module):
+            return torch.export.export(program_module, args, strict=False), []
     except Exception as e:  # noqa: BLE001  (torch.export raises many kinds)
         if not any(words in str(e) for words in MUTATED_CONSTANT):
             raise
-        with tensor_attributes_as_buffers(module) as moved:
+        with tensor_attributes_kept(module), tensor_attributes_as_buffers(module) as moved:
             if not moved:
                 raise
             program = torch.export.export(program_module, args, strict=False)
