@@ -5,8 +5,10 @@ compiled under the float32 switches of zoobench's timed runs (TF32 on, cuDNN ben
 compile raises. largest_phases: what a package records of torch's compile timings.
 tensor_attributes_as_buffers: what a retried torch.export sees of a model that writes into a
 plain tensor attribute; tensor_attributes_kept: that model as it was after either attempt;
-_export_program, with torch.export where torch has it (the GPU machine)."""
+export_and_compile, with torch.export and AOTInductor where torch has them (the GPU machine)."""
 
+import os
+import tempfile
 import unittest
 
 import torch
@@ -130,29 +132,41 @@ class TensorAttributesAsBuffers(unittest.TestCase):
 
 
 @unittest.skipUnless(hasattr(torch, "export") and aoti_export.unsupported_reason() is None,
-                     "torch.export needs torch >= 2.6 (the GPU machine's)")
-class ExportProgram(unittest.TestCase):
-    """aoti_export._export_program on llama's pattern, with torch.export itself."""
+                     "torch.export and AOTInductor need torch >= 2.6 (the GPU machine's)")
+class ExportAndCompile(unittest.TestCase):
+    """aoti_export.export_and_compile on llama's pattern, with torch.export and AOTInductor
+    themselves (a CPU package: a C++ compile of a few seconds)."""
 
-    def test_a_model_writing_its_tensor_attribute_exports_with_buffers(self):
+    def compile_into(self, folder):
+        def compile_program(program):
+            import torch._inductor
+            return torch._inductor.aoti_compile_and_package(
+                program, package_path=os.path.join(folder, "model.pt2"))
+        return compile_program
+
+    def test_a_model_writing_its_tensor_attribute_compiles_with_buffers(self):
         model = KvCache().eval()
         cache = model.cache
         x = torch.tensor([3.0, 4.0])
-        with torch.no_grad():
-            program, adaptations = aoti_export._export_program(model, model, (x,))
-        self.assertEqual(len(adaptations), 1)
+        with tempfile.TemporaryDirectory() as folder, torch.no_grad():
+            path, adaptations, export_s = aoti_export.export_and_compile(
+                model, model, (x,), self.compile_into(folder))
+            package = torch._inductor.aoti_load_package(path)
+            got = package(x)
+        self.assertEqual(len(adaptations), 1, adaptations)
         self.assertIn("cache", adaptations[0])
-        self.assertIs(model.cache, cache)  # the model is as it was: same tensor, same values
+        self.assertGreater(export_s, 0)
+        self.assertIs(model.cache, cache)  # the model as it was: the same tensor, untouched
         self.assertTrue(torch.equal(cache, torch.zeros(2)))
         self.assertEqual(list(model.named_buffers()), [])
-        expected = x * model.scale.detach()
-        got = program.module()(x)
+        expected = x * model.scale.detach()  # forward writes x into the cache and scales it
         self.assertTrue(torch.allclose(got, expected), f"{got} vs {expected}")
 
-    def test_a_model_without_such_writes_exports_as_it_is(self):
+    def test_a_model_without_such_writes_compiles_as_it_is(self):
         model = torch.nn.Linear(3, 2).eval()
-        with torch.no_grad():
-            _, adaptations = aoti_export._export_program(model, model, (torch.ones(1, 3),))
+        with tempfile.TemporaryDirectory() as folder, torch.no_grad():
+            _, adaptations, _ = aoti_export.export_and_compile(
+                model, model, (torch.ones(1, 3),), self.compile_into(folder))
         self.assertEqual(adaptations, [])
 
 

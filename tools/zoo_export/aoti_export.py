@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -87,13 +87,15 @@ def largest_phases(timings: Dict[str, List[float]], count: int = 6) -> Dict[str,
     return {name: round(seconds, 3) for name, seconds in largest}
 
 
-# torch.export takes a plain tensor attribute (neither a parameter nor a buffer) for a constant
-# and refuses a forward that writes into one. TorchBench's llama keeps its KV cache so
-# (`self.cache_k = torch.zeros(...)`, written in place in forward); its export failed with
-# "mutating a non-functional tensor with a functional tensor is not allowed" (2026-12-02e).
-# Registered as non-persistent buffers, the same tensors become state torch.export may mutate,
-# the fix llama's own repository took (meta-llama/llama-models#380). Tried only after that
-# failure, so that every other package is made from the model as it is; the manifest says so.
+# torch.export takes a plain tensor attribute (neither a parameter nor a buffer) for a constant.
+# TorchBench's llama keeps its KV cache so (`self.cache_k = torch.zeros(...)`, written in place
+# in forward). torch 2.11's export accepts that, but the write stays in the program as a copy_
+# into the constant, and Inductor's compile of the program then fails with "mutating a
+# non-functional tensor with a functional tensor is not allowed" (2026-12-02f: the traceback
+# ends in aot_export_module, under aoti_compile_and_package). Registered as non-persistent
+# buffers, the same tensors become state a program may mutate, the fix llama's own repository
+# took (meta-llama/llama-models#380). Tried only after that failure, in the export or in the
+# compile, so that every other package is made from the model as it is; the manifest says so.
 MUTATED_CONSTANT = ("mutating a non-functional tensor with a functional tensor",
                     "is mutated in the forward method", "Mutating module attribute")
 
@@ -121,9 +123,9 @@ def tensor_attributes_as_buffers(module: nn.Module):
 def tensor_attributes_kept(module: nn.Module):
     """The plain tensor attributes of `module` and its submodules as they are now, put back on
     leaving. Non-strict torch.export runs forward on the module itself: an attribute forward
-    reassigns (llama's `self.cache_k = self.cache_k.to(xq)`) is left holding a tensor of the
-    trace, the more so when the trace failed half-way. The retry with buffers registered that
-    leftover and failed as the first attempt had (2026-12-02f)."""
+    reassigns (llama's `self.cache_k = self.cache_k.to(xq)`) could be left holding a tensor of
+    the trace, which the retry would then register, and the exporter's checks run the module
+    again after its packages."""
     kept = [(submodule, name, value) for _, submodule in module.named_modules()
             for name, value in vars(submodule).items()
             if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter)]
@@ -134,23 +136,35 @@ def tensor_attributes_kept(module: nn.Module):
             submodule.__dict__[name] = value
 
 
-def _export_program(program_module: nn.Module, module: nn.Module, args: tuple) -> tuple:
-    """torch.export's program and the adaptations it needed (see MUTATED_CONSTANT). The
-    module's plain tensor attributes are the same tensors afterwards, whatever forward assigned
-    to them while it was traced."""
-    try:
+def export_and_compile(program_module: nn.Module, module: nn.Module, args: tuple,
+                       compile_program: Callable[[Any], Any]) -> Tuple[Any, List[str], float]:
+    """torch.export's program of `program_module` (which calls `module`), given to
+    `compile_program`; returns (what that returned, the adaptations it needed: see
+    MUTATED_CONSTANT, the last export's seconds). The module's plain tensor attributes are the
+    same tensors afterwards, whatever forward assigned to them while it was traced."""
+    def attempt() -> Tuple[Any, float]:
+        start = time.monotonic()
         with tensor_attributes_kept(module):
-            return torch.export.export(program_module, args, strict=False), []
-    except Exception as e:  # noqa: BLE001  (torch.export raises many kinds)
+            program = torch.export.export(program_module, args, strict=False)
+        exported = time.monotonic() - start
+        return compile_program(program), exported
+
+    try:
+        compiled, export_s = attempt()
+        return compiled, [], export_s
+    except Exception as e:  # noqa: BLE001  (torch.export and Inductor raise many kinds)
         if not any(words in str(e) for words in MUTATED_CONSTANT):
             raise
-        with tensor_attributes_kept(module), tensor_attributes_as_buffers(module) as moved:
-            if not moved:
-                raise
-            program = torch.export.export(program_module, args, strict=False)
-        shown = ", ".join(moved[:4]) + (f" and {len(moved) - 4} more" if len(moved) > 4 else "")
-        return program, [f"tensor attributes registered as buffers, as forward writes into them "
-                         f"(torch.export refused them as constants): {shown}"]
+        first_failure = e
+    # kept outside: what the trace assigns to a buffer is what tensor_attributes_as_buffers
+    # would hand back as the attribute
+    with tensor_attributes_kept(module), tensor_attributes_as_buffers(module) as moved:
+        if not moved:
+            raise first_failure
+        compiled, export_s = attempt()
+    shown = ", ".join(moved[:4]) + (f" and {len(moved) - 4} more" if len(moved) > 4 else "")
+    return compiled, [f"tensor attributes registered as buffers, as forward writes into them "
+                      f"(torch.export kept them as constants): {shown}"], export_s
 
 
 def unsupported_reason() -> Optional[str]:
@@ -225,21 +239,26 @@ def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: Lis
         timings = _compiler_timings()
         if timings is not None:
             timings.clear()
-        with quiet_warnings(verbose), torch.no_grad():
+        compiled_under, compile_s = [], []
+
+        def compile_package(program):  # the switches and seconds of the compile that counted
             start = time.monotonic()
-            program, adaptations = _export_program(program_module, module, tuple(args))
-            exported = time.monotonic()
-            with compile_numerics(numerics, device) as compiled_under:
+            with compile_numerics(numerics, device) as switches:
                 torch._inductor.aoti_compile_and_package(
                     program, package_path=os.path.join(folder, filename),
                     inductor_configs=inductor_configs or None)
-            compiled = time.monotonic()
+            compiled_under.append(switches)
+            compile_s.append(time.monotonic() - start)
+
+        with quiet_warnings(verbose), torch.no_grad():
+            _, adaptations, export_s = export_and_compile(program_module, module, tuple(args),
+                                                          compile_package)
         # The package's cost, split: torch.export's trace and Inductor's compile (AOTInductor's
         # answer to torch.compile's compilation_latency, paid once at export).
         entry: Dict[str, Any] = {"kind": "aoti", "device": device, "dtype": dtype,
-                                 "export_s": round(exported - start, 3),
-                                 "compile_s": round(compiled - exported, 3),
-                                 "numerics": compiled_under}
+                                 "export_s": round(export_s, 3),
+                                 "compile_s": round(compile_s[-1], 3),
+                                 "numerics": compiled_under[-1]}
         if adaptations:
             entry["adaptations"] = adaptations
         if timings:
