@@ -152,8 +152,10 @@ STREAM_BACKENDS=${STREAM_BACKENDS:-jit,aot_inductor}
 stream_names() {  # stream_names SUITE: the names the exporter would export here (skip.device: the GPU's)
   local device=cuda
   [[ ${GPUS[0]} == cpu ]] && device=cpu
+  # a row is SUITE/NAME ... export; the listing's last line counts them ("14 export", when
+  # every model of the list is to be exported: the stream took "14" for a timm model, 2026-12-02f)
   $PY tools/export_zoo.py --suite "$1" --device "$device" --torchbench-dir "$TORCHBENCH_DIR" --list 2>/dev/null |
-    awk 'NR > 1 && $NF == "export" { sub(/^[^\/]*\//, "", $1); print $1 }' | grep -E "${STREAM_FILTER:-.}"
+    awk 'NR > 1 && $NF == "export" && $1 ~ /\// { sub(/^[^\/]*\//, "", $1); print $1 }' | grep -E "${STREAM_FILTER:-.}"
 }
 # STREAM_ALSO_DONE: more result folders whose rows count as done (the side-by-side table's
 # HuggingFace rows, made at the list's batch sizes: results-gpu/compile-hf).

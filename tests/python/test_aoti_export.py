@@ -135,7 +135,7 @@ class TensorAttributesAsBuffers(unittest.TestCase):
                      "torch.export and AOTInductor need torch >= 2.6 (the GPU machine's)")
 class ExportAndCompile(unittest.TestCase):
     """aoti_export.export_and_compile on llama's pattern, with torch.export and AOTInductor
-    themselves (a CPU package: a C++ compile of a few seconds)."""
+    themselves (one CPU package, its C++ compiled: the slowest test here)."""
 
     def compile_into(self, folder):
         def compile_program(program):
@@ -162,12 +162,13 @@ class ExportAndCompile(unittest.TestCase):
         expected = x * model.scale.detach()  # forward writes x into the cache and scales it
         self.assertTrue(torch.allclose(got, expected), f"{got} vs {expected}")
 
-    def test_a_model_without_such_writes_compiles_as_it_is(self):
+    def test_a_model_without_such_writes_is_exported_as_it_is(self):
         model = torch.nn.Linear(3, 2).eval()
-        with tempfile.TemporaryDirectory() as folder, torch.no_grad():
-            _, adaptations, _ = aoti_export.export_and_compile(
-                model, model, (torch.ones(1, 3),), self.compile_into(folder))
+        with torch.no_grad():  # the program itself, no compile: AOTInductor's takes a minute
+            program, adaptations, _ = aoti_export.export_and_compile(
+                model, model, (torch.ones(1, 3),), lambda program: program)
         self.assertEqual(adaptations, [])
+        self.assertEqual(list(program.state_dict), ["weight", "bias"])
 
 
 if __name__ == "__main__":
