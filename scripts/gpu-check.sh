@@ -95,22 +95,18 @@
 # Issue 17's aot_inductor column (and jit at the lists' batch sizes): the lists streamed, a model
 # at a time per pipeline, so their packages never need the disk at once (scripts/gpu-lists.sh,
 # part stream; resumable: each call continues, results-gpu carried with the first call only;
-# carry .gpu-deps and .torchbench; the first exports run beside the build). The torchbench list
-# is done and 13 HuggingFace models (2026-12-02e); copy their rows in first so that the stream
-# starts where it stopped, and the side-by-side table's so that its models count as done
-# (STREAM_ALSO_DONE):
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02e/lists-stream docs/gpu-runs/2026-12-02c/compile-hf results-gpu/
+# carry .gpu-deps and .torchbench; the first exports run beside the build). Every list is done
+# (2026-12-02f: docs/gpu-runs/2026-12-02f/lists-stream); to redo some models, copy those rows in,
+# delete the models' rows from the copy, and stream (six pipelines left the H200 mostly idle:
+# load 8.9 of 16 CPUs, GPU 20% busy):
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02f/lists-stream docs/gpu-runs/2026-12-02c/compile-hf results-gpu/
 #   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench LISTS_PARTS="stream pack" LISTS_BESIDE_CPUS=all \
-#     STREAM_PIPELINES=4 STREAM_SUITES="huggingface timm_models" STREAM_ALSO_DONE=results-gpu/compile-hf \
+#     STREAM_PIPELINES=6 STREAM_SUITES="torchbench huggingface timm_models" STREAM_ALSO_DONE=results-gpu/compile-hf \
 #     scripts/gpu-check.sh lists-beside build pack
-# (the timm list has its cells at batch 8 already; the HuggingFace list 18 of 37 without an
-# aot_inductor row).
-# Two torchbench packages that failed at export have a fix not yet run on the GPU (2026-12-02e:
-# Super_SloMo's weights restored without writing its expanded buffers, llama's KV cache
-# exported as buffers); their stream rows stand, so they are checked apart:
-#   ZB_DEADLINE=$(($(date +%s)+540)) BUILD_TARGETS=zoobench RETIME_SUITE=torchbench \
-#     RETIME_MODELS="llama Super_SloMo" RETIME_EXPORT_FLAGS="--aoti --torchbench-dir .torchbench" \
-#     RETIME_BACKENDS=aot_inductor RETIME_RUN=retime-aoti-fixes scripts/gpu-check.sh retime-zoo build retime pack
+# One model's package re-made and run apart (llama's after its exporter fix, 2026-12-02f):
+#   ZB_DEADLINE=$(($(date +%s)+330)) BUILD_TARGETS=zoobench RETIME_SUITE=torchbench RETIME_MODELS=llama \
+#     RETIME_EXPORT_FLAGS="--aoti --torchbench-dir .torchbench" RETIME_BACKENDS=jit,aot_inductor \
+#     RETIME_RUN=retime-aoti-fixes scripts/gpu-check.sh retime-zoo build retime pack
 #
 # The training side by side (complete in docs/gpu-runs/2026-12-02/compile-train-*; the torchbench
 # pair again with upstream's step in docs/gpu-runs/2026-12-02b/compile-train-sgd-torchbench):
