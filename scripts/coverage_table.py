@@ -181,12 +181,19 @@ def short_reason(reason: str) -> str:
 
 
 def package_failure(export_entry: Optional[dict]) -> Optional[str]:
-    """Why the export made no CUDA package, from its index notes ("no aoti.float32.cuda: ..."):
-    rows written before the runner read the manifest's aoti_failures say only that the package
-    is missing."""
-    for note in (export_entry or {}).get("notes") or []:
-        if note.startswith("no aoti.") and ".cuda: " in note:
-            return "the export could not make its package: " + note.split(": ", 1)[1]
+    """Why the export made no CUDA package: the index entry's aoti_failures ({role: why}), or
+    in indexes written before it had that field, its notes ("no aoti.float32.cuda: why"). Rows
+    written before the runner read the manifest's aoti_failures say only that the package is
+    missing."""
+    entry = export_entry or {}
+    failures = dict(entry.get("aoti_failures") or {})
+    for note in entry.get("notes") or []:
+        if note.startswith("no aoti.") and ": " in note:
+            role, why = note[len("no "):].split(": ", 1)
+            failures.setdefault(role, why)
+    for role, why in sorted(failures.items()):
+        if role.endswith(".cuda"):
+            return "the export could not make its package: " + why
     return None
 
 

@@ -192,6 +192,24 @@ class CoverageTableTest(unittest.TestCase):
         # without a note from the export, the row's own reason stands
         self.assertIn("has no AOTInductor package 'aoti.float32.cuda'; export it", row_of(text, "dcgan"))
 
+    def test_the_index_field_says_why_and_a_cpu_package_failure_is_not_the_h200s(self):
+        write_index(self.path("gpu"), [
+            {"suite": "torchbench", "name": "llama", "status": "exported", "batch_size": 32,
+             "aoti_failures": {"aoti.float32.cpu": "not asked for here",
+                               "aoti.float32.cuda": "RuntimeError: mutating a constant"}},
+            {"suite": "torchbench", "name": "dcgan", "status": "exported", "batch_size": 64,
+             "aoti_failures": {"aoti.float32.cpu": "the CPU package failed"}}])
+        aoti_csv = self.path("torchbench_aot_inductor_inference_float32_cuda_0_accuracy.csv")
+        write_csv(aoti_csv, [
+            {"dev": "cuda:0", "name": name, "batch_size": batch, "suite": "torchbench",
+             "accuracy": "model_fail_to_load", "reason": f"{name} has no package"}
+            for name, batch in (("llama", "32"), ("dcgan", "64"))])
+        text = self.generate("--cpu-zoo", self.path("gpu"), "--gpu-zoo", self.path("gpu"),
+                             "--aoti", aoti_csv)
+        self.assertIn("(the export could not make its package: RuntimeError: mutating a constant)",
+                      row_of(text, "llama"))
+        self.assertIn("(dcgan has no package)", row_of(text, "dcgan"))
+
     def test_a_cpu_input_is_required(self):
         with redirect_stdout(io.StringIO()), self.assertRaises(SystemExit), \
                 contextlib.redirect_stderr(io.StringIO()):

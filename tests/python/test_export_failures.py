@@ -97,6 +97,9 @@ class MixedSuiteTest(unittest.TestCase):
         else:
             self.assertIn("aoti.float32.cpu", m["aoti_failures"])
             self.assertIn(torch.__version__, m["aoti_failures"]["aoti.float32.cpu"])
+            # the zoo's index says it too, in the same field (scripts/coverage_table.py reads it)
+            entry = read_index(self.zoo)[("mixed", "squeezenet1_1")]
+            self.assertEqual(entry["aoti_failures"], m["aoti_failures"])
 
 
 class Explodes(torch.nn.Module):

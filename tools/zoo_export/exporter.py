@@ -71,6 +71,9 @@ class Outcome:
     seconds: float = 0.0
     files: Dict[str, int] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
+    # {role: why} for the AOTInductor packages that could not be made (as in the manifest), so
+    # that the zoo's index says it in a field and not only in a note's words
+    aoti_failures: Dict[str, str] = field(default_factory=dict)
     # Seconds per stage of export_one ("building the model": 3.2, ...): where an export's time
     # goes (on the H200 a 2 MB model took 60 s with its package, and only the total was known).
     stage_seconds: Dict[str, float] = field(default_factory=dict)
@@ -358,6 +361,7 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
         if options.aoti:
             clock.enter("making AOTInductor packages")
             aoti_failures = _export_aoti_packages(bundle, staging, options, artifacts)
+            outcome.aoti_failures = dict(aoti_failures)
             outcome.notes += [f"no {role}: {why}" for role, why in aoti_failures.items()]
             outcome.notes += [f"{role}: {adaptation}" for role, entry in artifacts.items()
                               for adaptation in entry.get("adaptations") or []]
@@ -497,6 +501,8 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
                 entry["manifest"] = f"{p.suite}/{p.name}/manifest.json"
             if outcome.notes:
                 entry["notes"] = outcome.notes
+            if outcome.aoti_failures:
+                entry["aoti_failures"] = outcome.aoti_failures
             manifest.record_in_index(options.zoo, entry)
         outcomes.append(outcome)
         emit(progress_line(i, total, outcome))
