@@ -237,11 +237,11 @@ def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: Lis
         # Where a package's compile goes (about a minute even for a 2 MB model on the H200,
         # 2026-12-02e): torch's own timings, from this package's compile only.
         timings = _compiler_timings()
-        if timings is not None:
-            timings.clear()
         compiled_under, compile_s = [], []
 
-        def compile_package(program):  # the switches and seconds of the compile that counted
+        def compile_package(program):  # the switches, seconds and phases of the last compile
+            if timings is not None:
+                timings.clear()
             start = time.monotonic()
             with compile_numerics(numerics, device) as switches:
                 torch._inductor.aoti_compile_and_package(
