@@ -149,13 +149,14 @@ class ExportAndCompile(unittest.TestCase):
         cache = model.cache
         x = torch.tensor([3.0, 4.0])
         with tempfile.TemporaryDirectory() as folder, torch.no_grad():
-            path, adaptations, export_s = aoti_export.export_and_compile(
+            path, adaptations, export_s, compile_s = aoti_export.export_and_compile(
                 model, model, (x,), self.compile_into(folder))
             package = torch._inductor.aoti_load_package(path)
             got = package(x)
         self.assertEqual(len(adaptations), 1, adaptations)
         self.assertIn("cache", adaptations[0])
         self.assertGreater(export_s, 0)
+        self.assertGreater(compile_s, 0)
         self.assertIs(model.cache, cache)  # the model as it was: the same tensor, untouched
         self.assertTrue(torch.equal(cache, torch.zeros(2)))
         self.assertEqual(list(model.named_buffers()), [])
@@ -165,7 +166,7 @@ class ExportAndCompile(unittest.TestCase):
     def test_a_model_without_such_writes_is_exported_as_it_is(self):
         model = torch.nn.Linear(3, 2).eval()
         with torch.no_grad():  # the program itself, no compile: AOTInductor's takes a minute
-            program, adaptations, _ = aoti_export.export_and_compile(
+            program, adaptations, _, _ = aoti_export.export_and_compile(
                 model, model, (torch.ones(1, 3),), lambda program: program)
         self.assertEqual(adaptations, [])
         self.assertEqual(list(program.state_dict), ["weight", "bias"])

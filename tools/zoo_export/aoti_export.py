@@ -100,18 +100,24 @@ MUTATED_CONSTANT = ("mutating a non-functional tensor with a functional tensor",
                     "is mutated in the forward method", "Mutating module attribute")
 
 
+def _plain_tensor_attributes(module: nn.Module) -> List[Tuple[str, nn.Module, str, torch.Tensor]]:
+    """(submodule's dotted prefix, submodule, name, tensor) for each tensor attribute of
+    `module` and its submodules that is neither a parameter nor a buffer."""
+    return [(prefix, submodule, name, value) for prefix, submodule in module.named_modules()
+            for name, value in vars(submodule).items()
+            if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter)]
+
+
 @contextlib.contextmanager
 def tensor_attributes_as_buffers(module: nn.Module):
     """Plain tensor attributes of `module` and its submodules registered as non-persistent
     buffers (the same tensors: the state_dict does not change); yields their dotted names.
     Afterwards they are plain attributes again, holding what the buffers hold then."""
     moved = []
-    for prefix, submodule in module.named_modules():
-        for name, value in list(vars(submodule).items()):
-            if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter):
-                del submodule.__dict__[name]
-                submodule.register_buffer(name, value, persistent=False)
-                moved.append((prefix, submodule, name))
+    for prefix, submodule, name, value in _plain_tensor_attributes(module):
+        del submodule.__dict__[name]
+        submodule.register_buffer(name, value, persistent=False)
+        moved.append((prefix, submodule, name))
     try:
         yield [f"{prefix}.{name}" if prefix else name for prefix, _, name in moved]
     finally:
@@ -126,32 +132,33 @@ def tensor_attributes_kept(module: nn.Module):
     reassigns (llama's `self.cache_k = self.cache_k.to(xq)`) could be left holding a tensor of
     the trace, which the retry would then register, and the exporter's checks run the module
     again after its packages."""
-    kept = [(submodule, name, value) for _, submodule in module.named_modules()
-            for name, value in vars(submodule).items()
-            if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter)]
+    kept = _plain_tensor_attributes(module)
     try:
         yield
     finally:
-        for submodule, name, value in kept:
+        for _, submodule, name, value in kept:
             submodule.__dict__[name] = value
 
 
 def export_and_compile(program_module: nn.Module, module: nn.Module, args: tuple,
-                       compile_program: Callable[[Any], Any]) -> Tuple[Any, List[str], float]:
+                       compile_program: Callable[[Any], Any]
+                       ) -> Tuple[Any, List[str], float, float]:
     """torch.export's program of `program_module` (which calls `module`), given to
     `compile_program`; returns (what that returned, the adaptations it needed: see
-    MUTATED_CONSTANT, the last export's seconds). The module's plain tensor attributes are the
-    same tensors afterwards, whatever forward assigned to them while it was traced."""
-    def attempt() -> Tuple[Any, float]:
+    MUTATED_CONSTANT, the export's seconds, the compile's seconds), the seconds those of the
+    attempt that counted. The module's plain tensor attributes are the same tensors afterwards,
+    whatever forward assigned to them while it was traced."""
+    def attempt() -> Tuple[Any, float, float]:
         start = time.monotonic()
         with tensor_attributes_kept(module):
             program = torch.export.export(program_module, args, strict=False)
-        exported = time.monotonic() - start
-        return compile_program(program), exported
+        exported = time.monotonic()
+        compiled = compile_program(program)
+        return compiled, exported - start, time.monotonic() - exported
 
     try:
-        compiled, export_s = attempt()
-        return compiled, [], export_s
+        compiled, export_s, compile_s = attempt()
+        return compiled, [], export_s, compile_s
     except Exception as e:  # noqa: BLE001  (torch.export and Inductor raise many kinds)
         if not any(words in str(e) for words in MUTATED_CONSTANT):
             raise
@@ -161,10 +168,10 @@ def export_and_compile(program_module: nn.Module, module: nn.Module, args: tuple
     with tensor_attributes_kept(module), tensor_attributes_as_buffers(module) as moved:
         if not moved:
             raise first_failure
-        compiled, export_s = attempt()
+        compiled, export_s, compile_s = attempt()
     shown = ", ".join(moved[:4]) + (f" and {len(moved) - 4} more" if len(moved) > 4 else "")
     return compiled, [f"tensor attributes registered as buffers, as forward writes into them "
-                      f"(torch.export kept them as constants): {shown}"], export_s
+                      f"(torch.export kept them as constants): {shown}"], export_s, compile_s
 
 
 def unsupported_reason() -> Optional[str]:
@@ -237,28 +244,25 @@ def export_package(module: nn.Module, inputs: Sequence[torch.Tensor], specs: Lis
         # Where a package's compile goes (about a minute even for a 2 MB model on the H200,
         # 2026-12-02e): torch's own timings, from this package's compile only.
         timings = _compiler_timings()
-        compiled_under, compile_s = [], []
 
-        def compile_package(program):  # the switches, seconds and phases of the last compile
+        def compile_package(program) -> str:  # the numerics it was compiled under
             if timings is not None:
-                timings.clear()
-            start = time.monotonic()
+                timings.clear()  # the phases of the compile that counted, not a failed one's
             with compile_numerics(numerics, device) as switches:
                 torch._inductor.aoti_compile_and_package(
                     program, package_path=os.path.join(folder, filename),
                     inductor_configs=inductor_configs or None)
-            compiled_under.append(switches)
-            compile_s.append(time.monotonic() - start)
+            return switches
 
         with quiet_warnings(verbose), torch.no_grad():
-            _, adaptations, export_s = export_and_compile(program_module, module, tuple(args),
-                                                          compile_package)
+            compiled_under, adaptations, export_s, compile_s = export_and_compile(
+                program_module, module, tuple(args), compile_package)
         # The package's cost, split: torch.export's trace and Inductor's compile (AOTInductor's
         # answer to torch.compile's compilation_latency, paid once at export).
         entry: Dict[str, Any] = {"kind": "aoti", "device": device, "dtype": dtype,
                                  "export_s": round(export_s, 3),
-                                 "compile_s": round(compile_s[-1], 3),
-                                 "numerics": compiled_under[-1]}
+                                 "compile_s": round(compile_s, 3),
+                                 "numerics": compiled_under}
         if adaptations:
             entry["adaptations"] = adaptations
         if timings:
