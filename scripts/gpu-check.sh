@@ -12,8 +12,9 @@
 #                  packages for all; TIMM_TABLE=0 leaves them out); with HF_TABLE=1 also
 #                  HuggingFace models at the list's batch sizes (HF_TABLE_MODELS, default all; HF_AOTI=1
 #                  with AOTInductor packages and the aot_inductor backend in the table, HF_EXPORTERS
-#                  exporters). TABLE_ZOO_BACKGROUND=1:
-#                  exports beside the stages after it, compile-table waits for it
+#                  exporters; HF_TABLE_NEXT=N: the next N the carried rows lack). TABLE_ZOO_BACKGROUND=1:
+#                  exports beside the stages after it; compile-table checks each HuggingFace
+#                  model once exported and times them all once the whole zoo is
 #   build          zoobench against the machine's PyTorch (BUILD_TARGETS narrows it)
 #   gpu-unit       chosen gtest cases straight from their binaries (GPU_UNIT: "binary:filter ..."),
 #                  for a call that builds only those binaries (BUILD_TARGETS)
@@ -66,19 +67,20 @@
 # To continue an earlier session's table (docs/results.md says which is unfinished), copy its
 # rows in first and carry them with the first call only (carry: .gpu-deps, results-gpu): a
 # carried folder replaces the device's copy, so carrying it again loses the rows made since.
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02c/compile-hf results-gpu/
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02g/compile-hf results-gpu/
 # (the timm table is complete in docs/gpu-runs/2026-12-01d/compile-timm). The HuggingFace table
 # takes several sessions (3.5-4 minutes of GPU per model for its six backends, checks and
-# timings, measured 2026-12-02), so a part per session, HF_TABLE_PART=k/8 (five models), with
-# AOTInductor packages (HF_AOTI=1, four exporters beside the build). Parts 1 and 2 are done but
-# for the four models named below (2026-12-02c); HF_TABLE_FIRST takes them before part 3, and
-# HF_NO_AOTI exports MegatronBert without a package (its aot_inductor rows exist):
-#   M="GPTNeoForCausalLM MobileBertForMaskedLM RobertaForQuestionAnswering MegatronBertForQuestionAnswering"
-#   ZB_DEADLINE=$(($(date +%s)+540)) BUILD_TARGETS=zoobench TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 \
-#     HF_TABLE=1 HF_AOTI=1 HF_EXPORTERS=4 HF_TABLE_PART=3/8 HF_NO_AOTI=MegatronBertForQuestionAnswering \
-#     HF_TABLE_MODELS="$M" HF_TABLE_FIRST="$M" scripts/gpu-check.sh table-zoo build compile-table pack
-# and then, on the still-warm machine (within its 30 s idle release), the same variables with
-# `compile-table pack` alone.
+# timings, measured 2026-12-02), so the next models per session: HF_TABLE_NEXT=N reads the rows
+# carried in and takes the next N models that lack a check or a timing (in the parts' order,
+# HF_TABLE_PART's), with AOTInductor packages for those whose aot_inductor rows are missing. The
+# exports run beside the build, and each model's checks start as soon as its export is done:
+#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 \
+#     HF_TABLE_NEXT=8 HF_EXPORTERS=4 ACCURACY_WORKERS=4 scripts/gpu-check.sh table-zoo build compile-table pack
+# and then, on the still-warm machine, the same without the exports (send it the moment the first
+# returns: the machine goes back after 30 s idle, and a fresh one exports and builds again, which
+# cost 2026-12-02g five of its thirty minutes):
+#   ZB_DEADLINE=$(($(date +%s)+570)) TIMM_TABLE=0 HF_TABLE_NEXT=8 ACCURACY_WORKERS=4 \
+#     scripts/gpu-check.sh compile-table pack
 # With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
@@ -162,6 +164,28 @@ if [[ -n ${HF_TABLE_PART:-} ]]; then
     awk -v k="${HF_TABLE_PART%/*}" -v n="${HF_TABLE_PART#*/}" 'NF { i++; if ((i - k) % n == 0) print }' | xargs)
   [[ -n $part_models ]] || { echo "HF_TABLE_PART=$HF_TABLE_PART names no model (k/n, 1 <= k <= n)"; exit 2; }
   HF_TABLE_MODELS="${HF_TABLE_MODELS:+$HF_TABLE_MODELS }$part_models"
+fi
+# HF_TABLE_NEXT=N: the next N models the table still needs, read from its rows in
+# $RESULTS/compile-hf (carried in), in the parts' order (part 1's models, then part 2's, ...):
+# a model is left until it has a check and a timing for every backend of the table. Those whose
+# aot_inductor rows are all there are exported without a package (HF_NO_AOTI). It replaces
+# naming the unfinished models by hand (2026-12-02g). A later call on the warm machine reads the
+# rows again: the models finished drop out, and the table zoo it runs holds only those exported.
+if [[ -n ${HF_TABLE_NEXT:-} ]]; then
+  [[ -d $RESULTS/compile-hf ]] || { echo "HF_TABLE_NEXT reads the table's rows from $RESULTS/compile-hf, which is" \
+    "missing: copy the last session's in (docs/results.md says which) and carry $RESULTS"; exit 2; }
+  hf_parts_order=$(for k in 1 2 3 4 5 6 7 8; do grep -v '^#' suites/huggingface_models_list.txt | cut -d, -f1 |
+    awk -v k=$k 'NF { i++; if ((i - k) % 8 == 0) print }'; done | xargs)
+  hf_todo() {
+    $PY scripts/lists_todo.py --suite huggingface --experiments accuracy,performance --device cuda \
+      --results "$RESULTS/compile-hf" --backends "$@"
+  }
+  HF_TABLE_MODELS=$(hf_todo "${SIDE_BY_SIDE_BACKENDS}" $hf_parts_order | awk -v n="$HF_TABLE_NEXT" 'NR <= n' | xargs)
+  [[ -n $HF_TABLE_MODELS ]] || { echo "HF_TABLE_NEXT: the HuggingFace table is complete in $RESULTS/compile-hf"; exit 0; }
+  needs_package=" $(hf_todo aot_inductor $HF_TABLE_MODELS | xargs) "
+  HF_NO_AOTI=$(for m in $HF_TABLE_MODELS; do [[ $needs_package == *" $m "* ]] || echo "$m"; done | xargs)
+  HF_TABLE=1 HF_AOTI=1
+  echo "-- HF_TABLE_NEXT=$HF_TABLE_NEXT: $HF_TABLE_MODELS${HF_NO_AOTI:+ (without packages: $HF_NO_AOTI)}"
 fi
 if [[ -n ${TEST_SET:-} ]]; then
   [[ -n ${TEST_SETS[$TEST_SET]:-} ]] || { echo "unknown TEST_SET '$TEST_SET' (${!TEST_SETS[*]})"; exit 2; }
@@ -327,16 +351,41 @@ export_hf_table() {
   done
 }
 
+# hf_checks_while_exporting ZOO BACKENDS CHECK_FLAGS...: while the table zoo is exported in the
+# background, each HuggingFace model's checks as soon as its exporter has finished (export_part
+# leaves a marker), in a zoo of the parts finished so far. The checks need no GPU to themselves
+# (only the timings do, and they wait for the whole zoo): a fresh machine had waited 155-313 s
+# for the table zoo with its GPU idle (2026-12-02g). Their rows are the table's (--resume: the
+# full run then times them only).
+hf_checks_while_exporting() {
+  local zoo=$1 backends=$2 early=$1.early checked=" " marker part models
+  shift 2
+  local ready
+  while [[ ! -f $TABLE_ZOO_DONE ]]; do
+    [[ -n ${ZB_DEADLINE:-} && $(date +%s) -ge $ZB_DEADLINE ]] && return 0
+    ready=()
+    for marker in "$zoo.parts"/.*.exported; do
+      [[ -f $marker ]] || continue
+      part=${marker##*/.}; part=${part%.exported}
+      if [[ $checked != *" $part "* ]]; then ready+=("$zoo.parts/$part"); checked+="$part "; fi
+    done
+    if [[ ${#ready[@]} -eq 0 ]]; then sleep 5; continue; fi
+    rm -rf "$early"
+    $PY scripts/merge_zoos.py "$early" "${ready[@]}" > /dev/null || continue
+    models=$($PY -c 'import json, sys
+print(" ".join(e["name"] for e in json.load(open(sys.argv[1]))["models"] if e.get("status") == "exported"))' \
+      "$early/index.json")
+    [[ -n $models ]] || continue
+    log "checks beside the exports still running: $models"
+    run_zb compile-hf 20 --suite huggingface --backend "$backends" -k "$(regex_of $models)" --zoo "$early" "$@"
+  done
+}
+
 # The issue-16 table: every backend on the timm zoo, inference, bs 8, float32, in one invocation;
 # timings one per GPU (never two on one: they would share its timings), each on its share of
 # the CPUs. --resume: a later call continues it.
 stage_compile-table() {
   local zoo=$ZOO-table devices
-  if [[ -n ${TABLE_ZOO_BACKGROUND:-} ]]; then
-    wait_for "$TABLE_ZOO_DONE" "the table zoo's export" "${TABLE_ZOO_WAIT_S:-600}"
-    tail -4 "$LOGS/table-zoo.log"
-  fi
-  [[ -f $zoo/index.json ]] || { echo "no table zoo: run the table-zoo stage first"; return 2; }
   devices=$(one_worker_per_gpu)
   local cpus="0-$((JOBS - 1))"
   if [[ -n ${TABLE_GPU:-} ]]; then
@@ -345,18 +394,24 @@ stage_compile-table() {
     export CUDA_VISIBLE_DEVICES=$TABLE_GPU
     devices=cuda cpus="0-$((JOBS / 2 - 1))"
   fi
-  log "side by side on timm_models ($devices, CPUs $cpus): $SIDE_BY_SIDE_BACKENDS"
   # The checks three at a time per GPU (untimed), then the timings alone; Inductor's and
   # Triton's caches kept, so a model's timing child does not compile from nothing again what
   # its check compiled (its compilation_latency is then warm: docs/results.md says so).
-  local table_flags=(--resume --zoo "$zoo" --accuracy --performance --devices "$devices"
-    --cpu-affinity "$cpus" --accuracy-workers "${ACCURACY_WORKERS:-3}"
-    --keep-compile-cache --repeat "${REPEAT:-10}" --timeout "${MODEL_TIMEOUT:-600}")
+  local check_flags=(--resume --accuracy --devices "$devices" --cpu-affinity "$cpus"
+    --accuracy-workers "${ACCURACY_WORKERS:-3}" --keep-compile-cache --timeout "${MODEL_TIMEOUT:-600}")
+  local table_flags=("${check_flags[@]}" --zoo "$zoo" --performance --repeat "${REPEAT:-10}")
+  local hf_backends="python_eager,jit,cudagraphs${HF_AOTI:+,aot_inductor},inductor,inductor:reduce-overhead"
+  if [[ -n ${TABLE_ZOO_BACKGROUND:-} ]]; then
+    [[ -n ${HF_TABLE:-} ]] && hf_checks_while_exporting "$zoo" "$hf_backends" "${check_flags[@]}"
+    wait_for "$TABLE_ZOO_DONE" "the table zoo's export" "${TABLE_ZOO_WAIT_S:-600}"
+    tail -4 "$LOGS/table-zoo.log"
+  fi
+  [[ -f $zoo/index.json ]] || { echo "no table zoo: run the table-zoo stage first"; return 2; }
+  log "side by side on timm_models ($devices, CPUs $cpus): $SIDE_BY_SIDE_BACKENDS"
   if [[ ${TIMM_TABLE:-1} == 1 ]]; then
     run_zb compile-timm 80 --suite timm_models --backend "$SIDE_BY_SIDE_BACKENDS" "${table_flags[@]}"
   fi
   if [[ -n ${HF_TABLE:-} ]]; then
-    local hf_backends="python_eager,jit,cudagraphs${HF_AOTI:+,aot_inductor},inductor,inductor:reduce-overhead"
     # HF_TABLE_FIRST: models whose checks and timings go before the others' (an invocation sorts
     # all checks before all timings), e.g. the ones an earlier session left unfinished.
     [[ -n ${HF_TABLE_FIRST:-} ]] && run_zb compile-hf 60 --suite huggingface --backend "$hf_backends" \

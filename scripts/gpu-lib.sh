@@ -36,10 +36,12 @@ run_zb() {
 }
 
 # export_part NAME ARGS...: one exporter process into its own zoo ($ZOO.parts/NAME; the
-# exporter's index is per zoo, merge_zoos.py joins them), traced on CUDA.
+# exporter's index is per zoo, merge_zoos.py joins them), traced on CUDA. The marker
+# $ZOO.parts/.NAME.exported says the part is finished (the table's checks start on it).
 export_part() {
   local name=$1; shift
   $PY tools/export_zoo.py --zoo "$ZOO.parts/$name" --device cuda "$@" > "$LOGS/export-$name.log" 2>&1
+  touch "$ZOO.parts/.$name.exported"
   echo "-- export $name: $(tail -1 "$LOGS/export-$name.log")"
 }
 
