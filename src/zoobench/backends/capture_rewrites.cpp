@@ -2,7 +2,9 @@
 #include "zoobench/backends/capture_rewrites.h"
 
 #include <ATen/TensorIndexing.h>
+#include <torch/csrc/jit/ir/alias_analysis.h>
 #include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/library.h>
 
 #include "zoobench/backends/host_sync_ops.h"
@@ -11,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -139,12 +142,53 @@ int index_put_masks_to_masked_fill(Graph& graph) {
   return changed;
 }
 
-CaptureRewriteCounts apply_capture_rewrites(torch::jit::Module& module, bool host_size_arithmetic,
-                                            bool mask_fill_index_put) {
+int fold_constant_copies(const std::shared_ptr<Graph>& graph) {
+  std::vector<Node*> copies;
+  for (Node* node : torch::jit::findAllNodes(*graph, c10::aten::to, /*recurse=*/true)) {
+    auto source = tensor_constant(node->input(0));
+    if (node->outputs().size() == 1 && source && source->device().is_cpu() &&
+        std::all_of(node->inputs().begin(), node->inputs().end(),
+                    [](Value* v) { return v->node()->kind() == c10::prim::Constant; }))
+      copies.push_back(node);
+  }
+  if (copies.empty()) return 0;
+  {
+    // Decided before the graph changes: the alias analysis holds its values.
+    torch::jit::AliasDb aliases(graph);
+    copies.erase(std::remove_if(copies.begin(), copies.end(),
+                                [&](Node* node) {
+                                  return aliases.hasWriters(node->output()) ||
+                                         aliases.mayContainAlias(node->output(), graph->outputs());
+                                }),
+                 copies.end());
+  }
+  int folded = 0;
+  for (Node* node : copies) {
+    auto result = torch::jit::runNodeIfInputsAreConstant(node);
+    if (!result || result->size() != 1 || !(*result)[0].isTensor()) continue;
+    torch::jit::WithInsertPoint here(node);
+    Value* constant = graph->insertConstant((*result)[0].toTensor());
+    constant->setType(node->output()->type());
+    node->output()->replaceAllUsesWith(constant);
+    std::unordered_set<Node*> inputs;  // a constant may feed the copy twice (two Nones)
+    for (Value* input : node->inputs()) inputs.insert(input->node());
+    node->destroy();
+    for (Node* input : inputs) {
+      if (input->output()->uses().empty()) input->destroy();
+    }
+    ++folded;
+  }
+  return folded;
+}
+
+CaptureRewriteCounts apply_capture_rewrites(torch::jit::Module& module, const CaptureRewriteSwitches& on) {
   CaptureRewriteCounts counts;
   for_each_method_graph(module, [&](const std::shared_ptr<Graph>& graph) {
-    if (host_size_arithmetic) counts.host_constants += keep_size_arithmetic_on_host(*graph);
-    if (mask_fill_index_put) counts.masked_fills += index_put_masks_to_masked_fill(*graph);
+    // First, so that a folded 0-dim device constant that feeds only size arithmetic is then
+    // moved back to the host by the next rewrite.
+    if (on.constant_copies) counts.folded_copies += fold_constant_copies(graph);
+    if (on.host_size_arithmetic) counts.host_constants += keep_size_arithmetic_on_host(*graph);
+    if (on.mask_fill_index_put) counts.masked_fills += index_put_masks_to_masked_fill(*graph);
   });
   return counts;
 }
@@ -159,18 +203,25 @@ std::vector<OptimizationSwitch> capture_rewrite_switches() {
        "t[mask] = v (index_put_ with one boolean mask of t's shape) as a masked fill, without "
        "nonzero's host read",
        "cuda", "cudagraphs"},
+      {"constant_copies",
+       "copies of tensor constants (a CPU constant's .to(cuda) on every call, which waits for "
+       "the device) made once at load",
+       "cuda", "cudagraphs"},
   };
 }
 
 void rewrite_for_capture(torch::jit::Module& module, const BackendRequest& request,
                          const std::string& model) {
   if (!request.device.is_cuda() || !request.cudagraphs || !request.switch_on("cudagraphs")) return;
-  const CaptureRewriteCounts counts = apply_capture_rewrites(
-      module, request.switch_on("host_size_arithmetic"), request.switch_on("mask_fill_index_put"));
-  if (counts.host_constants + counts.masked_fills > 0) {
+  CaptureRewriteSwitches on;
+  on.host_size_arithmetic = request.switch_on("host_size_arithmetic");
+  on.mask_fill_index_put = request.switch_on("mask_fill_index_put");
+  on.constant_copies = request.switch_on("constant_copies");
+  const CaptureRewriteCounts counts = apply_capture_rewrites(module, on);
+  if (counts.host_constants + counts.masked_fills + counts.folded_copies > 0) {
     log::info("{}: for CUDA-graph capture, {} size-arithmetic constant uses moved to the host, {} "
-              "boolean-mask index_put_ as masked fills",
-              model, counts.host_constants, counts.masked_fills);
+              "boolean-mask index_put_ as masked fills, {} copies of constants made once",
+              model, counts.host_constants, counts.masked_fills, counts.folded_copies);
   }
 }
 

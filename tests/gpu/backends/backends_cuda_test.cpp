@@ -172,12 +172,65 @@ graph(%x : Tensor, %two : Tensor):
   EXPECT_EQ(before.size(0), 6 + 2 * 3);
 }
 
+// transformers' attention masks (masking_utils): a 0.0 made from a Python number, traced as a
+// CPU constant and copied to the GPU on every call, which waits for the device from pageable
+// memory (RobertaForQuestionAnswering's capture fell back on it, 2026-12-02g). Folded, the copy
+// is made once, nothing waits, and the mask is the same.
+TEST_F(CudaGraphs, ACopyOfAHostConstantToTheDeviceIsMadeOnceAndReadsNothingBack) {
+  auto graph = std::make_shared<torch::jit::Graph>();
+  torch::jit::parseIR(R"IR(
+graph(%mask : Tensor, %zero : Tensor, %device : Device):
+  %float : int = prim::Constant[value=6]()
+  %false : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %min : float = prim::Constant[value=-3.4028234663852886e+38]()
+  %on_device : Tensor = aten::to(%zero, %device, %float, %false, %false, %none)
+  %kept : Tensor = aten::detach(%on_device)
+  %y : Tensor = aten::where(%mask, %kept, %min)
+  return (%y))IR",
+                      graph.get());
+  {
+    torch::jit::WithInsertPoint first(graph->nodes().front());
+    graph->inputs()[1]->replaceAllUsesWith(graph->insertConstant(at::scalar_tensor(0.0, at::kDouble)));
+    graph->inputs()[2]->replaceAllUsesWith(graph->insertConstant(device_));
+    graph->eraseInput(2);
+    graph->eraseInput(1);
+  }
+  const at::Tensor mask = at::rand({4, 8}, at::TensorOptions().device(device_)) > 0.5;
+  auto run = [&](const std::shared_ptr<torch::jit::Graph>& g) {
+    torch::jit::GraphFunction fn(c10::QualifiedName("f"), g->copy(), nullptr);
+    return fn({mask}).toTensor();
+  };
+  auto syncs = [&](const std::shared_ptr<torch::jit::Graph>& g) {
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+    bool raised = false;
+    try {
+      run(g);
+    } catch (const std::exception& e) {
+      raised = std::string(e.what()).find("synchronizing") != std::string::npos;
+    }
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+    return raised;
+  };
+  const at::Tensor before = run(graph);
+  EXPECT_TRUE(syncs(graph)) << "the copy from the host must wait for the device before the rewrite";
+  auto rewritten = graph->copy();
+  EXPECT_EQ(fold_constant_copies(rewritten), 1) << *rewritten;
+  EXPECT_FALSE(syncs(rewritten)) << *rewritten;
+  const at::Tensor after = run(rewritten);
+  EXPECT_TRUE(at::equal(after, before));
+  EXPECT_TRUE(after.is_cuda());
+  EXPECT_EQ(after.scalar_type(), at::kFloat);
+}
+
 // t[mask] = v with v on the GPU: the rewritten assignment fills through where(), no host read,
 // the same elements as index_put_.
 TEST_F(CudaGraphs, MaskedAssignmentOfADeviceValueReadsNothingBack) {
   torch::jit::Module original = testing_models::masked_assignment();
   torch::jit::Module rewritten = testing_models::masked_assignment();
-  ASSERT_EQ(apply_capture_rewrites(rewritten, false, true).masked_fills, 1);
+  CaptureRewriteSwitches mask_fills;
+  mask_fills.mask_fill_index_put = true;
+  ASSERT_EQ(apply_capture_rewrites(rewritten, mask_fills).masked_fills, 1);
   const auto on = at::TensorOptions().device(device_);
   const at::Tensor t = at::randn({8, 16}, on);
   const at::Tensor mask = t > 0.5;
