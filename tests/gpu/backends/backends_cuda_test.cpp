@@ -28,6 +28,25 @@ class CudaGraphs : public ::testing::Test {
   const c10::Device device_{c10::kCUDA};
 };
 
+// A copy of `graph` run on `inputs` (the capture rewrites' tests: before and after).
+at::Tensor run_graph(const std::shared_ptr<torch::jit::Graph>& graph, const std::vector<c10::IValue>& inputs) {
+  torch::jit::GraphFunction fn(c10::QualifiedName("f"), graph->copy(), nullptr);
+  return fn(inputs).toTensor();
+}
+
+// Whether running it waits for the device: CUDA's sync-debug mode set to error for the run.
+bool waits_for_device(const std::shared_ptr<torch::jit::Graph>& graph, const std::vector<c10::IValue>& inputs) {
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+  bool raised = false;
+  try {
+    run_graph(graph, inputs);
+  } catch (const std::exception& e) {
+    raised = std::string(e.what()).find("synchronizing") != std::string::npos;
+  }
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+  return raised;
+}
+
 // Capture is on by default for compiled backends on CUDA and off when asked; what ran is in
 // ExecutionInfo (the row's `cudagraphs` column).
 TEST_F(CudaGraphs, OnByDefaultOffWhenDisabled) {
@@ -147,28 +166,13 @@ graph(%x : Tensor, %two : Tensor):
         graph->insertConstant(at::scalar_tensor(2, at::TensorOptions(at::kLong).device(device_))));
     graph->eraseInput(1);
   }
-  const at::Tensor x = at::randn({6}, at::TensorOptions().device(device_));
-  auto run = [&](const std::shared_ptr<torch::jit::Graph>& g) {
-    torch::jit::GraphFunction fn(c10::QualifiedName("f"), g->copy(), nullptr);
-    return fn({x}).toTensor();
-  };
-  auto syncs = [&](const std::shared_ptr<torch::jit::Graph>& g) {
-    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
-    bool raised = false;
-    try {
-      run(g);
-    } catch (const std::exception& e) {
-      raised = std::string(e.what()).find("synchronizing") != std::string::npos;
-    }
-    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
-    return raised;
-  };
-  const at::Tensor before = run(graph);
-  EXPECT_TRUE(syncs(graph)) << "the test graph must read the device before the rewrite";
+  const std::vector<c10::IValue> x = {at::randn({6}, at::TensorOptions().device(device_))};
+  const at::Tensor before = run_graph(graph, x);
+  EXPECT_TRUE(waits_for_device(graph, x)) << "the test graph must read the device before the rewrite";
   auto rewritten = graph->copy();
   EXPECT_EQ(keep_size_arithmetic_on_host(*rewritten), 1) << *rewritten;
-  EXPECT_FALSE(syncs(rewritten)) << *rewritten;
-  EXPECT_TRUE(at::equal(run(rewritten), before));
+  EXPECT_FALSE(waits_for_device(rewritten, x)) << *rewritten;
+  EXPECT_TRUE(at::equal(run_graph(rewritten, x), before));
   EXPECT_EQ(before.size(0), 6 + 2 * 3);
 }
 
@@ -196,28 +200,13 @@ graph(%mask : Tensor, %zero : Tensor, %device : Device):
     graph->eraseInput(2);
     graph->eraseInput(1);
   }
-  const at::Tensor mask = at::rand({4, 8}, at::TensorOptions().device(device_)) > 0.5;
-  auto run = [&](const std::shared_ptr<torch::jit::Graph>& g) {
-    torch::jit::GraphFunction fn(c10::QualifiedName("f"), g->copy(), nullptr);
-    return fn({mask}).toTensor();
-  };
-  auto syncs = [&](const std::shared_ptr<torch::jit::Graph>& g) {
-    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
-    bool raised = false;
-    try {
-      run(g);
-    } catch (const std::exception& e) {
-      raised = std::string(e.what()).find("synchronizing") != std::string::npos;
-    }
-    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
-    return raised;
-  };
-  const at::Tensor before = run(graph);
-  EXPECT_TRUE(syncs(graph)) << "the copy from the host must wait for the device before the rewrite";
+  const std::vector<c10::IValue> mask = {at::rand({4, 8}, at::TensorOptions().device(device_)) > 0.5};
+  const at::Tensor before = run_graph(graph, mask);
+  EXPECT_TRUE(waits_for_device(graph, mask)) << "the copy from the host must wait for the device before the rewrite";
   auto rewritten = graph->copy();
   EXPECT_EQ(fold_constant_copies(rewritten), 1) << *rewritten;
-  EXPECT_FALSE(syncs(rewritten)) << *rewritten;
-  const at::Tensor after = run(rewritten);
+  EXPECT_FALSE(waits_for_device(rewritten, mask)) << *rewritten;
+  const at::Tensor after = run_graph(rewritten, mask);
   EXPECT_TRUE(at::equal(after, before));
   EXPECT_TRUE(after.is_cuda());
   EXPECT_EQ(after.scalar_type(), at::kFloat);
