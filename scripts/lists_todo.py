@@ -7,8 +7,8 @@ fail again), and less those an inference run skips without a row (only_training,
 skip.test.inference in the suite yaml: tts_angular and yolov3 were exported and run for nothing
 on 2026-12-02d, and would have been again in every call), and with --device less those the
 exporter skips on that device (skip.all, skip.device.DEVICE: the side-by-side table has no zoo
-index to read them from). Used by scripts/gpu-lists.sh's `stream`
-part between device calls, and by scripts/gpu-check.sh's HF_TABLE_NEXT for the table's next models.
+index to read them from). Used by scripts/gpu-lists.sh's `stream` part between device calls, and
+by scripts/gpu-check.sh's HF_TABLE_NEXT for the side-by-side table's next models.
 
     lists_todo.py --suite SUITE --backends jit,aot_inductor --results DIR [--results DIR ...]
                   [--experiments accuracy,performance] [--zoo DIR ...] [--device DEVICE]
