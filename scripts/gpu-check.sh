@@ -148,12 +148,14 @@ LAYOUT_TIMM=(mobilenetv3_large_100 repvgg_a2 tf_efficientnet_b0 ghostnet_100)
 SIDE_BY_SIDE_BACKENDS=python_eager,jit,cudagraphs,aot_inductor,inductor,inductor:reduce-overhead
 # Named test sets (TEST_SET=...), for calls that cannot run all 500: python, the torch.compile
 # family and the embedded Python; recent, python and what changed since the last GPU run.
-# verify, what the last change needs on CUDA in about a minute (not the 75-100 s AOTInductor
-# cases: 'Reference/inductor_' leaves out 'Reference/aot_inductor_').
+# verify, what the last change needs on CUDA (2026-12-02g: the capture rewrites, the package of
+# the buffers retry, the table's next models), beside the table's exports in its first call:
+#   ... TEST_SET=verify BUILD_TARGETS="zoobench gpu_backends unit_backends" \
+#     scripts/gpu-check.sh table-zoo build test compile-table pack
 declare -A TEST_SETS=(
   [python]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags'
   [recent]='BackendTable.*Reference/(python_eager|inductor|aot_eager)_|BackendOnDevice|EmbeddedPython|PythonBackends|BackendRegistry|BackendSwitches|RunFlags|PickleLoad|PackedDropout|Sha256|HostilePickle|Columns|RecordRows|ChildProcess|Bisect|DisableSwitches|AccuracyWorkers|CudaGraphs|CaptureRewrites|HostSyncOps|Divergence|SubmoduleCapture|CompilerBisector|CrashReport'
-  [verify]='TraceDevices|KernelListing|TrainingOptimizer|PickleLoad|PackedDropout|Sha256|HostilePickle|CpuAffinity|Cuda/BackendOnDevice|EmbeddedPython'
+  [verify]='CudaGraphs|CaptureRewrites|python.test_aoti_export|python.test_gpu_lists_stream'
 )
 # HF_TABLE_PART=k/n: the k-th of n interleaved parts of the HuggingFace list (every n-th name
 # from the k-th, so large and small models spread over the parts), added to HF_TABLE_MODELS: a
