@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "zoobench/results/failure.h"
+
 namespace zoobench {
 
 std::string_view experiment_name(ExperimentKind kind) {
@@ -64,6 +66,13 @@ std::string ResultRow::identity() const {
 
 std::string input_layout_of(const ResultRow& row) {
   return cell_or(row, columns::kInputLayout, kDefaultInputLayout);
+}
+
+bool ran_out_of_memory(const ResultRow& row) {
+  const Status status = row.status();
+  if (status == Status::kOOM || status == Status::kEager1stRunOOM || status == Status::kEager2ndRunOOM)
+    return true;
+  return cell(row, columns::kCudagraphs) == "fallback" && looks_like_out_of_memory(cell(row, columns::kReason));
 }
 
 std::string format_cell(double value) {

@@ -322,16 +322,13 @@ std::vector<RunPhase> run_phases(const RunOptions& options, std::deque<ChildJob>
   return {std::move(checks), std::move(timings)};
 }
 
-// A check that ran out of memory beside other checks on its device may have been short of the
-// memory they held (a GPU's memory is not split among its workers), not of its own: its rows are
-// set aside and it runs again alone, after the shared phase; a second out-of-memory stands.
+// A check that ran out of memory beside other checks on its device (ran_out_of_memory: a status
+// or a capture) may have been short of the memory they held (a GPU's memory is not split among
+// its workers), not of its own: its rows are set aside and it runs again alone, after the shared
+// phase; a second out-of-memory stands.
 bool out_of_memory_beside_others(const RunPhase& phase, const std::vector<ResultRow>& rows) {
   if (phase.workers_per_device <= 1) return false;
-  return std::any_of(rows.begin(), rows.end(), [](const ResultRow& row) {
-    const Status status = row.status();
-    return status == Status::kOOM || status == Status::kEager1stRunOOM ||
-           status == Status::kEager2ndRunOOM;
-  });
+  return std::any_of(rows.begin(), rows.end(), ran_out_of_memory);
 }
 
 void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,

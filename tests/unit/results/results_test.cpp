@@ -24,6 +24,26 @@ ResultRow accuracy_row(const std::string& name, Status status, const std::string
   return row;
 }
 
+// The rows the runner repeats alone when they ran beside other checks: an out-of-memory status,
+// or a capture that ran out of memory and fell back (the row would pass without its CUDA graph);
+// not a capture that fell back for another reason, nor a pass or an accuracy failure.
+TEST(ResultRows, RanOutOfMemoryByItsStatusOrItsCapture) {
+  auto row_of = [](Status status, const std::string& cudagraphs, const std::string& reason) {
+    ResultRow row = accuracy_row("m", status, reason);
+    set_cell(row, columns::kCudagraphs, cudagraphs);
+    return row;
+  };
+  const std::string capture_oom =
+      "CUDA graph capture failed, ran uncaptured: RuntimeError: CUDA out of memory. Tried to allocate 384.00 MiB.";
+  const std::string host_read = "CUDA graph capture skipped, ran uncaptured: the model waits for the device";
+  EXPECT_TRUE(ran_out_of_memory(row_of(Status::kPass, "fallback", capture_oom)));
+  EXPECT_TRUE(ran_out_of_memory(row_of(Status::kEager1stRunOOM, "", "")));
+  EXPECT_TRUE(ran_out_of_memory(row_of(Status::kOOM, "on", "")));
+  EXPECT_FALSE(ran_out_of_memory(row_of(Status::kPass, "fallback", host_read)));
+  EXPECT_FALSE(ran_out_of_memory(row_of(Status::kPass, "on", "")));
+  EXPECT_FALSE(ran_out_of_memory(row_of(Status::kFailAccuracy, "on", "")));
+}
+
 TEST(Csv, QuotesRoundTrip) {
   std::vector<std::string> cells = {"plain", "with,comma", "with \"quote\"", "multi\nline", ""};
   CsvTable table = parse_csv("a,b,c,d,e\n" + csv_line(cells));
