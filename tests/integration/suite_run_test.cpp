@@ -98,6 +98,32 @@ TEST(SuiteRun, AccuracyCheckRunsFromTheYamlVote) {
   EXPECT_EQ(runs, (std::map<std::string, int>{{"flaky", 3}, {"steady", 1}}));
 }
 
+// accuracy.skip.large_models keeps a model from its check, not from its timing, whether the two
+// experiments run in one invocation or two; and a --resume that checks again adds no second row
+// (on the H200 a check-only resume gave DebertaV2ForMaskedLM a pass_due_to_skip row beside the
+// pass of a combined run, and reports showed the later one; 2026-12-03).
+TEST(SuiteRun, AnAccuracySkipSkipsTheCheckNotTheTimingAndResumeAddsNoSecondRow) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  write_text(suites + "/sized.yaml", "accuracy:\n  skip:\n    large_models:\n      - big\n");
+  make_zoo(zoo, suites, "sized", {{"big", "mlp"}, {"small", "mlp"}});
+  const std::string common = "run --suite sized --suites-dir " + quote(suites) + " --zoo " + quote(zoo) +
+                             " --output-directory " + quote(out);
+  auto both = zt::run_command(zoobench_command(
+      common + " --accuracy --performance --repeat 3 --warmup 1 --iterations-per-run 1"));
+  ASSERT_EQ(both.exit_code, 0) << both.output;
+  using Statuses = std::multiset<std::pair<std::string, std::string>>;
+  const Statuses checked = {{"big", "pass_due_to_skip"}, {"small", "pass"}};
+  EXPECT_EQ(names_and_statuses(read_csv(accuracy_csv(out, "sized"))), checked) << both.output;
+  EXPECT_EQ(names_and_statuses(read_csv(performance_csv(out, "sized")), "status"),
+            (Statuses{{"big", "pass"}, {"small", "pass"}}))
+      << both.output;
+
+  auto again = zt::run_command(zoobench_command(common + " --accuracy --resume"));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(names_and_statuses(read_csv(accuracy_csv(out, "sized"))), checked) << again.output;
+}
+
 // --- one suite run over a zoo of faulty models ---------------------------------------------
 
 TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
