@@ -67,7 +67,7 @@
 # To continue an earlier session's table (docs/results.md says which is unfinished), copy its
 # rows in first and carry them with the first call only (carry: .gpu-deps, results-gpu): a
 # carried folder replaces the device's copy, so carrying it again loses the rows made since.
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-02g/compile-hf results-gpu/
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-03/compile-hf results-gpu/
 # (the timm table is complete in docs/gpu-runs/2026-12-01d/compile-timm). The HuggingFace table
 # takes several sessions (3.5-4 minutes of GPU per model for its six backends, checks and
 # timings, measured 2026-12-02), so the next models per session: HF_TABLE_NEXT=N reads the rows
