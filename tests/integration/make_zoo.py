@@ -9,6 +9,8 @@ Model kinds:
   hang         forward never returns (a TorchScript while loop whose condition stays true)
   hang_after_20_calls  returns on its first 20 calls, then hangs: accuracy passes, performance
                hangs
+  slow         an MLP whose every call also multiplies 300x300 matrices 60 times, to no effect
+               on its output: its check lasts seconds where an MLP's lasts a fraction of one
   abort        calls zoobench_test::abort (zoobench's fault_injection patch: SIGABRT)
   segfault     calls zoobench_test::segfault (fault_injection patch: null write, SIGSEGV)
   huge_alloc   allocates 2**57 bytes, beyond any address space (c10 "can't allocate memory")
@@ -87,6 +89,19 @@ class HangAfter20Calls(nn.Module):
         while self.calls > 20 and bool(y.sum() > -1e30):
             y = y + 0.0
         return y
+
+
+class Slow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.square = nn.Parameter(torch.randn(300, 300) / 300 ** 0.5)
+
+    def forward(self, x):
+        z = self.square
+        for _ in range(60):
+            z = torch.tanh(z @ self.square)  # bounded: 0 * its mean is 0
+        return self.fc(x) + 0.0 * z.mean()
 
 
 class Abort(nn.Module):
@@ -192,7 +207,7 @@ def _module_and_inputs(kind: str):
     if kind == "mlp_wide":
         return Mlp(32), (torch.randn(2, 8),)
     modules = {"raiser": Raiser, "hang": Hang, "hang_after_20_calls": HangAfter20Calls,
-               "abort": Abort, "segfault": Segfault, "huge_alloc": HugeAlloc,
+               "slow": Slow, "abort": Abort, "segfault": Segfault, "huge_alloc": HugeAlloc,
                "planted": Planted, "pair": Pair}
     return modules.get(kind, Mlp)(), (torch.randn(2, 8),)
 

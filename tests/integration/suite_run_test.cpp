@@ -239,6 +239,40 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
   EXPECT_THAT(missing.output, HasSubstr("MISSING"));
 }
 
+// --time-budget: a job starts only while its model's check with that backend says it can end
+// in the budget; the rest are named for --resume, which then does them. The slow model's check
+// lasts seconds, the MLP's a fraction of one; the budget lies between them.
+TEST(SuiteRun, ATimeBudgetStartsOnlyJobsWhoseChecksSayTheyFitAndResumeDoesTheRest) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
+  make_zoo(zoo, suites, "budget", {{"a_slow", "slow"}, {"b_quick", "mlp"}});
+  const std::string common = "run --suite budget --suites-dir " + quote(suites) + " --zoo " + quote(zoo) +
+                             " --output-directory " + quote(out);
+  auto checks = zt::run_command(zoobench_command(common + " --accuracy"));
+  ASSERT_EQ(checks.exit_code, 0) << checks.output;
+  std::map<std::string, double> check_s;
+  for (const auto& row : read_csv(accuracy_csv(out, "budget")))
+    check_s[row.at("name")] = std::stod(row.at("duration_s"));
+  ASSERT_EQ(check_s.size(), 2u) << checks.output;
+  const double budget = check_s["a_slow"] / 2;
+  ASSERT_LT(check_s["b_quick"], budget / 2) << "the premise: the MLP's check is much the shorter";
+
+  const std::string timing = common + " --performance --resume --repeat 3 --warmup 1 --iterations-per-run 1";
+  auto budgeted = zt::run_command(zoobench_command(timing + " --time-budget " + std::to_string(budget)));
+  ASSERT_EQ(budgeted.exit_code, 0) << budgeted.output;
+  EXPECT_EQ(count_names(read_csv(performance_csv(out, "budget"))), (std::map<std::string, int>{{"b_quick", 1}}))
+      << budgeted.output;
+  EXPECT_THAT(budgeted.output, HasSubstr("left 1 job(s) unstarted"));
+  EXPECT_THAT(budgeted.output, HasSubstr("a_slow [jit, performance]"));
+  EXPECT_THAT(budgeted.output, HasSubstr("--resume"));
+
+  auto rest = zt::run_command(zoobench_command(timing));
+  ASSERT_EQ(rest.exit_code, 0) << rest.output;
+  EXPECT_EQ(count_names(read_csv(performance_csv(out, "budget"))),
+            (std::map<std::string, int>{{"a_slow", 1}, {"b_quick", 1}}))
+      << rest.output;
+}
+
 // --- SIGINT in the middle, then --resume ---------------------------------------------------
 
 TEST(SuiteRun, InterruptKeepsFinishedRowsAndResumeGivesEachModelExactlyOneRow) {

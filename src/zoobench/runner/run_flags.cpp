@@ -81,6 +81,12 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--timeout", o.timeout_s, "seconds per model before its process is killed (0: none)")
       ->check(finite_number(0))
       ->capture_default_str();
+  c.add_option("--time-budget", o.time_budget_s,
+               "seconds the run may take: a job starts only while it can end within them, "
+               "judged by its model's check with that backend (duration_s); the jobs left over "
+               "are listed for --resume (0: no budget)")
+      ->check(finite_number(0))
+      ->capture_default_str();
   c.add_flag("--cosine", o.cosine, "compare with cosine similarity instead of allclose/RMSE");
   c.add_flag("--accu-summary", o.accu_summary,
              "print per-group accuracy figures and the worst tensors");
@@ -133,6 +139,7 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--cpu-affinity",
                                                   "--accuracy-workers",
                                                   "--timeout",
+                                                  "--time-budget",
                                                   "--output",
                                                   "--output-directory",
                                                   "--total-partitions",

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -38,11 +39,32 @@ std::vector<std::string> child_arguments(const RunOptions& o, const std::string&
   return a;
 }
 
-void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
-              const std::map<std::string, SuiteConfig>& configs, Progress& progress,
-              const std::atomic<bool>& interrupted, const DeliverRows& deliver) {
+std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
+                               const std::map<std::string, SuiteConfig>& configs, Progress& progress,
+                               const std::atomic<bool>& interrupted, const DeliverRows& deliver) {
   fs::create_directories(settings.logs_dir);
   std::mutex queue_mutex;
+  std::vector<ChildJob> not_started;  // by the time budget
+  // The next job for a worker, under queue_mutex; false when there is none to start.
+  auto take = [&](ChildJob& job) {
+    if (jobs.empty()) return false;
+    auto next = jobs.begin();
+    if (settings.deadline) {
+      const double left =
+          std::chrono::duration<double>(*settings.deadline - std::chrono::steady_clock::now()).count();
+      next = std::find_if(jobs.begin(), jobs.end(), [&](const ChildJob& candidate) {
+        return left > 0 && (settings.expected_s ? settings.expected_s(candidate) : 0.0) <= left;
+      });
+      if (next == jobs.end()) {  // time only runs out: none of them will fit later either
+        not_started.insert(not_started.end(), jobs.begin(), jobs.end());
+        jobs.clear();
+        return false;
+      }
+    }
+    job = *next;
+    jobs.erase(next);
+    return true;
+  };
   const std::string executable = current_executable();
   auto worker = [&](std::size_t worker_index) {
     const std::string& device = settings.devices[worker_index];
@@ -54,9 +76,7 @@ void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
       ChildJob job;
       {
         std::lock_guard<std::mutex> lock(queue_mutex);
-        if (jobs.empty()) return;
-        job = jobs.front();
-        jobs.pop_front();
+        if (!take(job)) return;
       }
       const RunOptions& options = job.options;
       const std::string stem =
@@ -104,6 +124,7 @@ void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
   std::vector<std::thread> workers;
   for (std::size_t i = 0; i < settings.devices.size(); ++i) workers.emplace_back(worker, i);
   for (auto& t : workers) t.join();
+  return not_started;
 }
 
 }  // namespace zoobench

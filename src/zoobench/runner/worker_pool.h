@@ -6,9 +6,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,14 +34,20 @@ struct WorkerPoolSettings {
   std::string logs_dir;
   double timeout_s = 0;
   const char* cuda_visible_devices = nullptr;  // the parent's CUDA_VISIBLE_DEVICES
+  // --time-budget: a job starts only while the seconds it is expected to take (expected_s; 0:
+  // unknown) end before `deadline`. A worker takes the first job in the queue that fits, so at
+  // the budget's end a short job may go before a long one that no longer fits.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  std::function<double(const ChildJob&)> expected_s;
 };
 
-// Runs every job (or until `interrupted`); blocks until the workers are done. `deliver` is
+// Runs every job (or until `interrupted`); blocks until the workers are done. Returns the jobs
+// the time budget left unstarted (settings.deadline), in queue order. `deliver` is
 // called from the worker threads, one call per finished job (the job, its rows), never for an
 // interrupted one. It returns false when it sets the rows aside because the job will run again
 // (its progress line then says so and does not count it as done).
 using DeliverRows = std::function<bool(const ChildJob&, const std::vector<ResultRow>&)>;
-void run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
+std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
               const std::map<std::string, SuiteConfig>& configs, Progress& progress,
               const std::atomic<bool>& interrupted, const DeliverRows& deliver);
 

@@ -34,6 +34,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--warmup", "4"},
       {"--settle-iterations", "2"},
       {"--timeout", "99"},
+      {"--time-budget", "600"},
       {"--tolerance", "0.01"},
       {"--save-outputs", "outputs"},
       {"--output", "out.csv"},
@@ -108,6 +109,7 @@ TEST(RunFlags, EveryFlagIsForwardedToTheChildOrDecidedByTheParent) {
   EXPECT_EQ(std::count(child.begin(), child.end(), "--only"), 1);
   EXPECT_EQ(std::count(child.begin(), child.end(), "--cpu-affinity"), 0);
   EXPECT_EQ(std::count(child.begin(), child.end(), "--accuracy-workers"), 0);  // the parent's
+  EXPECT_EQ(std::count(child.begin(), child.end(), "--time-budget"), 0);  // the parent's
 }
 
 TEST(RunFlags, SeveralBackendsAreParsedInOrderAndChecked) {
