@@ -168,8 +168,13 @@ class ExportAndCompile(unittest.TestCase):
     def test_a_model_writing_its_tensor_attribute_compiles_with_buffers(self):
         device = "cuda" if torch.cuda.is_available() else "cpu"
         model = KvCache().to(device).eval()
-        cache = model.cache
         x = torch.tensor([3.0, 4.0], device=device)
+        with torch.no_grad():
+            # The exporter runs the eager reference before it makes packages, and that call
+            # moves the cache to the inputs' device, as llama's forward does. Without it the
+            # retry would register a CPU buffer that a CUDA package writes into.
+            model(torch.zeros_like(x))
+        cache = model.cache
         with tempfile.TemporaryDirectory() as folder, torch.no_grad():
             path, adaptations, export_s, compile_s = aoti_export.export_and_compile(
                 model, model, (x,), self.compile_into(folder))
