@@ -69,8 +69,8 @@
 # carried folder replaces the device's copy, so carrying it again loses the rows made since.
 #   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-03/compile-hf results-gpu/
 # (the timm table is complete in docs/gpu-runs/2026-12-01d/compile-timm). The HuggingFace table
-# takes several sessions (3.5-4 minutes of GPU per model for its six backends, checks and
-# timings, measured 2026-12-02), so the next models per session: HF_TABLE_NEXT=N reads the rows
+# takes several sessions (4-5 minutes of GPU per model for its six backends, checks and
+# timings, measured 2026-12-02 and -03), so the next models per session: HF_TABLE_NEXT=N reads the rows
 # carried in and takes the next N models that lack a check or a timing (in the parts' order,
 # HF_TABLE_PART's), with AOTInductor packages for those whose aot_inductor rows are missing. The
 # exports run beside the build, and each model's checks start as soon as its export is done:
