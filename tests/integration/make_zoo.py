@@ -9,7 +9,7 @@ Model kinds:
   hang         forward never returns (a TorchScript while loop whose condition stays true)
   hang_after_20_calls  returns on its first 20 calls, then hangs: accuracy passes, performance
                hangs
-  slow         an MLP whose every call also multiplies 300x300 matrices 60 times, to no effect
+  slow         an MLP whose every call also multiplies 300x300 matrices 20 times, to no effect
                on its output: its check lasts seconds where an MLP's lasts a fraction of one
   abort        calls zoobench_test::abort (zoobench's fault_injection patch: SIGABRT)
   segfault     calls zoobench_test::segfault (fault_injection patch: null write, SIGSEGV)
@@ -99,7 +99,7 @@ class Slow(nn.Module):
 
     def forward(self, x):
         z = self.square
-        for _ in range(60):
+        for _ in range(20):
             z = torch.tanh(z @ self.square)  # bounded: 0 * its mean is 0
         return self.fc(x) + 0.0 * z.mean()
 
