@@ -73,13 +73,15 @@
 # timings, measured 2026-12-02 and -03), so the next models per session: HF_TABLE_NEXT=N reads the rows
 # carried in and takes the next N models that lack a check or a timing (in the parts' order,
 # HF_TABLE_PART's), with AOTInductor packages for those whose aot_inductor rows are missing. The
-# exports run beside the build, and each model's checks start as soon as its export is done:
+# exports run beside the build, and each model's checks start as soon as its export is done.
+# Six per session: three calls timed four of the eight exported on 2026-12-03, and the rest
+# must be exported again by the next session's fresh machine.
 #   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 \
-#     HF_TABLE_NEXT=8 HF_EXPORTERS=4 ACCURACY_WORKERS=4 scripts/gpu-check.sh table-zoo build compile-table pack
+#     HF_TABLE_NEXT=6 HF_EXPORTERS=3 ACCURACY_WORKERS=4 scripts/gpu-check.sh table-zoo build compile-table pack
 # and then, on the still-warm machine, the same without the exports (send it the moment the first
 # returns: the machine goes back after 30 s idle, and a fresh one exports and builds again, which
 # cost 2026-12-02g five of its thirty minutes):
-#   ZB_DEADLINE=$(($(date +%s)+570)) TIMM_TABLE=0 HF_TABLE_NEXT=8 ACCURACY_WORKERS=4 \
+#   ZB_DEADLINE=$(($(date +%s)+570)) TIMM_TABLE=0 HF_TABLE_NEXT=6 ACCURACY_WORKERS=4 \
 #     scripts/gpu-check.sh compile-table pack
 # With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
