@@ -35,7 +35,7 @@ struct RunOptions {
   int training_steps = 2;                 // --iterations
   MeasurementSettings measurement;        // --repeat, --warmup, --settle-iterations, --iterations-per-run
   double timeout_s = 1800;
-  double time_budget_s = 0;               // --time-budget: start no job that would not end in it (0: none)
+  double time_budget_s = 0;               // --time-budget (0: none)
   bool cosine = false;
   bool accu_summary = false;
   std::string save_outputs;               // --save-outputs DIR: accuracy outputs for `zoobench same`

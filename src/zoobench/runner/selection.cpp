@@ -95,7 +95,8 @@ std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOpt
     auto config = configs.find(entry.suite);
     if (config != configs.end()) {
       // With --performance too, an accuracy.skip reason skips only the check (plan_jobs).
-      model.skip_reason = config->second.skip_reason(entry.name, device_type, options.mode, options.accuracy);
+      model.skip_reason =
+          config->second.skip_reason(entry.name, device_type, options.mode, options.accuracy);
     }
     selected.push_back(std::move(model));
   }

@@ -385,7 +385,8 @@ void report_not_started(const RunOptions& options, const std::vector<ChildJob>& 
     std::vector<std::string> experiments;
     if (job.options.accuracy) experiments.push_back("accuracy");
     if (job.options.performance) experiments.push_back("performance");
-    names.push_back(job.entry.name + " [" + job.options.backend + ", " + join(experiments, "+") + "]");
+    names.push_back(job.entry.name + " [" + job.options.backend + ", " +
+                    join(experiments, "+") + "]");
   }
   std::fprintf(stderr,
                "zoobench: the time budget (--time-budget %s s) left %zu job(s) unstarted, each "
@@ -425,16 +426,17 @@ void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
     }
     std::mutex again_mutex;
     std::deque<ChildJob> again;  // checks to repeat alone
-    std::vector<ChildJob> left = run_jobs(std::move(phase.jobs), settings, configs, progress, g_interrupted,
-             [&](const ChildJob& job, const std::vector<ResultRow>& rows) {
-               if (out_of_memory_beside_others(phase, rows)) {
-                 std::lock_guard<std::mutex> lock(again_mutex);
-                 again.push_back(job);
-                 return false;
-               }
-               for (const auto& row : rows) sinks.write(row);
-               return true;
-             });
+    auto deliver = [&](const ChildJob& job, const std::vector<ResultRow>& rows) {
+      if (out_of_memory_beside_others(phase, rows)) {
+        std::lock_guard<std::mutex> lock(again_mutex);
+        again.push_back(job);
+        return false;
+      }
+      for (const auto& row : rows) sinks.write(row);
+      return true;
+    };
+    std::vector<ChildJob> left =
+        run_jobs(std::move(phase.jobs), settings, configs, progress, g_interrupted, deliver);
     not_started.insert(not_started.end(), left.begin(), left.end());
     if (again.empty()) continue;
     // First in the next phase that has each device to itself, or a phase of their own.

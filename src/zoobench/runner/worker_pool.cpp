@@ -40,8 +40,9 @@ std::vector<std::string> child_arguments(const RunOptions& o, const std::string&
 }
 
 std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
-                               const std::map<std::string, SuiteConfig>& configs, Progress& progress,
-                               const std::atomic<bool>& interrupted, const DeliverRows& deliver) {
+                               const std::map<std::string, SuiteConfig>& configs,
+                               Progress& progress, const std::atomic<bool>& interrupted,
+                               const DeliverRows& deliver) {
   fs::create_directories(settings.logs_dir);
   std::mutex queue_mutex;
   std::vector<ChildJob> not_started;  // by the time budget
@@ -50,8 +51,9 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
     if (jobs.empty()) return false;
     auto next = jobs.begin();
     if (settings.deadline) {
-      const double left =
-          std::chrono::duration<double>(*settings.deadline - std::chrono::steady_clock::now()).count();
+      const double left = std::chrono::duration<double>(*settings.deadline -
+                                                        std::chrono::steady_clock::now())
+                               .count();
       next = std::find_if(jobs.begin(), jobs.end(), [&](const ChildJob& candidate) {
         return left > 0 && (settings.expected_s ? settings.expected_s(candidate) : 0.0) <= left;
       });

@@ -48,8 +48,9 @@ struct WorkerPoolSettings {
 // (its progress line then says so and does not count it as done).
 using DeliverRows = std::function<bool(const ChildJob&, const std::vector<ResultRow>&)>;
 std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
-              const std::map<std::string, SuiteConfig>& configs, Progress& progress,
-              const std::atomic<bool>& interrupted, const DeliverRows& deliver);
+                               const std::map<std::string, SuiteConfig>& configs,
+                               Progress& progress, const std::atomic<bool>& interrupted,
+                               const DeliverRows& deliver);
 
 // The flags that make a child `zoobench run` do `options` for one model on one device: the
 // parent's per-child decisions, then the user's other flags as given (options.child_flags).
