@@ -368,10 +368,10 @@ std::map<std::pair<std::string, std::string>, double> check_seconds(const RunOpt
       continue;
     }
     for (const auto& row : rows) {
-      const std::string& seconds = cell(row, columns::kDurationS);
-      if (seconds.empty() || cell(row, columns::kBackend) != backend) continue;
+      const auto seconds = report::parse_number(cell(row, columns::kDurationS));
+      if (!seconds || cell(row, columns::kBackend) != backend) continue;
       double& value = longest[{cell(row, columns::kName), backend}];
-      value = std::max(value, std::strtod(seconds.c_str(), nullptr));
+      value = std::max(value, *seconds);
     }
   }
   return longest;
