@@ -499,10 +499,11 @@ stage_compile-train() {
 
 # One change re-measured on a few models, in a result folder of its own: RETIME_SUITE (huggingface),
 # RETIME_MODELS (names, required), RETIME_BACKENDS (python_eager,jit,cudagraphs), RETIME_RUN
-# (retime). The models are exported beside the build (zoo $ZOO-retime), without packages unless
-# RETIME_AOTI_OPTIONS is set: then with packages compiled with those Inductor options (JSON, e.g.
-# '{"force_shape_pad": true}'; "{}" for the defaults); RETIME_EXPORT_FLAGS adds exporter flags
-# ("--aoti", "--aoti-numerics default"); accuracy and performance, timings alone.
+# (retime). The models are exported beside the build (zoo $ZOO-retime, one exporter per model),
+# without packages unless RETIME_AOTI_OPTIONS is set: then with packages compiled with those
+# Inductor options (JSON, e.g. '{"force_shape_pad": true}'; "{}" for the defaults);
+# RETIME_EXPORT_FLAGS adds exporter flags ("--aoti", "--aoti-numerics default"); accuracy and
+# performance, timings alone.
 RETIME_ZOO_DONE=$LOGS/.retime-zoo-done
 stage_retime-zoo() {
   [[ -n ${RETIME_MODELS:-} ]] || { echo "RETIME_MODELS names no model"; return 2; }
@@ -511,7 +512,12 @@ stage_retime-zoo() {
     [[ -n ${RETIME_AOTI_OPTIONS:-} ]] && extra=(--aoti --aoti-options "$RETIME_AOTI_OPTIONS")
     # shellcheck disable=SC2206  # RETIME_EXPORT_FLAGS: exporter flags, e.g. "--aoti --aoti-numerics default"
     extra+=(${RETIME_EXPORT_FLAGS:-})
-    export_part retime --suite "${RETIME_SUITE:-huggingface}" -k "$(regex_of $RETIME_MODELS)" "${extra[@]}" &
+    # One exporter per model, side by side: a package's compile takes 1-3 minutes, and a
+    # retime is a few models.
+    local model
+    for model in $RETIME_MODELS; do
+      export_part "retime-$model" --suite "${RETIME_SUITE:-huggingface}" -k "$(regex_of "$model")" "${extra[@]}" &
+    done
   }
   zoo_in_background "$ZOO-retime" "$RETIME_ZOO_DONE" retime_parts
 }

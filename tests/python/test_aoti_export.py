@@ -154,13 +154,21 @@ class ExportAndCompile(unittest.TestCase):
 
     def run_package(self, path, x):
         """The package's output for X, from a fresh interpreter."""
+        # Each step says on stderr that it starts, so that a crash inside the loader (a
+        # segmentation fault leaves no traceback) names the step: loading or running.
         script = ("import sys, torch\n"  # argv: -c, the package, device, values
+                  "step = lambda name: print('step:', name, file=sys.stderr, flush=True)\n"
                   "x = torch.tensor([float(v) for v in sys.argv[3:]], device=sys.argv[2])\n"
                   "index = x.device.index if x.is_cuda else -1\n"
+                  "step('loading the package')\n"
                   "loader = torch._C._aoti.AOTIModelPackageLoader(sys.argv[1], 'model', False, 1, index)\n"
-                  "(out,) = loader.run([x])\n"
+                  "step('running it')\n"
+                  "with torch.inference_mode():\n"  # as zoobench's backend runs packages
+                  "    (out,) = loader.run([x])\n"
+                  "step('reading its output')\n"
                   "print(' '.join(repr(v) for v in out.cpu().tolist()))\n")
-        done = subprocess.run([sys.executable, "-c", script, path, str(x.device), *map(str, x.tolist())],
+        done = subprocess.run([sys.executable, "-X", "faulthandler", "-c", script, path,
+                               str(x.device), *map(str, x.tolist())],
                               capture_output=True, text=True, timeout=300)
         self.assertEqual(done.returncode, 0, f"running the package: {done.stderr[-3000:]}")
         return torch.tensor([float(v) for v in done.stdout.split()])
