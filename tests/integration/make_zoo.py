@@ -9,8 +9,9 @@ Model kinds:
   hang         forward never returns (a TorchScript while loop whose condition stays true)
   hang_after_20_calls  returns on its first 20 calls, then hangs: accuracy passes, performance
                hangs
-  slow         an MLP whose every call also multiplies 300x300 matrices 20 times, to no effect
-               on its output: its check lasts seconds where an MLP's lasts a fraction of one
+  slow         an MLP whose every call also multiplies 400x400 matrices 25 times, to no effect
+               on its output: its check's process lasts several seconds where an MLP's lasts
+               one (most of it the process's start and load)
   abort        calls zoobench_test::abort (zoobench's fault_injection patch: SIGABRT)
   segfault     calls zoobench_test::segfault (fault_injection patch: null write, SIGSEGV)
   huge_alloc   allocates 2**57 bytes, beyond any address space (c10 "can't allocate memory")
@@ -95,11 +96,11 @@ class Slow(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(8, 8)
-        self.square = nn.Parameter(torch.randn(300, 300) / 300 ** 0.5)
+        self.square = nn.Parameter(torch.randn(400, 400) / 400 ** 0.5)
 
     def forward(self, x):
         z = self.square
-        for _ in range(20):
+        for _ in range(25):
             z = torch.tanh(z @ self.square)  # bounded: 0 * its mean is 0
         return self.fc(x) + 0.0 * z.mean()
 

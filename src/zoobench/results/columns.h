@@ -53,6 +53,9 @@ inline constexpr Column kBackendFamily{"backend_family"};
 // The backend's optimization switches this row ran with off (`;`-joined): --disable-switches and
 // the suite's zoobench.switches_off for the model.
 inline constexpr Column kSwitchesOff{"switches_off"};
+// Wall seconds of the child process that made the row (its start, the model's load and its
+// experiments); empty for rows made in the run's own process. --time-budget's estimates.
+inline constexpr Column kJobS{"job_s", Reading::kNumber};
 
 // Accuracy.
 inline constexpr Column kAccuracy{"accuracy"};  // the accuracy file's status

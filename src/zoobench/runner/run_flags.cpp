@@ -83,8 +83,9 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
       ->capture_default_str();
   c.add_option("--time-budget", o.time_budget_s,
                "seconds the run may take: a job starts only while it can end within them, "
-               "judged by its model's check with that backend (duration_s); the jobs left over "
-               "are listed for --resume (0: no budget)")
+               "judged by the rows' job_s (its model's check with that backend, scaled by the "
+               "backend's timing-to-check ratio); the jobs left over are listed for --resume "
+               "(0: no budget)")
       ->check(finite_number(0))
       ->capture_default_str();
   c.add_flag("--cosine", o.cosine, "compare with cosine similarity instead of allclose/RMSE");

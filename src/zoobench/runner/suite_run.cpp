@@ -24,6 +24,7 @@
 #include "zoobench/results/sink.h"
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_rows.h"
+#include "zoobench/runner/job_estimates.h"
 #include "zoobench/runner/model_run.h"
 #include "zoobench/runner/output_lock.h"
 #include "zoobench/runner/progress.h"
@@ -349,34 +350,6 @@ bool out_of_memory_beside_others(const RunPhase& phase, const std::vector<Result
   return std::any_of(rows.begin(), rows.end(), ran_out_of_memory);
 }
 
-// --time-budget's estimate of a job: the longest check of its model with its backend in the
-// run's accuracy files (duration_s), read before each phase, so a run's checks judge its
-// timings; absent where there is none (the job then starts while any time is left). A
-// torch.compile timing compiles again, as its check did (other numerics, another cache key):
-// on the H200 the two took about as long (2026-12-03).
-std::map<std::pair<std::string, std::string>, double> check_seconds(const RunOptions& options) {
-  std::map<std::pair<std::string, std::string>, double> longest;
-  const std::string label = device_label(options.devices);
-  for (const auto& backend : options.backends) {
-    const std::string path = result_csv_path(for_backend(options, backend), "accuracy", label);
-    if (!fs::exists(path)) continue;
-    std::vector<ResultRow> rows;
-    try {
-      rows = read_result_rows(path);
-    } catch (const std::exception& e) {
-      log::warn("--time-budget: {} cannot be read for its checks' durations: {}", path, e.what());
-      continue;
-    }
-    for (const auto& row : rows) {
-      const auto seconds = report::parse_number(cell(row, columns::kDurationS));
-      if (!seconds || cell(row, columns::kBackend) != backend) continue;
-      double& value = longest[{cell(row, columns::kName), backend}];
-      value = std::max(value, *seconds);
-    }
-  }
-  return longest;
-}
-
 // The jobs the time budget left unstarted, for the user to resume.
 void report_not_started(const RunOptions& options, const std::vector<ChildJob>& jobs) {
   if (jobs.empty()) return;
@@ -402,6 +375,10 @@ void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(options.time_budget_s));
   std::vector<ChildJob> not_started;
+  // --time-budget's estimates: the rows already in the run's files, then each job's as it ends.
+  JobEstimates estimates;
+  if (options.time_budget_s > 0)
+    add_result_files(estimates, options, device_label(options.devices));
   std::vector<RunPhase> phases = run_phases(options, std::move(jobs));
   std::size_t total = 0;
   for (const auto& phase : phases) total += phase.jobs.size();
@@ -419,9 +396,9 @@ void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
     settings.cuda_visible_devices = cuda_visible_devices;
     if (options.time_budget_s > 0) {
       settings.deadline = deadline;
-      settings.expected_s = [seconds = check_seconds(options)](const ChildJob& job) {
-        auto it = seconds.find({job.entry.name, job.options.backend});
-        return it == seconds.end() ? 0.0 : it->second;
+      settings.expected_s = [&estimates](const ChildJob& job) {
+        return estimates.expected_s(job.entry.name, job.options.backend, job.options.accuracy,
+                                    job.options.performance);
       };
     }
     std::mutex again_mutex;
@@ -432,7 +409,10 @@ void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
         again.push_back(job);
         return false;
       }
-      for (const auto& row : rows) sinks.write(row);
+      for (const auto& row : rows) {
+        sinks.write(row);
+        estimates.add(row);
+      }
       return true;
     };
     std::vector<ChildJob> left =

@@ -113,6 +113,7 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
       for (auto& row : rows) {
         set_cell(row, columns::kDev, device);  // a pinned child knew its GPU only as cuda:0
         set_cell(row, columns::kLog, log_path);
+        set_cell(row, columns::kJobS, format_cell(outcome.seconds));
       }
       const bool kept = deliver(job, rows);
       fs::remove(row_path);
