@@ -67,7 +67,7 @@
 # To continue an earlier session's table (docs/results.md says which is unfinished), copy its
 # rows in first and carry them with the first call only (carry: .gpu-deps, results-gpu): a
 # carried folder replaces the device's copy, so carrying it again loses the rows made since.
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-03/compile-hf results-gpu/
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-03b/compile-hf results-gpu/
 # (the timm table is complete in docs/gpu-runs/2026-12-01d/compile-timm). The HuggingFace table
 # takes several sessions (4-5 minutes of GPU per model for its six backends, checks and
 # timings, measured 2026-12-02 and -03), so the next models per session: HF_TABLE_NEXT=N reads the rows
@@ -80,7 +80,8 @@
 #     HF_TABLE_NEXT=6 HF_EXPORTERS=3 ACCURACY_WORKERS=4 scripts/gpu-check.sh table-zoo build compile-table pack
 # and then, on the still-warm machine, the same without the exports (send it the moment the first
 # returns: the machine goes back after 30 s idle, and a fresh one exports and builds again, which
-# cost 2026-12-02g five of its thirty minutes):
+# cost 2026-12-02g five of its thirty minutes; on 2026-12-03b a call sent a minute late found no
+# machine at all, and the refusals and the idle wait used the last ten minutes):
 #   ZB_DEADLINE=$(($(date +%s)+570)) TIMM_TABLE=0 HF_TABLE_NEXT=6 ACCURACY_WORKERS=4 \
 #     scripts/gpu-check.sh compile-table pack
 # With two GPUs, the lists beside the table:
