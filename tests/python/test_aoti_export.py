@@ -120,6 +120,17 @@ class TensorAttributesAsBuffers(unittest.TestCase):
         self.assertEqual(list(model.named_buffers()), [])
         self.assertIn("cache", vars(model))
 
+    def test_with_a_device_only_the_attributes_on_it_become_buffers(self):
+        model = KvCache()
+        model.cache = torch.zeros(2, device="meta")  # the inputs' device; inner.table stays apart
+        table = model.inner.table
+        with aoti_export.tensor_attributes_as_buffers(model, torch.device("meta")) as names:
+            self.assertEqual(names, ["cache"])
+            self.assertEqual([name for name, _ in model.named_buffers()], ["cache"])
+            self.assertIs(vars(model.inner)["table"], table)
+        self.assertEqual(list(model.named_buffers()), [])
+        self.assertEqual(model.cache.device, torch.device("meta"))
+
     def test_what_forward_assigned_while_traced_is_undone(self):
         model = KvCache()
         cache, table = model.cache, model.inner.table
@@ -140,10 +151,13 @@ class ExportAndCompile(unittest.TestCase):
     themselves (one package, its C++ compiled: the slowest test here). The package is compiled for
     CUDA where there is a GPU, as zoobench's are on the H200, and run in a process of its own by
     the loader zoobench runs packages with (AOTIModelPackageLoader, model "model", one runner).
-    Python's aoti_load_package, which wraps it in torch.export's pt2 archive reader, crashed in
-    `_load_aoti` on this package on the H200 (a segmentation fault, in the compiling process on
-    2026-12-02g and in a fresh one on 2026-12-03), while zoobench's C++ loader ran llama's package
-    made the same way and it passed (docs/coverage.md)."""
+    This package crashed its process on the H200 (a segmentation fault: in Python's
+    aoti_load_package on 2026-12-02g and -03, in AOTIModelPackageLoader on 2026-12-03b), while
+    zoobench's C++ loader ran llama's package made the same way and it passed
+    (docs/coverage.md). What differed: the model's `inner.table` is a plain attribute left on
+    the CPU, which the retry registered as a buffer of the CUDA package; llama's forward moves
+    its attributes to the inputs' device. The retry now registers only the attributes on the
+    inputs' device (not yet run on the H200)."""
 
     def compile_into(self, folder):
         def compile_program(program):
@@ -189,6 +203,8 @@ class ExportAndCompile(unittest.TestCase):
             got = self.run_package(path, x)
         self.assertEqual(len(adaptations), 1, adaptations)
         self.assertIn("cache", adaptations[0])
+        if device == "cuda":  # the CPU table is no buffer of a CUDA package
+            self.assertNotIn("inner.table", adaptations[0])
         self.assertGreater(export_s, 0)
         self.assertGreater(compile_s, 0)
         self.assertIs(model.cache, cache)  # the model as it was: the same tensor, untouched

@@ -109,12 +109,18 @@ def _plain_tensor_attributes(module: nn.Module) -> List[Tuple[str, nn.Module, st
 
 
 @contextlib.contextmanager
-def tensor_attributes_as_buffers(module: nn.Module):
+def tensor_attributes_as_buffers(module: nn.Module, device: Optional[torch.device] = None):
     """Plain tensor attributes of `module` and its submodules registered as non-persistent
     buffers (the same tensors: the state_dict does not change); yields their dotted names.
-    Afterwards they are plain attributes again, holding what the buffers hold then."""
+    Afterwards they are plain attributes again, holding what the buffers hold then. With
+    `device`, only the attributes on it: a buffer is an input of the package, and one left on
+    another device (an attribute forward never moves, such as a table on the CPU beside a model
+    on the GPU) would be a CPU tensor handed to a CUDA package's kernels; as a plain attribute,
+    torch.export leaves it out where forward does not read it."""
     moved = []
     for prefix, submodule, name, value in _plain_tensor_attributes(module):
+        if device is not None and value.device != device:
+            continue
         del submodule.__dict__[name]
         submodule.register_buffer(name, value, persistent=False)
         moved.append((prefix, submodule, name))
@@ -165,7 +171,9 @@ def export_and_compile(program_module: nn.Module, module: nn.Module, args: tuple
         first_failure = e
     # kept outside: what the trace assigns to a buffer is what tensor_attributes_as_buffers
     # would hand back as the attribute
-    with tensor_attributes_kept(module), tensor_attributes_as_buffers(module) as moved:
+    # The package's device is its inputs'.
+    device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
+    with tensor_attributes_kept(module), tensor_attributes_as_buffers(module, device) as moved:
         if not moved:
             raise first_failure
         compiled, export_s, compile_s = attempt()
