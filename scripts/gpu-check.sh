@@ -32,7 +32,8 @@
 #   compile-table  the side-by-side table: the timm zoo with python_eager, jit, cudagraphs,
 #                  aot_inductor, inductor, inductor:reduce-overhead in one invocation: checks
 #                  ACCURACY_WORKERS (3) at a time per GPU, then timings one per GPU (resumable:
-#                  a second call continues it; ZB_DEADLINE ends it in time)
+#                  a second call continues it; ZB_DEADLINE ends it in time, TABLE_LEAVES_S
+#                  seconds earlier for the stages after it)
 #   lists-beside   the lists (as `lists`) in the background on the last GPU and the upper half of
 #                  the CPUs, beside the stages after it (a table on GPU 0: TABLE_GPU=0); the
 #                  pack stage waits for it; its limit comes from ZB_DEADLINE
@@ -84,6 +85,15 @@
 # machine at all, and the refusals and the idle wait used the last ten minutes):
 #   ZB_DEADLINE=$(($(date +%s)+570)) TIMM_TABLE=0 HF_TABLE_NEXT=6 ACCURACY_WORKERS=4 \
 #     scripts/gpu-check.sh compile-table pack
+# A retime can share the session: its models export in call 1 beside the table's (retime-zoo;
+# the zoo stays on the warm machine), and the last call leaves it the end of its deadline, e.g.
+# for the language-model heads below (checks and timings of two models with aot_inductor and
+# inductor, about 4 minutes):
+#   export RETIME_MODELS="GPTNeoForCausalLM DebertaForMaskedLM" RETIME_EXPORT_FLAGS=--aoti \
+#     RETIME_BACKENDS=aot_inductor,inductor RETIME_RUN=retime-numerics   # in each call's command
+#   call 1: as above, with the stages table-zoo retime-zoo build test compile-table pack
+#   call 3: ZB_DEADLINE=$(($(date +%s)+570)) TABLE_LEAVES_S=270 TIMM_TABLE=0 HF_TABLE_NEXT=6 \
+#     ACCURACY_WORKERS=4 scripts/gpu-check.sh compile-table retime pack
 # With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
@@ -391,6 +401,9 @@ print(" ".join(e["name"] for e in json.load(open(sys.argv[1]))["models"] if e.ge
 # the CPUs. --resume: a later call continues it.
 stage_compile-table() {
   local zoo=$ZOO-table devices
+  # TABLE_LEAVES_S: seconds of the call's deadline left to the stages after this one (a retime
+  # in the same call), which would otherwise start only when the table has nothing that fits.
+  [[ -n ${ZB_DEADLINE:-} ]] && local ZB_DEADLINE=$((ZB_DEADLINE - ${TABLE_LEAVES_S:-0}))
   devices=$(one_worker_per_gpu)
   local cpus="0-$((JOBS - 1))"
   if [[ -n ${TABLE_GPU:-} ]]; then
