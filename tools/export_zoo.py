@@ -107,6 +107,12 @@ def parse_args(argv):
     how.add_argument("--no-check", action="store_true",
                      help="do not run eval.pt/train.pt against the Python model after saving "
                           "(faster; for models whose forward is not deterministic)")
+    how.add_argument("--oom-retries", type=int, default=2, metavar="N",
+                     help="export a model that ran out of CUDA memory again, up to N times, "
+                          "each once a quarter of the GPU is free or after --oom-wait seconds "
+                          "(default 2: exporters and runs beside each other share the GPU)")
+    how.add_argument("--oom-wait", type=float, default=300.0, metavar="SECONDS",
+                     help="the longest wait for free CUDA memory before a retry (default 300)")
     how.add_argument("-v", "--verbose", action="store_true",
                      help="show warnings from tracing and tracebacks of failures")
 
@@ -160,6 +166,8 @@ def parse_args(argv):
         parser.error("--seq-len must be positive")
     if args.image_size is not None and args.image_size < 32:
         parser.error("--image-size must be at least 32")
+    if args.oom_retries < 0 or args.oom_wait < 0:
+        parser.error("--oom-retries and --oom-wait cannot be negative")
     if (args.float16 or args.bfloat16 or args.int32_inputs or args.aoti_device
             or args.aoti_options) and not args.aoti:
         parser.error("--float16, --bfloat16, --int32-inputs, --aoti-device and --aoti-options "
@@ -215,6 +223,7 @@ def main(argv=None) -> int:
         aoti_options=args.aoti_options, aoti_numerics=args.aoti_numerics,
         torchbench_dir=args.torchbench_dir, hf_attn_implementation=args.hf_attn_implementation,
         no_skip=args.no_skip, skip_exported=args.skip_exported, check=not args.no_check,
+        oom_retries=args.oom_retries, oom_wait_s=args.oom_wait,
         verbose=args.verbose)
 
     try:

@@ -161,6 +161,70 @@ class FailureStagesTest(unittest.TestCase):
             self.assertTrue(os.path.isfile(os.path.join(zoo, "custom", "m", "manifest.json")))
 
 
+class OutOfMemoryRetryTest(unittest.TestCase):
+    """A model that ran out of CUDA memory (another exporter or a run held it) is exported
+    again once memory is free; any other failure is final at once."""
+
+    def export_all(self, zoo, failures, retries=2):
+        """Exports one model whose build raises failures[0], failures[1], ... and then builds;
+        returns the outcome, the number of builds and the progress lines."""
+        builds = []
+
+        def build(name, ctx):
+            builds.append(name)
+            if len(builds) <= len(failures):
+                raise failures[len(builds) - 1]
+            x, spec = make_input("x", [2], "randn")
+            return ExportableModel(module=torch.nn.ReLU(), inputs=(x,), input_specs=[spec],
+                                   source="test:m", batch_size=1)
+
+        source = types.SimpleNamespace(label=lambda n: "test:" + n, build=build,
+                                       unavailable_reason=lambda: None)
+        planned = exporter.PlannedModel(suite="custom", name="m", source=source,
+                                        source_name="m", batch_size=1)
+        lines = []
+        (outcome,) = exporter.export_all(
+            [planned], exporter.ExportOptions(zoo=zoo, oom_retries=retries), emit=lines.append)
+        return outcome, len(builds), lines
+
+    def oom(self):
+        return torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 MiB. "
+                                           "GPU 0 has a total capacity of 139.80 GiB")
+
+    def test_an_out_of_memory_export_is_done_again(self):
+        with tempfile.TemporaryDirectory() as zoo:
+            outcome, builds, lines = self.export_all(zoo, [self.oom()])
+            entry = read_index(zoo)[("custom", "m")]
+        self.assertEqual(builds, 2)
+        self.assertEqual(outcome.status, "exported", outcome.reason)
+        self.assertEqual(entry["status"], "exported")
+        self.assertTrue(any("out of CUDA memory" in line and "export 2 of 3" in line
+                            for line in lines), lines)
+        self.assertTrue(any(n.startswith("exported again after running out of CUDA memory")
+                            for n in entry["notes"]), entry)
+
+    def test_the_message_wrapped_in_another_error_counts_too(self):
+        wrapped = RuntimeError("The following operation failed in the TorchScript "
+                               "interpreter.\nRuntimeError: CUDA out of memory. Tried to allocate")
+        with tempfile.TemporaryDirectory() as zoo:
+            outcome, builds, _ = self.export_all(zoo, [wrapped])
+        self.assertEqual((builds, outcome.status), (2, "exported"))
+
+    def test_retries_end_and_the_model_fails_with_the_reason(self):
+        with tempfile.TemporaryDirectory() as zoo:
+            outcome, builds, _ = self.export_all(zoo, [self.oom()] * 5, retries=2)
+            entry = read_index(zoo)[("custom", "m")]
+        self.assertEqual(builds, 3)
+        self.assertEqual(entry["status"], "failed")
+        self.assertIn("building the model: OutOfMemoryError: CUDA out of memory", entry["reason"])
+
+    def test_other_failures_are_not_retried(self):
+        with tempfile.TemporaryDirectory() as zoo:
+            outcome, builds, lines = self.export_all(zoo, [ValueError("no vocab_size")])
+        self.assertEqual((builds, outcome.status), (1, "failed"))
+        self.assertFalse(any("out of CUDA memory" in line for line in lines), lines)
+
+
 class SkipExportedTest(unittest.TestCase):
     """--skip-exported continues an interrupted export of a list: a model already in the zoo
     with every artifact asked for is kept, one lacking an artifact is exported again."""
@@ -210,7 +274,8 @@ class CommandLineTest(unittest.TestCase):
         # --aoti-options: a JSON object of Inductor config keys, with --aoti only.
         for args, message in ((["--aoti-options", "{}"], "go with --aoti"),
                               (["--aoti", "--aoti-options", "{oops"], "is not JSON"),
-                              (["--aoti", "--aoti-options", "[1]"], "must be a JSON object")):
+                              (["--aoti", "--aoti-options", "[1]"], "must be a JSON object"),
+                              (["--oom-retries", "-1"], "cannot be negative")):
             result = subprocess.run(
                 [sys.executable, os.path.join(REPO_ROOT, "tools", "export_zoo.py"), *args],
                 capture_output=True, text=True)

@@ -44,6 +44,12 @@ class ExportOptions:
     skip_exported: bool = False
     check: bool = True
     verbose: bool = False
+    # A model whose export ran out of CUDA memory is exported again, up to this many times,
+    # once the GPU has memory free: exporters beside each other on one GPU (and a run beside
+    # them) each hold tens of GB for minutes, and on the H200 (2026-12-03c) two models failed
+    # that way although each fits alone.
+    oom_retries: int = 2
+    oom_wait_s: float = 300.0
 
 
 @dataclass
@@ -77,6 +83,8 @@ class Outcome:
     # Seconds per stage of export_one ("building the model": 3.2, ...): where an export's time
     # goes (on the H200 a 2 MB model took 60 s with its package, and only the total was known).
     stage_seconds: Dict[str, float] = field(default_factory=dict)
+    # The export, or one of its packages, failed for want of CUDA memory: worth a retry.
+    out_of_memory: bool = False
 
 
 class _StageClock:
@@ -265,8 +273,15 @@ def _torchscript_fields(device: str, method: str, check) -> Dict[str, Any]:
     return fields
 
 
+def is_out_of_memory(error: BaseException) -> bool:
+    """A CUDA allocation failed (PyTorch's OutOfMemoryError, or its message wrapped in
+    another error by a library or the TorchScript interpreter)."""
+    oom = getattr(torch.cuda, "OutOfMemoryError", None)
+    return (oom is not None and isinstance(error, oom)) or "CUDA out of memory" in str(error)
+
+
 def _export_aoti_packages(bundle: ExportableModel, folder: str, options: ExportOptions,
-                          artifacts: Dict[str, Dict[str, Any]]) -> Dict[str, str]:
+                          artifacts: Dict[str, Dict[str, Any]], outcome: Outcome) -> Dict[str, str]:
     """Adds aoti.<dtype>.<device> artifacts; returns {role: why not} for those that failed.
     A package that cannot be made never fails the model: its TorchScript stands."""
     failures: Dict[str, str] = {}
@@ -287,6 +302,7 @@ def _export_aoti_packages(bundle: ExportableModel, folder: str, options: ExportO
                 artifacts[role] = manifest.artifact_entry(folder, f"{role}.pt2", **entry)
             except Exception as e:  # noqa: BLE001
                 failures[role] = _first_line(e)
+                outcome.out_of_memory |= is_out_of_memory(e)
                 if options.verbose:
                     traceback.print_exc()
             finally:
@@ -360,7 +376,12 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
         aoti_failures: Dict[str, str] = {}
         if options.aoti:
             clock.enter("making AOTInductor packages")
-            aoti_failures = _export_aoti_packages(bundle, staging, options, artifacts)
+            if torch.cuda.is_available():
+                # What the checks cached goes back before minutes of compiling, for the
+                # exporters and runs beside this one on the GPU.
+                torch.cuda.empty_cache()
+            aoti_failures = _export_aoti_packages(bundle, staging, options, artifacts,
+                                                   outcome)
             outcome.aoti_failures = dict(aoti_failures)
             outcome.notes += [f"no {role}: {why}" for role, why in aoti_failures.items()]
             outcome.notes += [f"{role}: {adaptation}" for role, entry in artifacts.items()
@@ -403,6 +424,7 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
         shutil.rmtree(staging, ignore_errors=True)
         raise
     except Exception as e:  # noqa: BLE001 - one model's failure never stops the export
+        outcome.out_of_memory = is_out_of_memory(e)
         outcome.reason = _first_line(e) if isinstance(e, SourceUnavailable) else \
             f"{clock.stage}: {_first_line(e)}"
         if options.verbose and not isinstance(e, SourceUnavailable):
@@ -476,6 +498,24 @@ def _source_scope(planned: PlannedModel):
     return scope() if scope is not None else contextlib.nullcontext()
 
 
+def wait_for_device_memory(device: str, timeout_s: float, poll_s: float = 5.0,
+                           free_fraction: float = 0.25) -> float:
+    """Waits until a quarter of the CUDA device's memory is free (what another process held
+    was given back) or timeout_s passed; returns the seconds waited. A CPU export returns at
+    once. How much the model needs is not known before it runs, hence a share of the device."""
+    if not device.startswith("cuda") or not torch.cuda.is_available():
+        return 0.0
+    gc.collect()
+    torch.cuda.empty_cache()
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        free, total = torch.cuda.mem_get_info(torch.device(device))
+        if free >= free_fraction * total:
+            break
+        time.sleep(poll_s)
+    return time.monotonic() - start
+
+
 def export_all(planned: List[PlannedModel], options: ExportOptions,
                emit: Callable[[str], None] = print) -> List[Outcome]:
     versions = manifest.library_versions()
@@ -491,6 +531,17 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
             start = time.monotonic()
             with _source_scope(p):
                 outcome = export_one(p, options, versions)
+            for attempt in range(1, options.oom_retries + 1):
+                if not outcome.out_of_memory:
+                    break
+                why = outcome.reason or "; ".join(outcome.aoti_failures.values())
+                emit(f"    {p.suite}/{p.name}: out of CUDA memory ({why}); waiting for the GPU "
+                     f"to free memory, then export {attempt + 1} of {options.oom_retries + 1}")
+                waited = wait_for_device_memory(options.device, options.oom_wait_s)
+                with _source_scope(p):
+                    outcome = export_one(p, options, versions)
+                outcome.notes.append(f"exported again after running out of CUDA memory ({why}), "
+                                     f"{waited:.0f}s later (export {attempt + 1})")
             outcome.seconds = time.monotonic() - start
             entry = {"name": p.name, "suite": p.suite, "status": outcome.status,
                      "reason": outcome.reason, "source": p.source_label,
