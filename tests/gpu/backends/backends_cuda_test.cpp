@@ -232,6 +232,39 @@ TEST_F(CudaGraphs, MaskedAssignmentOfADeviceValueReadsNothingBack) {
   EXPECT_TRUE(at::equal(expected, got));
 }
 
+// A package that the exporter's buffers retry made, for a model that writes a plain tensor
+// attribute in forward (llama's KV cache; small_models.py kv_cache): zoobench's loader runs it,
+// captured and not, with PyTorch's own float64 result. PyTorch's Python loader crashed on the
+// same model's package on the H200 (a segmentation fault while loading, 2026-12-02g to -03c;
+// tests/python/test_aoti_export.py), which is why this runs in zoobench's C++ backend.
+TEST_F(CudaGraphs, AotInductorRunsThePackageOfAModelThatWritesItsTensorAttribute) {
+  if (!compat::kHasAotInductor) GTEST_SKIP() << "AOTInductor needs Torch >= 2.6";
+  Model model = load_model("kv_cache", device_);
+  ASSERT_NE(model.manifest.artifact("aoti.float32.cuda"), nullptr)
+      << "no package: " << aoti_failure("kv_cache", c10::kCUDA);
+  // The package came from the retry, with the cache as its buffer.
+  std::ifstream in(testing::small_model_manifest(zoo_for(c10::kCUDA), "kv_cache"));
+  const nlohmann::json adaptations =
+      nlohmann::json::parse(in)["artifacts"]["aoti.float32.cuda"].value("adaptations",
+                                                                        nlohmann::json::array());
+  ASSERT_EQ(adaptations.size(), 1u) << adaptations.dump();
+  EXPECT_NE(adaptations[0].get<std::string>().find("cache"), std::string::npos)
+      << adaptations.dump();
+
+  const Record reference = python_float64_results("kv_cache", Mode::kInference, c10::kCUDA);
+  const Tolerance tol = case_tolerance("aot_inductor", "kv_cache", Mode::kInference, c10::kCUDA);
+  auto backend = make_backend("aot_inductor");
+  for (bool captured : {true, false}) {
+    SCOPED_TRACE(captured ? "captured" : "not captured");
+    BackendRequest request = request_for(device_, Mode::kInference);
+    request.cudagraphs = captured;
+    RunOutcome result = run_backend(*backend, model.manifest, request, model.inputs);
+    EXPECT_EQ(result.info.cudagraphs, captured ? "on" : "off");
+    Verdict verdict = compare_records(reference, result.record, tol, /*flat_outputs=*/true);
+    EXPECT_TRUE(verdict.pass) << verdict.report;
+  }
+}
+
 // Switches that decide a capture: aot_inductor's `cudagraphs` and Inductor's
 // `triton.cudagraphs` (reduce-overhead) turn it off, other switches leave it on (Inductor's
 // mode is turned into options beneath the disabled switches': torch.compile takes a mode or

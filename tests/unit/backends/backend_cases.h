@@ -394,7 +394,9 @@ class BackendOnDevice : public ::testing::TestWithParam<c10::DeviceType> {
 // (Python, nn.Module, torch.optim.SGD) to rounding.
 TEST_P(BackendOnDevice, EagerFloat64IsPyTorchFloat64) {
   const c10::Device device(GetParam());
-  for (const auto& name : kModels) {
+  std::vector<std::string> models = kModels;
+  models.push_back("kv_cache");  // the reference of the package test on CUDA
+  for (const auto& name : models) {
     for (Mode mode : {Mode::kInference, Mode::kTraining}) {
       SCOPED_TRACE(name + " " + mode_name(mode));
       Model model = load_model(name, device);

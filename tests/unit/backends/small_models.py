@@ -75,6 +75,22 @@ class HostCopy(nn.Module):
         return self.fc(x).cpu().to(x.device) * 2.0
 
 
+class KvCache(nn.Module):
+    """llama's pattern: a cache kept in a plain tensor attribute (no buffer), moved to the
+    inputs' device and written in forward. torch.export refuses the write into what it takes
+    for a constant; the exporter retries with the attribute registered as a buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.linspace(0.5, 1.5, 4))
+        self.cache = torch.zeros(3, 4)
+
+    def forward(self, x):
+        self.cache = self.cache.to(x)
+        self.cache[:] = x
+        return self.cache * self.scale
+
+
 def make(name):
     torch.manual_seed(0)
     if name == "conv_bn_relu":
@@ -85,6 +101,8 @@ def make(name):
         return EncoderLayer(), (torch.randint(0, 50, (2, 5)),)
     if name == "host_copy":
         return HostCopy(), (torch.randn(4, 8),)
+    if name == "kv_cache":
+        return KvCache(), (torch.randn(3, 4),)
     return HostSync(), (torch.randn(4, 8),)
 
 

@@ -18,6 +18,8 @@
 //                  in a CUDA graph, and the backends see that before trying (capture skipped)
 //   host_copy      linear, a copy to the host and back: reads no value, so only the capture
 //                  itself finds out (capture failed); not in the backend table (kModels)
+//   kv_cache       a cache in a plain tensor attribute, moved and written in forward (llama's
+//                  pattern): its package comes from the exporter's buffers retry; not in kModels
 #pragma once
 
 #include <gtest/gtest.h>
@@ -61,7 +63,7 @@ def export(argv):
 
 work = os.path.join(OUT, "work")
 os.makedirs(work, exist_ok=True)
-names = ["conv_bn_relu", "mlp", "encoder_layer", "host_sync", "host_copy"]
+names = ["conv_bn_relu", "mlp", "encoder_layer", "host_sync", "host_copy", "kv_cache"]
 for name in names:
     module, inputs = make(name)
     torch.jit.script(module).save(os.path.join(work, name + ".pt"))
@@ -146,15 +148,22 @@ for name in names:
 failures = {}
 if AOTI_CUDA:
     import torch._inductor
+    from zoo_export import aoti_export
     for name in names:
         folder = os.path.join(OUT, "custom", name)
         path = os.path.join(folder, "aoti.float32.cuda.pt2")
         try:
             module, inputs = make(name)
             module = module.eval().cuda()
+            inputs = tuple(t.cuda() for t in inputs)
             with torch.no_grad():
-                program = torch.export.export(module, tuple(t.cuda() for t in inputs))
-                torch._inductor.aoti_compile_and_package(program, package_path=path)
+                # The exporter's way: its eager reference runs first (kv_cache's moves its
+                # cache to the GPU), then torch.export with the buffers retry, then the compile.
+                module(*inputs)
+                _, adaptations, _, _ = aoti_export.export_and_compile(
+                    module, module, inputs,
+                    lambda program: torch._inductor.aoti_compile_and_package(
+                        program, package_path=path))
             with open(path, "rb") as f:
                 sha = hashlib.sha256(f.read()).hexdigest()
             manifest_path = os.path.join(folder, "manifest.json")
@@ -163,6 +172,8 @@ if AOTI_CUDA:
             manifest["artifacts"]["aoti.float32.cuda"] = {
                 "path": "aoti.float32.cuda.pt2", "sha256": sha, "kind": "aoti",
                 "device": "cuda", "dtype": "float32"}
+            if adaptations:
+                manifest["artifacts"]["aoti.float32.cuda"]["adaptations"] = adaptations
             with open(manifest_path, "w") as f:
                 json.dump(manifest, f, indent=2)
         except Exception as e:  # a model torch.export cannot take has no package
@@ -183,9 +194,10 @@ inline std::string small_zoo_dir(const SmallZooOptions& options = {}) {
   key_material += options.aoti_cuda ? "|aoti_cuda" : "";
   key_material += "|" + python();
   for (const char* source :
-       {"tests/unit/backends/small_models.py", "tools/export_zoo.py", "tools/zoo_export/exporter.py",
-        "tools/zoo_export/manifest.py",
-        "tools/zoo_export/torchscript_export.py", "tools/zoo_export/sources/user_torchscript.py",
+       {"tests/unit/backends/small_models.py", "tools/export_zoo.py",
+        "tools/zoo_export/exporter.py", "tools/zoo_export/manifest.py",
+        "tools/zoo_export/aoti_export.py", "tools/zoo_export/torchscript_export.py",
+        "tools/zoo_export/sources/user_torchscript.py",
         "tools/zoo_export/sources/torchvision_models.py"}) {
     const std::string path = root + "/" + source;
     if (std::filesystem::exists(path)) key_material += read_text_file(path);
