@@ -51,6 +51,10 @@
 #                  $RESULTS/$RETIME_RUN: one change re-measured (e.g. TorchScript loading)
 #   capture-check  the diagnosis zoo with jit and cudagraphs, accuracy: the `cudagraphs` column
 #   dropout        bench_dropout's CUDA cases (packed vs ATen, moved GB/s, fraction of HBM)
+#   training-package  bench/training_package.py (issue 18, target 2): the whole training step
+#                  as one AOTInductor package against torch.compile's training, each side in its
+#                  own process; TRAINING_PACKAGE_MODELS (text_encoder_bert_dropout),
+#                  TRAINING_PACKAGE_SIDES (eager,inductor:reduce-overhead,package,package_graph)
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
 #   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh;
 #                  LISTS_PARTS="stream pack": with AOTInductor packages, a model at a time)
@@ -152,7 +156,7 @@ RESULTS=${RESULTS:-results-gpu}
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env table-zoo diag-zoo train-zoo retime-zoo lists-beside build test gpu-unit smoke compiler-bisect bisect zoo compile-table compile-train retime host-syncs capture-check dropout overhead lists judged-cases measure pack)
+PLAN=(env table-zoo diag-zoo train-zoo retime-zoo lists-beside build test gpu-unit smoke compiler-bisect bisect zoo compile-table compile-train retime host-syncs capture-check dropout training-package overhead lists judged-cases measure pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -561,6 +565,20 @@ stage_dropout() {
   "$BUILD/bench/bench_dropout" --benchmark_filter='/cuda/' --benchmark_min_time=0.02 \
     --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > "$LOGS/bench-dropout-cuda.txt" 2>&1
   grep -E "median|Benchmark" "$LOGS/bench-dropout-cuda.txt" | head -20
+}
+
+# Needs no build: Python, torch.compile and AOTInductor only. A few minutes a model (the
+# package's compile and torch.compile's are the bulk).
+stage_training-package() {
+  local model rc=0
+  for model in ${TRAINING_PACKAGE_MODELS:-text_encoder_bert_dropout}; do
+    log "training step as one package: $model"
+    $PY bench/training_package.py --model "$model" \
+      --sides "${TRAINING_PACKAGE_SIDES:-eager,inductor:reduce-overhead,package,package_graph}" \
+      > "$LOGS/training-package-$model.txt" 2> "$LOGS/training-package-$model.log" || rc=1
+    cat "$LOGS/training-package-$model.txt"
+  done
+  return $rc
 }
 
 # The test plants the fault itself (tests/integration/planted_inductor_fault/) and makes its own

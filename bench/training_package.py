@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Would an AOTInductor package of the whole training step beat torch.compile's training?
+(issue 18, target 2: zoobench's training runs ATen's kernels, and loses to Inductor's fused
+ones on the BERT-style encoder, 1.11x.)
+
+The step as a package: the forward, the loss and the backward traced together into one ATen
+graph whose inputs are the parameters, the buffers and the model's inputs and whose outputs are
+the loss and the gradients (make_fx through torch.autograd.grad: no autograd left in the graph),
+exported and compiled by AOTInductor as zoobench's inference packages are. The optimizer stays
+outside (SGD as one multi-tensor update, zoobench's step), and the parameters are the package's
+inputs, so the update needs nothing from the package's internals. What torch.compile gets is
+upstream's training: forward, loss and backward compiled as one function, SGD eager.
+
+Each side runs in a process of its own (a crash or an unsupported step costs that side only):
+
+  training_package.py --model text_encoder_bert_dropout [--batch-size 8] [--iterations 30]
+  training_package.py --model resnet50 --sides eager,inductor,package [--no-dropout]
+
+Sides: eager; inductor and inductor:reduce-overhead (torch.compile); package (the compiled
+step); package_graph (the package and the SGD update replayed as one CUDA graph). Each side:
+compile or export time, median and p10/p90 milliseconds per step (synchronised, warm-up first),
+and for the package its loss and gradients after one step against eager's from the same weights
+(dropout off for that check). Prints one JSON line a side, then a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import torch
+from torch import nn
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+
+SIDES = ["eager", "inductor", "inductor:reduce-overhead", "package", "package_graph"]
+LEARNING_RATE = 0.01
+
+
+# --- the model ----------------------------------------------------------------------------------
+
+def build(name: str, batch_size: int, device: str) -> Tuple[nn.Module, Tuple[torch.Tensor, ...]]:
+    """The training table's models, with the zoo's seed and inputs."""
+    torch.manual_seed(0)
+    if name.startswith("text_encoder"):
+        from types import SimpleNamespace
+        from zoo_export.sources import text_encoder
+        bundle = text_encoder.build(name, SimpleNamespace(seq_len=None, batch_size=batch_size))
+        model, inputs = bundle.module, bundle.inputs
+    elif name == "resnet50":
+        import torchvision
+        model = torchvision.models.resnet50(weights=None)
+        inputs = (torch.randn(batch_size, 3, 224, 224),)
+    else:
+        raise SystemExit(f"unknown model {name!r}: text_encoder_bert[_dropout] or resnet50")
+    return model.to(device).train(), tuple(t.to(device) for t in inputs)
+
+
+def without_dropout(model: nn.Module) -> nn.Module:
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+        if isinstance(m, nn.MultiheadAttention):  # its attention dropout is a float
+            m.dropout = 0.0
+    return model
+
+
+def loss_of(outputs) -> torch.Tensor:
+    """zoobench's default loss (mean_of_floating_outputs) for one output tensor."""
+    return outputs.float().mean() if isinstance(outputs, torch.Tensor) else outputs[0].mean()
+
+
+# --- the step as one graph -----------------------------------------------------------------------
+
+def _functional_call(module, tensors, args):
+    try:
+        from torch.func import functional_call
+    except ImportError:  # torch 1.13
+        from torch.nn.utils.stateless import functional_call
+    return functional_call(module, tensors, args)
+
+
+def names_per_parameter(model: nn.Module) -> List[List[str]]:
+    """Every name of each of model.parameters() (a tied weight has one per module holding it):
+    a functional call must replace the tensor under all of them, or the gradient that flows
+    through the names left out is lost (torch 1.13's functional_call does not tie weights)."""
+    names: Dict[int, List[str]] = {id(p): [] for p in model.parameters()}
+    for module_name, module in model.named_modules():
+        for name, p in module._parameters.items():
+            if p is not None:
+                names[id(p)].append(f"{module_name}.{name}" if module_name else name)
+    return [names[id(p)] for p in model.parameters()]
+
+
+def step_graph(model: nn.Module, inputs: Sequence[torch.Tensor]):
+    """(graph, names of each parameter, buffer names): the graph takes (parameters, buffers,
+    inputs) as three lists and returns [loss, gradient per parameter], forward and backward as
+    ATen operators. A tied parameter is one parameter (model.parameters() lists it once)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    parameter_names = names_per_parameter(model)
+    buffer_names = [n for n, _ in model.named_buffers()]
+
+    def step(parameters, buffers, args):
+        leaves = [p.detach().requires_grad_() for p in parameters]
+        with torch.enable_grad():
+            tensors = {name: leaf for names, leaf in zip(parameter_names, leaves) for name in names}
+            tensors.update(zip(buffer_names, buffers))
+            loss = loss_of(_functional_call(model, tensors, tuple(args)))
+            gradients = torch.autograd.grad(loss, leaves)
+        return [loss.detach(), *gradients]
+
+    parameters = [p.detach() for p in model.parameters()]
+    buffers = [b for b in model.buffers()]
+    graph = make_fx(step)(parameters, buffers, list(inputs))
+    return graph, parameter_names, buffer_names
+
+
+class FlatStep(nn.Module):
+    """The step graph with flat tensor arguments, for torch.export."""
+
+    def __init__(self, graph, parameters: int, buffers: int):
+        super().__init__()
+        self.graph_module, self.parameters_count, self.buffers_count = graph, parameters, buffers
+
+    def forward(self, *flat):
+        p, b = self.parameters_count, self.buffers_count
+        return self.graph_module(list(flat[:p]), list(flat[p:p + b]), list(flat[p + b:]))
+
+
+# --- the sides ------------------------------------------------------------------------------------
+
+def sgd(parameters: List[torch.Tensor], gradients: Sequence[torch.Tensor]) -> None:
+    torch._foreach_add_(parameters, list(gradients), alpha=-LEARNING_RATE)
+
+
+def eager_side(model, inputs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_of(model(*inputs))
+        loss.backward()
+        optimizer.step()
+    return step, 0.0
+
+
+def compile_side(model, inputs, mode):
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+
+    def forward_and_backward(args):
+        loss = loss_of(model(*args))
+        loss.backward()
+        return loss
+
+    compiled = torch.compile(forward_and_backward, mode=mode)
+    mark = getattr(torch.compiler, "cudagraph_mark_step_begin", None)
+
+    def step():
+        if mode == "reduce-overhead" and mark is not None:
+            mark()
+        optimizer.zero_grad(set_to_none=True)
+        compiled(inputs)
+        optimizer.step()
+
+    start = time.monotonic()
+    state = [b.clone() for b in model.buffers()]
+    for _ in range(3):  # compiled (and recorded) here: the compile is not a step
+        step()
+    synchronize()
+    with torch.no_grad():
+        for b, saved in zip(model.buffers(), state):
+            b.copy_(saved)
+    return step, time.monotonic() - start
+
+
+def package_side(model, inputs, captured: bool, folder: str):
+    import torch._inductor
+    start = time.monotonic()
+    graph, parameter_names, buffer_names = step_graph(model, inputs)
+    parameters = [p.detach() for p in model.parameters()]
+    buffers = list(model.buffers())
+    flat = (*parameters, *buffers, *inputs)
+    program = torch.export.export(FlatStep(graph, len(parameters), len(buffers)), flat,
+                                  strict=False)
+    path = torch._inductor.aoti_compile_and_package(
+        program, package_path=os.path.join(folder, "step.pt2"))
+    try:
+        package = torch._inductor.aoti_load_package(path, run_single_threaded=captured)
+    except TypeError:  # an older loader without the argument
+        package = torch._inductor.aoti_load_package(path)
+    prepare_s = time.monotonic() - start
+
+    def step():
+        outputs = package(*flat)
+        sgd(parameters, outputs[1:])
+
+    if not captured:
+        return step, prepare_s
+    side = torch.cuda.Stream()  # warm-up on a side stream, as PyTorch's capture recipe has it
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    cuda_graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(cuda_graph):
+        step()
+    return cuda_graph.replay, prepare_s
+
+
+def check_package(model, inputs, folder: str) -> Dict[str, float]:
+    """The package's loss and gradients after one step against eager autograd's, from the same
+    weights, dropout off: the largest difference relative to the largest eager value."""
+    model = without_dropout(model)
+    graph, _, _ = step_graph(model, inputs)
+    import torch._inductor
+    parameters = [p.detach() for p in model.parameters()]
+    buffers = [b.clone() for b in model.buffers()]
+    flat = (*parameters, *buffers, *inputs)
+    program = torch.export.export(FlatStep(graph, len(parameters), len(buffers)), flat, strict=False)
+    path = torch._inductor.aoti_compile_and_package(
+        program, package_path=os.path.join(folder, "check.pt2"))
+    got = torch._inductor.aoti_load_package(path)(*flat)
+    model.zero_grad(set_to_none=True)
+    loss = loss_of(model(*inputs))
+    loss.backward()
+    expected = [loss.detach(), *[p.grad for p in model.parameters()]]
+    worst = 0.0
+    for a, b in zip(got, expected):
+        scale = float(b.abs().max()) or 1.0
+        worst = max(worst, float((a - b).abs().max()) / scale)
+    return {"outputs": len(got), "expected": len(expected), "worst_relative_difference": worst}
+
+
+def synchronize() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def time_steps(step: Callable[[], None], warmup: int, iterations: int) -> Dict[str, float]:
+    for _ in range(warmup):
+        step()
+    synchronize()
+    samples = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        step()
+        synchronize()
+        samples.append((time.perf_counter() - start) * 1e3)
+    samples.sort()
+    return {"median_ms": statistics.median(samples), "p10_ms": samples[len(samples) // 10],
+            "p90_ms": samples[(9 * len(samples)) // 10], "steps": iterations}
+
+
+def run_side(args) -> Dict[str, object]:
+    # The numerics of zoobench's timed runs (and torch.compile's there).
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cudnn.benchmark = True
+    model, inputs = build(args.model, args.batch_size, args.device)
+    if args.no_dropout:
+        without_dropout(model)
+    row: Dict[str, object] = {"model": args.model, "side": args.side, "batch_size": args.batch_size,
+                              "dropout": not args.no_dropout}
+    with tempfile.TemporaryDirectory() as folder:
+        if args.side == "eager":
+            step, prepare_s = eager_side(model, inputs)
+        elif args.side.startswith("inductor"):
+            mode = args.side.partition(":")[2] or None
+            step, prepare_s = compile_side(model, inputs, mode)
+        else:
+            step, prepare_s = package_side(model, inputs, args.side == "package_graph", folder)
+        row["prepare_s"] = round(prepare_s, 1)
+        row.update(time_steps(step, args.warmup, args.iterations))
+        if args.side == "package":
+            model, inputs = build(args.model, args.batch_size, args.device)
+            row["check"] = check_package(model, inputs, folder)
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="text_encoder_bert_dropout")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--device", default="cuda", help="cuda (cpu: to try the script itself)")
+    parser.add_argument("--sides", default=",".join(SIDES))
+    parser.add_argument("--side", help=argparse.SUPPRESS)  # one side, in this process
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--timeout", type=float, default=420.0, help="seconds a side may take")
+    parser.add_argument("--no-dropout", action="store_true",
+                        help="every side with dropout off (where the package's random numbers "
+                             "are the question)")
+    args = parser.parse_args()
+    if args.side:
+        print(json.dumps(run_side(args)), flush=True)
+        return 0
+
+    rows = []
+    for side in args.sides.split(","):
+        if side not in SIDES:
+            parser.error(f"unknown side {side!r}: {', '.join(SIDES)}")
+        command = [sys.executable, os.path.abspath(__file__), "--side", side, "--model", args.model,
+                   "--batch-size", str(args.batch_size), "--device", args.device, "--warmup", str(args.warmup),
+                   "--iterations", str(args.iterations)] + (["--no-dropout"] if args.no_dropout else [])
+        print(f"-- {args.model} {side}", file=sys.stderr, flush=True)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+            lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+            row = json.loads(lines[-1]) if done.returncode == 0 and lines else {
+                "model": args.model, "side": side,
+                "failed": f"exit {done.returncode}: " + " / ".join(
+                    line.strip() for line in done.stderr.strip().splitlines()[-3:])}
+        except subprocess.TimeoutExpired:
+            row = {"model": args.model, "side": side, "failed": f"over {args.timeout:.0f} s"}
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+
+    compiled = [r["median_ms"] for r in rows if str(r["side"]).startswith("inductor") and "median_ms" in r]
+    best = min(compiled) if compiled else None
+    print(f"\n| {args.model} (batch {args.batch_size}) | ms per step (p10-p90) | prepare s | / torch.compile's fastest |")
+    print("|---|---:|---:|---:|")
+    for r in rows:
+        if "median_ms" not in r:
+            print(f"| {r['side']} | failed: {r['failed'][:160]} | | |")
+            continue
+        ratio = f"{r['median_ms'] / best:.2f}x" if best else "-"
+        print(f"| {r['side']} | {r['median_ms']:.2f} ({r['p10_ms']:.2f}-{r['p90_ms']:.2f}) | "
+              f"{r['prepare_s']} | {ratio} |")
+    for r in rows:
+        if "check" in r:
+            print(f"\npackage check (dropout off, one step from the same weights): {json.dumps(r['check'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

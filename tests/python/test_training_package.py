@@ -1,0 +1,93 @@
+"""bench/training_package.py's step graph: the forward, the loss and the backward traced into one
+graph of ATen operators (make_fx through torch.autograd.grad), taking the parameters as inputs,
+which the GPU machine compiles as an AOTInductor package. Checked against PyTorch's autograd on
+the model itself, on the CPU (torch 1.13 traces it too)."""
+
+import os
+import sys
+import unittest
+
+import torch
+from torch import nn
+
+from helpers import REPO_ROOT
+
+sys.path.insert(0, os.path.join(REPO_ROOT, "bench"))
+import training_package  # noqa: E402
+
+
+def autograd_step(model, inputs):
+    """[loss, gradient per parameter] by the model's own backward."""
+    model.zero_grad(set_to_none=True)
+    loss = training_package.loss_of(model(*inputs))
+    loss.backward()
+    return [loss.detach(), *[p.grad for p in model.parameters()]]
+
+
+def graph_step(graph, model, inputs):
+    return graph([p.detach() for p in model.parameters()], list(model.buffers()), list(inputs))
+
+
+class StepGraph(unittest.TestCase):
+    def setUp(self):
+        # BERT-style: attention, GELU, layer norm, dropout (switched off: the two sides would
+        # draw different masks) and the decoder tied to the token embedding.
+        model, self.inputs = training_package.build("text_encoder_small", 2, "cpu")
+        self.model = training_package.without_dropout(model)
+
+    def test_loss_and_gradients_are_autograds(self):
+        graph, names, _ = training_package.step_graph(self.model, self.inputs)
+        got = graph_step(graph, self.model, self.inputs)
+        expected = autograd_step(self.model, self.inputs)
+        self.assertEqual(len(got), 1 + len(list(self.model.parameters())))
+        self.assertEqual(len(names), len(got) - 1)
+        for i, (a, b) in enumerate(zip(got, expected)):
+            self.assertTrue(torch.allclose(a, b, rtol=1e-5, atol=1e-7),
+                            f"output {i}: largest difference {float((a - b).abs().max())}")
+
+    def test_a_tied_weight_gets_the_gradient_of_each_use(self):
+        names = training_package.names_per_parameter(self.model)
+        self.assertIn(["token_embedding.weight", "mlm_decoder.weight"], names)
+        graph, _, _ = training_package.step_graph(self.model, self.inputs)
+        tied = [i for i, n in enumerate(names) if len(n) == 2][0]
+        got = graph_step(graph, self.model, self.inputs)[1 + tied]
+        expected = autograd_step(self.model, self.inputs)[1 + tied]
+        # Through the embedding alone the gradient would miss the decoder's share, most of it.
+        self.assertTrue(torch.allclose(got, expected, rtol=1e-5, atol=1e-7))
+
+    def test_the_graph_holds_its_backward(self):
+        graph, _, _ = training_package.step_graph(self.model, self.inputs)
+        with torch.no_grad():  # no autograd to lean on: the backward must be the graph's own
+            got = graph_step(graph, self.model, self.inputs)
+        expected = autograd_step(self.model, self.inputs)
+        self.assertTrue(all(torch.allclose(a, b, rtol=1e-5, atol=1e-7)
+                            for a, b in zip(got, expected)))
+        targets = {str(n.target) for n in graph.graph.nodes if n.op == "call_function"}
+        self.assertTrue(any("backward" in t for t in targets), sorted(targets)[:20])
+
+    def test_flat_arguments_give_the_same(self):
+        graph, _, _ = training_package.step_graph(self.model, self.inputs)
+        parameters = [p.detach() for p in self.model.parameters()]
+        buffers = list(self.model.buffers())
+        flat = training_package.FlatStep(graph, len(parameters), len(buffers))(
+            *parameters, *buffers, *self.inputs)
+        for a, b in zip(flat, graph_step(graph, self.model, self.inputs)):
+            self.assertTrue(torch.equal(a, b))
+
+
+class WithoutDropout(unittest.TestCase):
+    def test_every_dropout_is_off_and_the_model_stays_in_training(self):
+        model, _ = training_package.build("text_encoder_small", 2, "cpu")
+        model.embedding_dropout.p = 0.1
+        for layer in model.encoder.layers:
+            layer.dropout.p = layer.dropout1.p = layer.dropout2.p = 0.1
+            layer.self_attn.dropout = 0.1
+        training_package.without_dropout(model)
+        self.assertTrue(model.training)
+        self.assertEqual({m.p for m in model.modules() if isinstance(m, nn.Dropout)}, {0.0})
+        self.assertEqual({m.dropout for m in model.modules()
+                          if isinstance(m, nn.MultiheadAttention)}, {0.0})
+
+
+if __name__ == "__main__":
+    unittest.main()
