@@ -54,7 +54,8 @@
 #   training-package  bench/training_package.py (issue 18, target 2): the whole training step
 #                  as one AOTInductor package against torch.compile's training, each side in its
 #                  own process; TRAINING_PACKAGE_MODELS (text_encoder_bert_dropout),
-#                  TRAINING_PACKAGE_SIDES (eager,inductor:reduce-overhead,package,package_graph)
+#                  TRAINING_PACKAGE_SIDES (eager,inductor:reduce-overhead,package,package_graph),
+#                  TRAINING_PACKAGE_FLAGS (e.g. --no-dropout: the package checked against autograd)
 #   overhead       the Python backends' bridge cost (bench_python_bridge), CPU and CUDA
 #   lists          the three model lists exported and run with jit (scripts/gpu-lists.sh;
 #                  LISTS_PARTS="stream pack": with AOTInductor packages, a model at a time)
@@ -575,7 +576,7 @@ stage_training-package() {
     log "training step as one package: $model"
     $PY bench/training_package.py --model "$model" \
       --sides "${TRAINING_PACKAGE_SIDES:-eager,inductor:reduce-overhead,package,package_graph}" \
-      > "$LOGS/training-package-$model.txt" 2> "$LOGS/training-package-$model.log" || rc=1
+      ${TRAINING_PACKAGE_FLAGS:-} > "$LOGS/training-package-$model.txt" 2> "$LOGS/training-package-$model.log" || rc=1
     cat "$LOGS/training-package-$model.txt"
   done
   return $rc
