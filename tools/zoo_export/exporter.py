@@ -424,7 +424,7 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
         shutil.rmtree(staging, ignore_errors=True)
         raise
     except Exception as e:  # noqa: BLE001 - one model's failure never stops the export
-        outcome.out_of_memory = is_out_of_memory(e)
+        outcome.out_of_memory |= is_out_of_memory(e)
         outcome.reason = _first_line(e) if isinstance(e, SourceUnavailable) else \
             f"{clock.stage}: {_first_line(e)}"
         if options.verbose and not isinstance(e, SourceUnavailable):
