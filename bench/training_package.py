@@ -103,7 +103,9 @@ def names_per_parameter(model: nn.Module) -> List[List[str]]:
 def step_graph(model: nn.Module, inputs: Sequence[torch.Tensor]):
     """(graph, names of each parameter, buffer names): the graph takes (parameters, buffers,
     inputs) as three lists and returns [loss, gradient per parameter], forward and backward as
-    ATen operators. A tied parameter is one parameter (model.parameters() lists it once)."""
+    ATen operators. A tied parameter is one parameter (model.parameters() lists it once).
+    Traced with fake tensors: nothing runs, so batch norm's running statistics are left as
+    they were (the graph updates them in place when it runs, as the model's forward does)."""
     from torch.fx.experimental.proxy_tensor import make_fx
     parameter_names = names_per_parameter(model)
     buffer_names = [n for n, _ in model.named_buffers()]
@@ -119,7 +121,7 @@ def step_graph(model: nn.Module, inputs: Sequence[torch.Tensor]):
 
     parameters = [p.detach() for p in model.parameters()]
     buffers = [b for b in model.buffers()]
-    graph = make_fx(step)(parameters, buffers, list(inputs))
+    graph = make_fx(step, tracing_mode="fake")(parameters, buffers, list(inputs))
     return graph, parameter_names, buffer_names
 
 

@@ -3,6 +3,7 @@ graph of ATen operators (make_fx through torch.autograd.grad), taking the parame
 which the GPU machine compiles as an AOTInductor package. Checked against PyTorch's autograd on
 the model itself, on the CPU (torch 1.13 traces it too)."""
 
+import copy
 import os
 import sys
 import unittest
@@ -73,6 +74,29 @@ class StepGraph(unittest.TestCase):
             *parameters, *buffers, *self.inputs)
         for a, b in zip(flat, graph_step(graph, self.model, self.inputs)):
             self.assertTrue(torch.equal(a, b))
+
+
+class StepGraphWithBatchNorm(unittest.TestCase):
+    """resnet50's kind of model: batch norm in training mode updates its running statistics,
+    which the graph takes as inputs and must update in place as the model's forward does."""
+
+    def test_tracing_leaves_the_model_alone_and_the_graph_updates_the_statistics(self):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(),
+                              nn.Conv2d(8, 4, 1)).train()
+        inputs = (torch.randn(2, 3, 8, 8),)
+        reference = copy.deepcopy(model)
+        graph, _, buffer_names = training_package.step_graph(model, inputs)
+        self.assertEqual(buffer_names, ["1.running_mean", "1.running_var", "1.num_batches_tracked"])
+        for a, b in zip(model.buffers(), reference.buffers()):  # traced, not run
+            self.assertTrue(torch.equal(a, b))
+        got = graph_step(graph, model, inputs)
+        expected = autograd_step(reference, inputs)
+        for a, b in zip(got, expected):
+            self.assertTrue(torch.allclose(a, b, rtol=1e-5, atol=1e-7))
+        for a, b in zip(model.buffers(), reference.buffers()):  # one step each
+            self.assertTrue(torch.allclose(a.float(), b.float(), rtol=1e-6, atol=1e-7))
+        self.assertEqual(int(model[1].num_batches_tracked), 1)
 
 
 class WithoutDropout(unittest.TestCase):
