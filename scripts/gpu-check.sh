@@ -101,6 +101,13 @@
 #   call 1: as above, with the stages table-zoo retime-zoo build test compile-table pack
 #   call 3: ZB_DEADLINE=$(($(date +%s)+570)) TABLE_LEAVES_S=270 TIMM_TABLE=0 HF_TABLE_NEXT=8 \
 #     ACCURACY_WORKERS=4 scripts/gpu-check.sh compile-table retime pack
+# Issue 18's target 2 (the BERT-style encoder's training step, 1.11x torch.compile's): whether
+# one AOTInductor package of the whole step would close it (bench/training_package.py; no build
+# needed; a few minutes, mostly the package's compile and torch.compile's), in a call of its own
+# so that nothing else shares the GPU while it times; then with --no-dropout for the check:
+#   ZB_DEADLINE=$(($(date +%s)+560)) scripts/gpu-check.sh training-package pack
+#   TRAINING_PACKAGE_FLAGS=--no-dropout TRAINING_PACKAGE_SIDES=eager,inductor:reduce-overhead,package \
+#     scripts/gpu-check.sh training-package pack
 # With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
