@@ -17,8 +17,9 @@ Each side runs in a process of its own (a crash or an unsupported step costs tha
   training_package.py --model resnet50 --sides eager,inductor,package [--no-dropout]
 
 Sides: eager; inductor and inductor:reduce-overhead (torch.compile); package (the compiled
-step); package_graph (the package and the SGD update replayed as one CUDA graph). Each side:
-compile or export time, median and p10/p90 milliseconds per step (synchronised, warm-up first),
+step); package_graph (the package and the SGD update replayed as one CUDA graph; it loads the
+package side's package, compiled once). Each side: its preparation (compile, or export and
+compile), median and p10/p90 milliseconds per step (synchronised, warm-up first),
 and with --no-dropout the package's loss and gradients against the model's autograd from the
 same weights. Prints one JSON line a side, then a table.
 """
@@ -183,19 +184,20 @@ def compile_side(model, inputs, mode):
     return step, time.monotonic() - start
 
 
-def package_side(model, inputs, captured: bool, folder: str):
-    """The step as a package; returns (step, prepare seconds, the package and its arguments)."""
+def package_side(model, inputs, captured: bool, path: str):
+    """The step as a package at PATH (compiled there unless an earlier side did); returns
+    (step, prepare seconds, the package and its arguments)."""
     import torch._inductor
     start = time.monotonic()
-    graph, _, _ = step_graph(model, inputs)
     # The model's own tensors (detach shares them): SGD updates the model as the package sees it.
     parameters = [p.detach() for p in model.parameters()]
     buffers = list(model.buffers())
     flat = (*parameters, *buffers, *inputs)
-    program = torch.export.export(FlatStep(graph, len(parameters), len(buffers)), flat,
-                                  strict=False)
-    path = torch._inductor.aoti_compile_and_package(
-        program, package_path=os.path.join(folder, "step.pt2"))
+    if not os.path.exists(path):
+        graph, _, _ = step_graph(model, inputs)
+        program = torch.export.export(FlatStep(graph, len(parameters), len(buffers)), flat,
+                                      strict=False)
+        torch._inductor.aoti_compile_and_package(program, package_path=path)
     try:
         package = torch._inductor.aoti_load_package(path, run_single_threaded=captured)
     except TypeError:  # an older loader without the argument
@@ -267,19 +269,22 @@ def run_side(args) -> Dict[str, object]:
         without_dropout(model)
     row: Dict[str, object] = {"model": args.model, "side": args.side, "batch_size": args.batch_size,
                               "dropout": not args.no_dropout}
-    with tempfile.TemporaryDirectory() as folder:
-        if args.side == "eager":
-            step, prepare_s = eager_side(model, inputs)
-        elif args.side.startswith("inductor"):
-            mode = args.side.partition(":")[2] or None
-            step, prepare_s = compile_side(model, inputs, mode)
-        else:
-            step, prepare_s, package = package_side(model, inputs, args.side == "package_graph",
-                                                    folder)
-        row["prepare_s"] = round(prepare_s, 1)
-        row.update(time_steps(step, args.warmup, args.iterations))
-        if args.side == "package" and args.no_dropout:  # with dropout the masks would differ
-            row["check"] = check_package(*package, model, inputs)
+    if args.side == "eager":
+        step, prepare_s = eager_side(model, inputs)
+    elif args.side.startswith("inductor"):
+        mode = args.side.partition(":")[2] or None
+        step, prepare_s = compile_side(model, inputs, mode)
+    else:
+        # One compile for both package sides (the second loads the first's): a BERT-size step
+        # takes minutes.
+        path = os.path.join(args.work, f"{args.model}-bs{args.batch_size}-"
+                                       f"{'no-dropout' if args.no_dropout else 'dropout'}.pt2")
+        row["package_compiled_here"] = not os.path.exists(path)
+        step, prepare_s, package = package_side(model, inputs, args.side == "package_graph", path)
+    row["prepare_s"] = round(prepare_s, 1)
+    row.update(time_steps(step, args.warmup, args.iterations))
+    if args.side == "package" and args.no_dropout:  # with dropout the masks would differ
+        row["check"] = check_package(*package, model, inputs)
     return row
 
 
@@ -291,6 +296,7 @@ def main() -> int:
     parser.add_argument("--device", default="cuda", help="cuda (cpu: to try the script itself)")
     parser.add_argument("--sides", default=",".join(SIDES))
     parser.add_argument("--side", help=argparse.SUPPRESS)  # one side, in this process
+    parser.add_argument("--work", help=argparse.SUPPRESS)  # the sides' shared folder
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--timeout", type=float, default=420.0, help="seconds a side may take")
@@ -303,11 +309,13 @@ def main() -> int:
         return 0
 
     rows = []
+    work = tempfile.TemporaryDirectory()
     for side in args.sides.split(","):
         if side not in SIDES:
             parser.error(f"unknown side {side!r}: {', '.join(SIDES)}")
         command = [sys.executable, os.path.abspath(__file__), "--side", side, "--model", args.model,
-                   "--batch-size", str(args.batch_size), "--device", args.device, "--warmup", str(args.warmup),
+                   "--batch-size", str(args.batch_size), "--device", args.device,
+                   "--work", work.name, "--warmup", str(args.warmup),
                    "--iterations", str(args.iterations)] + (["--no-dropout"] if args.no_dropout else [])
         print(f"-- {args.model} {side}", file=sys.stderr, flush=True)
         try:
@@ -321,6 +329,7 @@ def main() -> int:
             row = {"model": args.model, "side": side, "failed": f"over {args.timeout:.0f} s"}
         print(json.dumps(row), flush=True)
         rows.append(row)
+    work.cleanup()
 
     compiled = [r["median_ms"] for r in rows if str(r["side"]).startswith("inductor") and "median_ms" in r]
     best = min(compiled) if compiled else None
