@@ -41,6 +41,8 @@ from torch import nn
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tools"))
+from zoo_compile.session import training_loss  # noqa: E402
+from zoo_export.model_bundle import disable_dropout  # noqa: E402
 
 SIDES = ["eager", "inductor", "inductor:reduce-overhead", "package", "package_graph"]
 LEARNING_RATE = 0.01
@@ -65,18 +67,10 @@ def build(name: str, batch_size: int, device: str) -> Tuple[nn.Module, Tuple[tor
     return model.to(device).train(), tuple(t.to(device) for t in inputs)
 
 
-def without_dropout(model: nn.Module) -> nn.Module:
-    for m in model.modules():
-        if isinstance(m, nn.Dropout):
-            m.p = 0.0
-        if isinstance(m, nn.MultiheadAttention):  # its attention dropout is a float
-            m.dropout = 0.0
-    return model
-
-
 def loss_of(outputs) -> torch.Tensor:
-    """zoobench's default loss (mean_of_floating_outputs) for one output tensor."""
-    return outputs.float().mean() if isinstance(outputs, torch.Tensor) else outputs[0].mean()
+    """zoobench's default training loss (the manifest's mean_of_floating_outputs), as its
+    Python backends compute it."""
+    return training_loss(outputs, "mean_of_floating_outputs", 1.0)
 
 
 # --- the step as one graph -----------------------------------------------------------------------
@@ -266,7 +260,7 @@ def run_side(args) -> Dict[str, object]:
     torch.backends.cudnn.benchmark = True
     model, inputs = build(args.model, args.batch_size, args.device)
     if args.no_dropout:
-        without_dropout(model)
+        disable_dropout(model)
     row: Dict[str, object] = {"model": args.model, "side": args.side, "batch_size": args.batch_size,
                               "dropout": not args.no_dropout}
     if args.side == "eager":

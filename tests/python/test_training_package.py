@@ -33,8 +33,8 @@ class StepGraph(unittest.TestCase):
     def setUp(self):
         # BERT-style: attention, GELU, layer norm, dropout (switched off: the two sides would
         # draw different masks) and the decoder tied to the token embedding.
-        model, self.inputs = training_package.build("text_encoder_small", 2, "cpu")
-        self.model = training_package.without_dropout(model)
+        self.model, self.inputs = training_package.build("text_encoder_small", 2, "cpu")
+        training_package.disable_dropout(self.model)
 
     def test_loss_and_gradients_are_autograds(self):
         graph, names, _ = training_package.step_graph(self.model, self.inputs)
@@ -100,13 +100,15 @@ class StepGraphWithBatchNorm(unittest.TestCase):
 
 
 class WithoutDropout(unittest.TestCase):
+    """--no-dropout and the check use the exporter's disable_dropout on these models."""
+
     def test_every_dropout_is_off_and_the_model_stays_in_training(self):
         model, _ = training_package.build("text_encoder_small", 2, "cpu")
         model.embedding_dropout.p = 0.1
         for layer in model.encoder.layers:
             layer.dropout.p = layer.dropout1.p = layer.dropout2.p = 0.1
             layer.self_attn.dropout = 0.1
-        training_package.without_dropout(model)
+        training_package.disable_dropout(model)
         self.assertTrue(model.training)
         self.assertEqual({m.p for m in model.modules() if isinstance(m, nn.Dropout)}, {0.0})
         self.assertEqual({m.dropout for m in model.modules()
