@@ -502,11 +502,10 @@ def wait_for_device_memory(device: str, timeout_s: float, poll_s: float = 5.0,
                            free_fraction: float = 0.25) -> float:
     """Waits until a quarter of the CUDA device's memory is free (what another process held
     was given back) or timeout_s passed; returns the seconds waited. A CPU export returns at
-    once. How much the model needs is not known before it runs, hence a share of the device."""
+    once. How much the model needs is not known before it runs, hence a share of the device.
+    (export_one has given back this process's own cached memory when it returned.)"""
     if not device.startswith("cuda") or not torch.cuda.is_available():
         return 0.0
-    gc.collect()
-    torch.cuda.empty_cache()
     start = time.monotonic()
     while time.monotonic() - start < timeout_s:
         free, total = torch.cuda.mem_get_info(torch.device(device))
