@@ -198,7 +198,9 @@ JoinedResults join_results(const std::vector<ResultRow>& rows) {
       if (!inserted) {
         if (!same_accuracy(it->second, value)) {
           joined.warnings.push_back(fmt::format(
-              "two accuracy rows for {} on {} ({} then {}): the later one is shown", name,
+              "two accuracy rows for {} with backend {} on {} ({} then {}): the later one is "
+              "shown",
+              name, key.backend.empty() ? "(none)" : key.backend,
               key.dev.empty() ? "the same device" : key.dev, it->second.status, value.status));
         }
         it->second = value;

@@ -128,6 +128,25 @@ TEST(JoinResults, ConflictingDuplicateWarnsAndKeepsTheLaterRow) {
   EXPECT_EQ(joined.models[1].accuracy[0]->status, "pass");
 }
 
+// Six backends' files, each with the model twice: each warning says which file's rows it means.
+TEST(JoinResults, DuplicateWarningsNameTheBackend) {
+  std::vector<ResultRow> rows;
+  for (const char* backend : {"jit", "inductor"}) {
+    rows.push_back(accuracy_row("cuda", "deberta", "pass", {{"backend", backend}}));
+    rows.push_back(accuracy_row("cuda", "deberta", "pass_due_to_skip", {{"backend", backend}}));
+    rows.push_back(performance_row("cuda", "deberta", backend, 10, 5));
+    rows.push_back(performance_row("cuda", "deberta", backend, 10, 4));
+  }
+  JoinedResults joined = join_results(rows);
+  ASSERT_EQ(joined.warnings.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const std::string backend = i < 2 ? "backend jit " : "backend inductor ";
+    EXPECT_NE(joined.warnings[i].find(backend), std::string::npos) << joined.warnings[i];
+  }
+  EXPECT_NE(joined.warnings[0].find("(pass then pass_due_to_skip)"), std::string::npos)
+      << joined.warnings[0];
+}
+
 TEST(Summary, GeometricMeanByHand) {
   EXPECT_FALSE(geometric_mean({}));
   EXPECT_DOUBLE_EQ(*geometric_mean({2.0, 8.0}), 4.0);
