@@ -109,8 +109,10 @@ def parse_args(argv):
                           "(faster; for models whose forward is not deterministic)")
     how.add_argument("--oom-retries", type=int, default=2, metavar="N",
                      help="export a model that ran out of CUDA memory again, up to N times, "
-                          "each once a quarter of the GPU is free or after --oom-wait seconds "
-                          "(default 2: exporters and runs beside each other share the GPU)")
+                          "each once what it needed (PyTorch's message says) or a quarter of "
+                          "the GPU is free, or after --oom-wait seconds; never when it needed "
+                          "more than the GPU has (default 2: exporters and runs beside each "
+                          "other share the GPU)")
     how.add_argument("--oom-wait", type=float, default=300.0, metavar="SECONDS",
                      help="the longest wait for free CUDA memory before a retry (default 300)")
     how.add_argument("-v", "--verbose", action="store_true",

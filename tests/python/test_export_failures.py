@@ -11,6 +11,7 @@ import sys
 import tempfile
 import types
 import unittest
+from unittest import mock
 
 import torch
 
@@ -223,6 +224,38 @@ class OutOfMemoryRetryTest(unittest.TestCase):
             outcome, builds, lines = self.export_all(zoo, [ValueError("no vocab_size")])
         self.assertEqual((builds, outcome.status), (1, "failed"))
         self.assertFalse(any("out of CUDA memory" in line for line in lines), lines)
+
+    # PyTorch 2.11's message on the H200 (2026-12-03d, BlenderbotSmallForCausalLM, batch 256).
+    H200_MESSAGE = (
+        "making eval.pt: OutOfMemoryError: CUDA out of memory. Tried to allocate 36.82 GiB. GPU 0 "
+        "has a total capacity of 139.80 GiB of which 27.73 GiB is free. Including non-PyTorch "
+        "memory, this process has 87.24 GiB memory in use. Process 594 has 1.23 GiB memory in "
+        "use. Of the allocated memory 51.10 GiB is allocated by PyTorch, and 35.48 GiB is "
+        "reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "
+        "setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
+
+    def test_what_the_export_needed_is_read_from_the_message(self):
+        needed = exporter.memory_needed(self.H200_MESSAGE)
+        self.assertAlmostEqual(needed / 2**30, 36.82 + 51.10, places=2)
+        self.assertEqual(exporter.memory_needed("CUDA out of memory. Tried to allocate 512.00 "
+                                                "MiB."), 512 * 2**20)
+        self.assertIsNone(exporter.memory_needed("CUDA out of memory"))
+
+    def test_a_retry_waits_for_what_was_needed_or_a_quarter(self):
+        total = 140 * 2**30
+        self.assertEqual(exporter.free_memory_wanted(total, 88 * 2**30), 88 * 2**30)
+        self.assertEqual(exporter.free_memory_wanted(total, 2**20), 35 * 2**30)
+        self.assertEqual(exporter.free_memory_wanted(total, None), 35 * 2**30)
+
+    def test_a_need_beyond_the_device_is_not_retried(self):
+        with tempfile.TemporaryDirectory() as zoo, \
+                mock.patch.object(exporter, "device_memory", return_value=80 * 2**30):
+            outcome, builds, lines = self.export_all(
+                zoo, [torch.cuda.OutOfMemoryError(self.H200_MESSAGE)] * 3)
+            entry = read_index(zoo)[("custom", "m")]
+        self.assertEqual((builds, entry["status"]), (1, "failed"))
+        self.assertTrue(any("needed at least 87.9 GiB" in n and "80.0 GiB" in n and
+                            "--batch-size" in n for n in entry["notes"]), entry)
 
 
 class SkipExportedTest(unittest.TestCase):

@@ -7,6 +7,7 @@ import contextlib
 import gc
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -498,21 +499,72 @@ def _source_scope(planned: PlannedModel):
     return scope() if scope is not None else contextlib.nullcontext()
 
 
-def wait_for_device_memory(device: str, timeout_s: float, poll_s: float = 5.0,
-                           free_fraction: float = 0.25) -> float:
-    """Waits until a quarter of the CUDA device's memory is free (what another process held
-    was given back) or timeout_s passed; returns the seconds waited. A CPU export returns at
-    once. How much the model needs is not known before it runs, hence a share of the device.
-    (export_one has given back this process's own cached memory when it returned.)"""
+_SIZE_UNITS = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+_SIZE = r"([0-9.]+) (bytes|KiB|MiB|GiB|TiB)"
+
+
+def memory_needed(message: str) -> Optional[int]:
+    """The bytes an export that ran out of CUDA memory needed at least, read from PyTorch's
+    message: what the process had allocated when it failed plus the allocation that failed.
+    None when the message does not say (a wrapped or shortened one)."""
+    tried = re.search(r"Tried to allocate " + _SIZE, message)
+    if tried is None:
+        return None
+    held = re.search(_SIZE + r" is allocated by PyTorch", message)
+    return sum(int(float(m.group(1)) * _SIZE_UNITS[m.group(2)]) for m in (tried, held) if m)
+
+
+def gib(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def device_memory(device: str) -> Optional[int]:
+    """The CUDA device's memory in bytes; None for a CPU export."""
     if not device.startswith("cuda") or not torch.cuda.is_available():
+        return None
+    return torch.cuda.mem_get_info(torch.device(device))[1]
+
+
+def free_memory_wanted(total: int, needed: Optional[int], free_fraction: float = 0.25) -> int:
+    """What a retry waits to see free: what the failed export needed where its message said so
+    (most of it is its own, given back when it failed, so this waits for the others' too), and
+    at least a share of the device for an export whose need is not known."""
+    return max(int(free_fraction * total), needed or 0)
+
+
+def wait_for_device_memory(device: str, timeout_s: float, needed: Optional[int] = None,
+                           poll_s: float = 5.0) -> float:
+    """Waits until free_memory_wanted is free on the CUDA device (what other processes held
+    was given back) or timeout_s passed; returns the seconds waited. A CPU export returns at
+    once. (export_one has given back this process's own cached memory when it returned.)"""
+    total = device_memory(device)
+    if total is None:
         return 0.0
+    wanted = free_memory_wanted(total, needed)
     start = time.monotonic()
     while time.monotonic() - start < timeout_s:
-        free, total = torch.cuda.mem_get_info(torch.device(device))
-        if free >= free_fraction * total:
+        if torch.cuda.mem_get_info(torch.device(device))[0] >= wanted:
             break
         time.sleep(poll_s)
     return time.monotonic() - start
+
+
+def use_expandable_segments(device: str) -> Optional[str]:
+    """Lets PyTorch's CUDA allocator grow segments instead of finding a new one in a piece: a
+    model at a list's batch size makes its reference and checks in one process, and
+    BlenderbotSmallForCausalLM (batch 256) failed three times to find 36.8 GiB in a piece while
+    35.5 GiB sat reserved and unused (2026-12-03d). Left alone where PYTORCH_CUDA_ALLOC_CONF
+    says otherwise. Returns a note for the log, or None."""
+    if not device.startswith("cuda") or "PYTORCH_CUDA_ALLOC_CONF" in os.environ:
+        return None
+    settings = getattr(torch.cuda.memory, "_set_allocator_settings", None)
+    if settings is None:
+        return "this torch's CUDA allocator has no expandable segments"
+    try:
+        settings("expandable_segments:True")
+    except Exception as e:  # noqa: BLE001  (a private call: an export never fails for it)
+        return f"CUDA allocator's expandable segments not set: {_first_line(e)}"
+    return None
 
 
 def export_all(planned: List[PlannedModel], options: ExportOptions,
@@ -521,6 +573,9 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
     outcomes: List[Outcome] = []
     total = len(planned)
     os.makedirs(options.zoo, exist_ok=True)
+    allocator_note = use_expandable_segments(options.device)
+    if allocator_note:
+        emit(f"note: {allocator_note}")
     for i, p in enumerate(planned, start=1):
         if p.skip_reason:
             outcome = Outcome(p, "skipped", p.skip_reason)
@@ -534,9 +589,17 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
                 if not outcome.out_of_memory:
                     break
                 why = outcome.reason or "; ".join(outcome.aoti_failures.values())
-                emit(f"    {p.suite}/{p.name}: out of CUDA memory ({why}); waiting for the GPU "
-                     f"to free memory, then export {attempt + 1} of {options.oom_retries + 1}")
-                waited = wait_for_device_memory(options.device, options.oom_wait_s)
+                needed, total = memory_needed(why), device_memory(options.device)
+                if needed and total and needed > total:
+                    outcome.notes.append(
+                        f"not exported again: it needed at least {gib(needed)} (what it held "
+                        f"and what it asked for), more than the GPU's {gib(total)}; export it "
+                        f"with a smaller --batch-size")
+                    break
+                emit(f"    {p.suite}/{p.name}: out of CUDA memory ({why}); waiting for "
+                     f"{gib(free_memory_wanted(total, needed)) if total else 'the GPU'} to be "
+                     f"free, then export {attempt + 1} of {options.oom_retries + 1}")
+                waited = wait_for_device_memory(options.device, options.oom_wait_s, needed)
                 with _source_scope(p):
                     outcome = export_one(p, options, versions)
                 outcome.notes.append(f"exported again after running out of CUDA memory ({why}), "
