@@ -73,7 +73,7 @@
 # To continue an earlier session's table (docs/results.md says which is unfinished), copy its
 # rows in first and carry them with the first call only (carry: .gpu-deps, results-gpu): a
 # carried folder replaces the device's copy, so carrying it again loses the rows made since.
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-03c/compile-hf results-gpu/
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-03d/compile-hf results-gpu/
 # (the timm table is complete in docs/gpu-runs/2026-12-01d/compile-timm). The HuggingFace table
 # takes several sessions (4-5 minutes of GPU per model for its six backends, checks and
 # timings, measured 2026-12-02 and -03), so the next models per session: HF_TABLE_NEXT=N reads the rows
@@ -81,30 +81,33 @@
 # HF_TABLE_PART's), with AOTInductor packages for those whose aot_inductor rows are missing. The
 # exports run beside the build, and each model's checks start as soon as its export is done.
 # Only call 1 exports (later calls time, and an export beside a timing would disturb it), so
-# call 1 must export what the session can time: on 2026-12-03c six were asked, one export failed
-# (out of memory beside five other exporters; now retried, --oom-retries), and call 3 ran out of
-# models after 227 s. Eight for a session of four calls (12 models were left after 2026-12-03c):
-#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 \
-#     HF_TABLE_NEXT=8 HF_EXPORTERS=4 ACCURACY_WORKERS=4 scripts/gpu-check.sh table-zoo build compile-table pack
+# call 1 must export what the session can time. After 2026-12-03d six are left: five models
+# (BlenderbotSmallForCausalLM's export needs about 90 GiB at batch 256, so it waits for the
+# others' memory: --oom-retries reads the need from PyTorch's message) and
+# PegasusForConditionalGeneration's reduce-overhead timing:
+#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS="zoobench gpu_backends unit_backends" \
+#     TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 HF_TABLE_NEXT=6 HF_EXPORTERS=3 ACCURACY_WORKERS=4 \
+#     TEST_SET=verify scripts/gpu-check.sh table-zoo build test compile-table pack
 # and then, on the still-warm machine, the same without the exports (send it the moment the first
 # returns: the machine goes back after 30 s idle, and a fresh one exports and builds again, which
 # cost 2026-12-02g five of its thirty minutes; on 2026-12-03b a call sent a minute late found no
 # machine at all, and the refusals and the idle wait used the last ten minutes):
-#   ZB_DEADLINE=$(($(date +%s)+570)) TIMM_TABLE=0 HF_TABLE_NEXT=8 ACCURACY_WORKERS=4 \
+#   ZB_DEADLINE=$(($(date +%s)+570)) TIMM_TABLE=0 HF_TABLE_NEXT=6 ACCURACY_WORKERS=4 \
 #     scripts/gpu-check.sh compile-table pack
 # A retime can share the session: its models export in call 1 beside the table's (retime-zoo;
-# the zoo stays on the warm machine), and the last call leaves it the end of its deadline, e.g.
-# for the language-model heads below (checks and timings of two models with aot_inductor and
-# inductor, about 4 minutes; 2026-12-03c re-timed GPT-Neo, and DeBERTa's export ran out of memory):
+# the zoo stays on the warm machine), and a later call leaves it the end of its deadline
+# (TABLE_LEAVES_S), e.g. for a language-model head (checks and timings with aot_inductor and
+# inductor, about 2 minutes a model; 2026-12-03c re-timed GPT-Neo, 2026-12-03d DeBERTa):
 #   export RETIME_MODELS="DebertaForMaskedLM" RETIME_EXPORT_FLAGS=--aoti \
 #     RETIME_BACKENDS=aot_inductor,inductor RETIME_RUN=retime-numerics   # in each call's command
 #   call 1: as above, with the stages table-zoo retime-zoo build test compile-table pack
-#   call 3: ZB_DEADLINE=$(($(date +%s)+570)) TABLE_LEAVES_S=270 TIMM_TABLE=0 HF_TABLE_NEXT=8 \
+#   call 2: ZB_DEADLINE=$(($(date +%s)+570)) TABLE_LEAVES_S=270 TIMM_TABLE=0 HF_TABLE_NEXT=6 \
 #     ACCURACY_WORKERS=4 scripts/gpu-check.sh compile-table retime pack
 # Issue 18's target 2 (the BERT-style encoder's training step, 1.11x torch.compile's): whether
 # one AOTInductor package of the whole step would close it (bench/training_package.py; no build
 # needed; a few minutes, mostly the package's compile and torch.compile's), in a call of its own
-# so that nothing else shares the GPU while it times; then with --no-dropout for the check:
+# so that nothing else shares the GPU while it times (after the table's calls, on the warm
+# machine); then with --no-dropout for the check:
 #   ZB_DEADLINE=$(($(date +%s)+560)) scripts/gpu-check.sh training-package pack
 #   TRAINING_PACKAGE_FLAGS=--no-dropout TRAINING_PACKAGE_SIDES=eager,inductor:reduce-overhead,package \
 #     scripts/gpu-check.sh training-package pack
