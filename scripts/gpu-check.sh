@@ -213,11 +213,17 @@ if [[ -n ${HF_TABLE_NEXT:-} ]]; then
       --results "$RESULTS/compile-hf" --backends "$@"
   }
   HF_TABLE_MODELS=$(hf_todo "${SIDE_BY_SIDE_BACKENDS}" $hf_parts_order | awk -v n="$HF_TABLE_NEXT" 'NR <= n' | xargs)
-  [[ -n $HF_TABLE_MODELS ]] || { echo "HF_TABLE_NEXT: the HuggingFace table is complete in $RESULTS/compile-hf"; exit 0; }
-  needs_package=" $(hf_todo aot_inductor $HF_TABLE_MODELS | xargs) "
-  HF_NO_AOTI=$(for m in $HF_TABLE_MODELS; do [[ $needs_package == *" $m "* ]] || echo "$m"; done | xargs)
-  HF_TABLE=1 HF_AOTI=1
-  echo "-- HF_TABLE_NEXT=$HF_TABLE_NEXT: $HF_TABLE_MODELS${HF_NO_AOTI:+ (without packages: $HF_NO_AOTI)}"
+  if [[ -z $HF_TABLE_MODELS ]]; then
+    # The table's stages have nothing left to do; the call's other stages (a training-package
+    # after the table's last models) still run.
+    HF_TABLE_COMPLETE=1
+    echo "-- HF_TABLE_NEXT: the HuggingFace table is complete in $RESULTS/compile-hf"
+  else
+    needs_package=" $(hf_todo aot_inductor $HF_TABLE_MODELS | xargs) "
+    HF_NO_AOTI=$(for m in $HF_TABLE_MODELS; do [[ $needs_package == *" $m "* ]] || echo "$m"; done | xargs)
+    HF_TABLE=1 HF_AOTI=1
+    echo "-- HF_TABLE_NEXT=$HF_TABLE_NEXT: $HF_TABLE_MODELS${HF_NO_AOTI:+ (without packages: $HF_NO_AOTI)}"
+  fi
 fi
 if [[ -n ${TEST_SET:-} ]]; then
   [[ -n ${TEST_SETS[$TEST_SET]:-} ]] || { echo "unknown TEST_SET '$TEST_SET' (${!TEST_SETS[*]})"; exit 2; }
@@ -342,6 +348,7 @@ stage_zoo() {
 TABLE_ZOO_DONE=$LOGS/.table-zoo-done
 stage_table-zoo() {
   local zoo=$ZOO-table
+  [[ -n ${HF_TABLE_COMPLETE:-} ]] && { echo "-- table zoo: nothing to export (the table is complete)"; return 0; }
   [[ -f $zoo/index.json && -z ${HF_TABLE:-} ]] && { echo "-- table zoo exported before ($zoo)"; return 0; }
   if [[ -n ${TABLE_ZOO_BACKGROUND:-} ]]; then
     # Beside the build and the tests (the exporters need no build); compile-table waits for it.
@@ -418,6 +425,7 @@ print(" ".join(e["name"] for e in json.load(open(sys.argv[1]))["models"] if e.ge
 # the CPUs. --resume: a later call continues it.
 stage_compile-table() {
   local zoo=$ZOO-table devices
+  [[ -n ${HF_TABLE_COMPLETE:-} ]] && { echo "-- compile-table: nothing to run (the table is complete)"; return 0; }
   # TABLE_LEAVES_S: seconds of the call's deadline left to the stages after this one (a retime
   # in the same call), which would otherwise start only when the table has nothing that fits.
   [[ -n ${ZB_DEADLINE:-} ]] && local ZB_DEADLINE=$((ZB_DEADLINE - ${TABLE_LEAVES_S:-0}))
@@ -442,7 +450,10 @@ stage_compile-table() {
     tail -4 "$LOGS/table-zoo.log"
   fi
   [[ -f $zoo/index.json ]] || { echo "no table zoo: run the table-zoo stage first"; return 2; }
-  log "side by side on timm_models ($devices, CPUs $cpus): $SIDE_BY_SIDE_BACKENDS"
+  local suites=()
+  [[ ${TIMM_TABLE:-1} == 1 ]] && suites+=(timm_models)
+  [[ -n ${HF_TABLE:-} ]] && suites+=(huggingface)
+  log "side by side on ${suites[*]:-no suite} ($devices, CPUs $cpus): $SIDE_BY_SIDE_BACKENDS"
   if [[ ${TIMM_TABLE:-1} == 1 ]]; then
     run_zb compile-timm 80 --suite timm_models --backend "$SIDE_BY_SIDE_BACKENDS" "${table_flags[@]}"
   fi
