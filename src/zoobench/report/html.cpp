@@ -446,7 +446,8 @@ std::string latency_matrices(const JoinedResults& joined) {
     out += "<h3>" + escape_html(matrix.title()) +
            "</h3>\n<div class=\"table-wrap\"><table class=\"matrix\"><thead><tr><th>model</th>";
     for (const auto& backend : matrix.backends) out += "<th>" + escape_html(backend) + "</th>";
-    out += compare ? "<th>zoobench/torch.compile</th><th>per eager</th></tr></thead><tbody>\n"
+    out += compare ? "<th>zoobench/torch.compile</th><th>per eager</th><th>kernels</th></tr>"
+                     "</thead><tbody>\n"
                    : "</tr></thead><tbody>\n";
     for (const auto& row : matrix.rows) {
       out += "<tr data-model=\"" + escape_html(row.model) + "\"><td>" + escape_html(row.model) +
@@ -463,7 +464,9 @@ std::string latency_matrices(const JoinedResults& joined) {
             fastest ? "<strong>" + escape_html(text) + "</strong>" : escape_html(text));
       }
       if (compare) {
-        for (const auto& ratio : {row.zoobench_vs_torch_compile, row.zoobench_vs_torch_compile_per_eager})
+        for (const auto& ratio :
+             {row.zoobench_vs_torch_compile, row.zoobench_vs_torch_compile_per_eager,
+              row.zoobench_vs_torch_compile_kernels})
           out += "<td class=\"num\">" + escape_html(format_ratio(ratio, "\u00d7")) + "</td>";
       }
       out += "</tr>\n";
@@ -474,7 +477,8 @@ std::string latency_matrices(const JoinedResults& joined) {
         out += "<td class=\"num\">" + escape_html(format_ratio(value, "\u00d7")) + "</td>";
       }
       for (const auto& ratio : {matrix.geomean_zoobench_vs_torch_compile,
-                                matrix.geomean_zoobench_vs_torch_compile_per_eager})
+                                matrix.geomean_zoobench_vs_torch_compile_per_eager,
+                                matrix.geomean_zoobench_vs_torch_compile_kernels})
         out += "<td class=\"num\">" + escape_html(format_ratio(ratio, "\u00d7")) + "</td>";
       out += "</tr>\n";
     }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <tuple>
 
@@ -41,31 +40,45 @@ std::size_t column_of(LatencyMatrix& matrix, const std::string& backend,
   return matrix.backends.size() - 1;
 }
 
-// The best value of `field` among one family's usable results in a row (a passing performance
-// row whose accuracy did not fail): the lowest latency, or the highest speedup.
-template <typename Better>
-std::optional<double> best_of(const LatencyMatrix& matrix, const MatrixRow& row,
-                              const std::string& family, std::optional<double> MatrixCell::*field,
-                              Better better) {
-  std::optional<double> best;
+// The column of the fastest usable result (a passing performance row whose accuracy did not
+// fail), of one family or, with "", of any.
+std::optional<std::size_t> fastest_of(const LatencyMatrix& matrix, const MatrixRow& row,
+                                      const std::string& family) {
+  std::optional<std::size_t> fastest;
   for (std::size_t b = 0; b < row.cells.size(); ++b) {
     const MatrixCell& c = row.cells[b];
-    const std::optional<double>& value = c.*field;
-    if (matrix.families[b] != family || !c.latency_ms || !value || c.accuracy_failed()) continue;
-    if (!best || better(*value, *best)) best = value;
+    if (!family.empty() && matrix.families[b] != family) continue;
+    if (!c.latency_ms || c.accuracy_failed()) continue;
+    if (!fastest || *c.latency_ms < *row.cells[*fastest].latency_ms) fastest = b;
   }
-  return best;
+  return fastest;
 }
 
 std::optional<double> best_latency_of(const LatencyMatrix& matrix, const MatrixRow& row,
                                       const std::string& family) {
-  return best_of(matrix, row, family, &MatrixCell::latency_ms, std::less<double>());
+  auto fastest = fastest_of(matrix, row, family);
+  return fastest ? row.cells[*fastest].latency_ms : std::nullopt;
 }
 
-// The best speedup over the process's own eager reference.
+// The kernel time of the backend the latency ratio compares, when its row measured it.
+std::optional<double> kernels_of_fastest(const LatencyMatrix& matrix, const MatrixRow& row,
+                                         const std::string& family) {
+  auto fastest = fastest_of(matrix, row, family);
+  return fastest ? row.cells[*fastest].kernel_ms : std::nullopt;
+}
+
+// The best speedup over the process's own eager reference among the family's usable results
+// (a passing performance row whose accuracy did not fail).
 std::optional<double> best_speedup_of(const LatencyMatrix& matrix, const MatrixRow& row,
                                       const std::string& family) {
-  return best_of(matrix, row, family, &MatrixCell::speedup, std::greater<double>());
+  std::optional<double> best;
+  for (std::size_t b = 0; b < row.cells.size(); ++b) {
+    const MatrixCell& c = row.cells[b];
+    if (matrix.families[b] != family || !c.latency_ms || !c.speedup || c.accuracy_failed())
+      continue;
+    if (!best || *c.speedup > *best) best = c.speedup;
+  }
+  return best;
 }
 
 // Whether every zoobench and torch.compile backend of the matrix has a performance row for the
@@ -111,14 +124,10 @@ void order_columns(LatencyMatrix& matrix) {
 void complete(LatencyMatrix& matrix) {
   order_columns(matrix);
   std::vector<std::vector<double>> ratios(matrix.backends.size());
-  std::vector<double> best_ratios, per_eager_ratios;
+  std::vector<double> best_ratios, per_eager_ratios, kernel_ratios;
   for (MatrixRow& row : matrix.rows) {
     row.cells.resize(matrix.backends.size());
-    for (std::size_t b = 0; b < row.cells.size(); ++b) {
-      const MatrixCell& c = row.cells[b];
-      if (!c.latency_ms || c.accuracy_failed()) continue;
-      if (!row.fastest || *c.latency_ms < *row.cells[*row.fastest].latency_ms) row.fastest = b;
-    }
+    row.fastest = fastest_of(matrix, row, "");
     if (!has_every_compared_row(matrix, row)) {
       matrix.incomplete++;
       continue;
@@ -136,6 +145,12 @@ void complete(LatencyMatrix& matrix) {
         row.zoobench_vs_torch_compile_per_eager = *reference_speedup / *own_speedup;
         per_eager_ratios.push_back(*row.zoobench_vs_torch_compile_per_eager);
       }
+      auto reference_kernels = kernels_of_fastest(matrix, row, "torch.compile");
+      auto own_kernels = kernels_of_fastest(matrix, row, "zoobench");
+      if (reference_kernels && own_kernels) {
+        row.zoobench_vs_torch_compile_kernels = *own_kernels / *reference_kernels;
+        kernel_ratios.push_back(*row.zoobench_vs_torch_compile_kernels);
+      }
     }
     if (!reference) continue;
     for (std::size_t b = 0; b < row.cells.size(); ++b) {
@@ -146,6 +161,7 @@ void complete(LatencyMatrix& matrix) {
   for (const auto& values : ratios) matrix.geomean_vs_torch_compile.push_back(geomean(values));
   matrix.geomean_zoobench_vs_torch_compile = geomean(best_ratios);
   matrix.geomean_zoobench_vs_torch_compile_per_eager = geomean(per_eager_ratios);
+  matrix.geomean_zoobench_vs_torch_compile_kernels = geomean(kernel_ratios);
 }
 
 }  // namespace
@@ -169,9 +185,10 @@ std::string LatencyMatrix::title() const {
 std::string LatencyMatrix::comparison_sentence() const {
   std::string out = fmt::format(
       "zoobench's fastest backend at or below torch.compile's fastest on {} of {} models "
-      "(geomean latency ratio {}; per eager {}).",
+      "(geomean latency ratio {}; per eager {}; kernel time {}).",
       zoobench_at_or_below, compared, format_ratio(geomean_zoobench_vs_torch_compile),
-      format_ratio(geomean_zoobench_vs_torch_compile_per_eager));
+      format_ratio(geomean_zoobench_vs_torch_compile_per_eager),
+      format_ratio(geomean_zoobench_vs_torch_compile_kernels));
   if (incomplete > 0) {
     out += fmt::format(" {} model{} not compared: a backend's performance row is missing.",
                        incomplete, incomplete == 1 ? "" : "s");
@@ -209,6 +226,8 @@ std::vector<LatencyMatrix> build_latency_matrices(const std::vector<ResultRow>& 
       model.cells[b].latency_ms = latency;
       auto speedup = parse_number(cell(row, columns::kSpeedup));
       if (speedup && *speedup > 0) model.cells[b].speedup = speedup;
+      auto kernels = parse_number(cell(row, columns::kCompiledOpMs));
+      if (kernels && *kernels > 0) model.cells[b].kernel_ms = kernels;
     }
   }
   for (const auto& row : rows) {

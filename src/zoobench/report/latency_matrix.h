@@ -8,8 +8,11 @@
 // from different processes, and on a VM the same eager model's latency varied up to 1.8x between
 // them (docs/results.md), so each model also gets the ratio per eager: each backend's latency
 // divided by the eager reference timed beside it in its own process (1 / its speedup), best
-// zoobench over best torch.compile. A model that lacks the row of one of the compared backends
-// (the run has not reached it) gets neither ratio.
+// zoobench over best torch.compile. And the ratio of kernel time: the device kernel time of the
+// same two backends (zoobench's fastest over torch.compile's fastest), which no host's pace
+// enters: where it is near 1 and the latency ratio below, zoobench's lead is the host time it
+// saves, not its kernels (docs/results.md). A model that lacks the row of one of the compared
+// backends (the run has not reached it) gets none of the ratios.
 #pragma once
 
 #include <optional>
@@ -25,6 +28,7 @@ struct MatrixCell {
   std::string status;                // the performance row's status ("" when there is no row)
   std::string accuracy;              // the accuracy row's status for this backend ("" when none)
   std::optional<double> speedup;     // eager / compiled, both timed in that backend's process
+  std::optional<double> kernel_ms;   // compiled_op_ms: the device's kernel time per iteration
   bool accuracy_failed() const;      // an accuracy row that is neither pass nor pass_due_to_skip
 };
 
@@ -38,6 +42,8 @@ struct MatrixRow {
   // best torch.compile speedup / best zoobench speedup: the same ratio, each latency taken
   // relative to its own process's eager reference
   std::optional<double> zoobench_vs_torch_compile_per_eager;
+  // kernel time of zoobench's fastest / kernel time of torch.compile's fastest (by latency)
+  std::optional<double> zoobench_vs_torch_compile_kernels;
 };
 
 struct LatencyMatrix {
@@ -50,6 +56,7 @@ struct LatencyMatrix {
   std::vector<std::optional<double>> geomean_vs_torch_compile;
   std::optional<double> geomean_zoobench_vs_torch_compile;
   std::optional<double> geomean_zoobench_vs_torch_compile_per_eager;
+  std::optional<double> geomean_zoobench_vs_torch_compile_kernels;
   int zoobench_at_or_below = 0, compared = 0;  // models where best zoobench <= best torch.compile
   int incomplete = 0;  // models not compared: a zoobench or torch.compile backend has no row yet
 

@@ -141,6 +141,42 @@ TEST(LatencyMatrix, PerEagerRatioUsesEachProcesssOwnEagerReference) {
   EXPECT_NE(markdown.find("0.50x"), std::string::npos) << markdown;
 }
 
+// Kernels: the device kernel time of the two backends the latency ratio compares (each family's
+// fastest by latency), not the family's least kernel time: on resnet aot_inductor (1.0 ms, 0.9
+// ms of kernels) against reduce-overhead (1.2 ms, 0.9 ms), though inductor's kernels took 0.8
+// ms: 1.0x, zoobench's lead is host time. vit's rows measured no kernel time: no ratio, and the
+// geomean is resnet's alone.
+TEST(LatencyMatrix, KernelRatioIsThatOfTheBackendsTheLatencyRatioCompares) {
+  auto with_kernels = [](const std::string& model, const std::string& backend,
+                         const std::string& family, double ms, const std::string& kernel_ms) {
+    ResultRow row = timed(model, backend, family, ms);
+    row.cells["compiled_op_ms"] = kernel_ms;
+    return row;
+  };
+  std::vector<ResultRow> rows = {
+      with_kernels("resnet", "aot_inductor", "zoobench", 1.0, "0.9"),
+      with_kernels("resnet", "jit", "zoobench", 2.0, "0.7"),
+      with_kernels("resnet", "inductor", "torch.compile", 1.5, "0.8"),
+      with_kernels("resnet", "inductor:reduce-overhead", "torch.compile", 1.2, "0.9"),
+      with_kernels("vit", "aot_inductor", "zoobench", 1.0, ""),
+      with_kernels("vit", "jit", "zoobench", 2.0, ""),
+      with_kernels("vit", "inductor", "torch.compile", 2.0, "1.5"),
+      with_kernels("vit", "inductor:reduce-overhead", "torch.compile", 2.0, "1.5"),
+  };
+  auto matrices = build_latency_matrices(rows);
+  ASSERT_EQ(matrices.size(), 1u);
+  const LatencyMatrix& m = matrices[0];
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(*m.rows[0].zoobench_vs_torch_compile, 1.0 / 1.2);
+  EXPECT_DOUBLE_EQ(*m.rows[0].zoobench_vs_torch_compile_kernels, 1.0);
+  EXPECT_FALSE(m.rows[1].zoobench_vs_torch_compile_kernels.has_value());
+  EXPECT_DOUBLE_EQ(*m.geomean_zoobench_vs_torch_compile_kernels, 1.0);
+  EXPECT_NE(m.comparison_sentence().find("kernel time 1.00x"), std::string::npos)
+      << m.comparison_sentence();
+  const std::string markdown = markdown_latency_matrices(join_results(rows));
+  EXPECT_NE(markdown.find("| kernels |"), std::string::npos) << markdown;
+}
+
 // A model that a resumable run has not finished (reduce-overhead has no row yet) is not
 // compared: its "best torch.compile" would be the best of the backends run so far.
 TEST(LatencyMatrix, AModelMissingABackendsRowIsNotCompared) {
