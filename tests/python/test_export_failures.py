@@ -201,6 +201,8 @@ class OutOfMemoryRetryTest(unittest.TestCase):
         self.assertEqual(entry["status"], "exported")
         self.assertTrue(any("out of CUDA memory" in line and "export 2 of 3" in line
                             for line in lines), lines)
+        # The progress line counts the models, whatever the retry looked up about the device.
+        self.assertTrue(lines[-1].startswith("[1/1] custom/m: exported"), lines)
         self.assertTrue(any(n.startswith("exported again after running out of CUDA memory")
                             for n in entry["notes"]), entry)
 

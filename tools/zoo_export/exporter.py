@@ -532,15 +532,14 @@ def free_memory_wanted(total: int, needed: Optional[int], free_fraction: float =
     return max(int(free_fraction * total), needed or 0)
 
 
-def wait_for_device_memory(device: str, timeout_s: float, needed: Optional[int] = None,
+def wait_for_device_memory(device: str, wanted: Optional[int], timeout_s: float,
                            poll_s: float = 5.0) -> float:
-    """Waits until free_memory_wanted is free on the CUDA device (what other processes held
-    was given back) or timeout_s passed; returns the seconds waited. A CPU export returns at
-    once. (export_one has given back this process's own cached memory when it returned.)"""
-    total = device_memory(device)
-    if total is None:
+    """Waits until `wanted` bytes (free_memory_wanted) are free on the CUDA device (what other
+    processes held was given back) or timeout_s passed; returns the seconds waited. A CPU
+    export (wanted None) returns at once. (export_one has given back this process's own cached
+    memory when it returned.)"""
+    if wanted is None:
         return 0.0
-    wanted = free_memory_wanted(total, needed)
     start = time.monotonic()
     while time.monotonic() - start < timeout_s:
         if torch.cuda.mem_get_info(torch.device(device))[0] >= wanted:
@@ -589,17 +588,18 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
                 if not outcome.out_of_memory:
                     break
                 why = outcome.reason or "; ".join(outcome.aoti_failures.values())
-                needed, total = memory_needed(why), device_memory(options.device)
-                if needed and total and needed > total:
+                needed, device_total = memory_needed(why), device_memory(options.device)
+                if needed and device_total and needed > device_total:
                     outcome.notes.append(
                         f"not exported again: it needed at least {gib(needed)} (what it held "
-                        f"and what it asked for), more than the GPU's {gib(total)}; export it "
-                        f"with a smaller --batch-size")
+                        f"and what it asked for), more than the GPU's {gib(device_total)}; "
+                        f"export it with a smaller --batch-size")
                     break
+                wanted = free_memory_wanted(device_total, needed) if device_total else None
                 emit(f"    {p.suite}/{p.name}: out of CUDA memory ({why}); waiting for "
-                     f"{gib(free_memory_wanted(total, needed)) if total else 'the GPU'} to be "
-                     f"free, then export {attempt + 1} of {options.oom_retries + 1}")
-                waited = wait_for_device_memory(options.device, options.oom_wait_s, needed)
+                     f"{gib(wanted) if wanted else 'the GPU'} to be free, then export "
+                     f"{attempt + 1} of {options.oom_retries + 1}")
+                waited = wait_for_device_memory(options.device, wanted, options.oom_wait_s)
                 with _source_scope(p):
                     outcome = export_one(p, options, versions)
                 outcome.notes.append(f"exported again after running out of CUDA memory ({why}), "
