@@ -8,6 +8,13 @@
 #include <vector>
 
 #include "zoobench/backends/backend.h"
+#include "zoobench/util/compat.h"
+
+#if ZOOBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+
+#include <functional>
+#endif
 
 namespace zoobench {
 
@@ -17,5 +24,12 @@ namespace zoobench {
 std::unique_ptr<Executable> wrap_in_cuda_graph_if_requested(std::unique_ptr<Executable> inner,
                                                             const BackendRequest& request,
                                                             const std::vector<c10::IValue>& example_inputs);
+
+#if ZOOBENCH_WITH_CUDA
+// A CUDA graph of what `record` launches on the current stream (a non-default one). A capture
+// that runs out of memory is tried once more after the caching allocator's unused blocks are
+// released; any other failure, or a second one, is thrown.
+std::unique_ptr<at::cuda::CUDAGraph> capture_graph(const std::function<void()>& record);
+#endif
 
 }  // namespace zoobench

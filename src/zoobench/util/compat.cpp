@@ -119,6 +119,12 @@ void cuda_synchronize(c10::DeviceIndex device) {
 #endif
 }
 
+void cuda_release_cached_memory() {
+#if ZOOBENCH_WITH_CUDA
+  c10::cuda::CUDACachingAllocator::emptyCache();
+#endif
+}
+
 void set_current_device(const c10::Device& device) {
 #if ZOOBENCH_WITH_CUDA
   if (device.is_cuda() && device.has_index()) c10::cuda::set_device(device.index());

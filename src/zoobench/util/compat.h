@@ -83,6 +83,8 @@ int64_t cuda_peak_allocated_bytes(c10::DeviceIndex device);
 int64_t cuda_allocated_bytes(c10::DeviceIndex device);
 void cuda_reset_peak_stats(c10::DeviceIndex device);
 void cuda_synchronize(c10::DeviceIndex device);
+// Returns the caching allocator's unused blocks to the device (torch.cuda.empty_cache()).
+void cuda_release_cached_memory();
 int cuda_device_count();
 // Makes `device` the current CUDA device of this thread (no-op for CPU devices).
 void set_current_device(const c10::Device& device);

@@ -2,15 +2,20 @@
 // eager, jit, cudagraphs and aot_inductor (where the small zoo got a package: Torch >= 2.6),
 // plus what only CUDA has: graph capture on by default, its switch, and the fallback when a
 // model cannot be captured.
-#include <gtest/gtest.h>
-
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/irparser.h>
 
 #include "unit/backends/backend_cases.h"
 #include "unit/backends/masked_assignment.h"
 #include "zoobench/backends/capture_rewrites.h"
+#include "zoobench/backends/cuda_graph_executable.h"
 
 namespace zoobench::backend_cases {
 namespace {
@@ -263,6 +268,68 @@ TEST_F(CudaGraphs, AotInductorRunsThePackageOfAModelThatWritesItsTensorAttribute
     Verdict verdict = compare_records(reference, result.record, tol, /*flat_outputs=*/true);
     EXPECT_TRUE(verdict.pass) << verdict.report;
   }
+}
+
+// What a capture meets after a float64 check (BlenderbotSmallForCausalLM at batch 256,
+// 2026-12-03e: 107 GiB cached and unused, 5.5 GiB free): a cache that holds the device's memory.
+// The allocator's own limit stands in for the full device, so that no GPU memory is taken from
+// tests running beside this one: cached blocks fill it to within less than the smallest segment
+// a pool allocates (2 MiB). A capture allocates from a private pool, which cannot use the
+// cached blocks, and the allocator frees none while a capture is underway, so a plain capture
+// runs out of memory (asserted: it shows the setup is what it claims). capture_graph releases
+// the cache and captures, and the replay computes what the uncaptured call did.
+TEST_F(CudaGraphs, ACaptureOutOfMemoryBesideAFullCacheReleasesItAndCaptures) {
+  const c10::DeviceIndex index = c10::cuda::current_device();
+  const at::Tensor x = torch::randn({256, 256}, torch::device(device_));
+  const at::Tensor w = torch::randn({256, 256}, torch::device(device_));
+  at::Tensor y;
+  auto call = [&] { y = at::relu(at::mm(x, w)); };
+  c10::cuda::device_synchronize();  // x and w were made on the default stream
+  c10::cuda::CUDAStreamGuard on_side(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index));
+  for (int i = 0; i < 3; ++i) call();  // the warm-up (cuBLAS's workspace, the output's block)
+  const at::Tensor expected = y.clone();
+  y = at::Tensor();
+  { const at::Tensor filler = at::empty({64 << 20}, torch::dtype(torch::kUInt8).device(device_)); }
+  c10::cuda::device_synchronize();
+  const int64_t reserved =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[0].current;
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  C10_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  struct LimitUndone {
+    c10::DeviceIndex index;
+    ~LimitUndone() {
+      c10::cuda::CUDACachingAllocator::setMemoryFraction(1.0, index);
+      c10::cuda::CUDACachingAllocator::emptyCache();
+    }
+  } undo{index};
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(
+      static_cast<double>(reserved + (1 << 20)) / static_cast<double>(total_bytes), index);
+
+  std::string plain_failure;
+  {
+    at::cuda::CUDAGraph plain;
+    plain.capture_begin();
+    try {
+      call();
+    } catch (const std::exception& e) {
+      plain_failure = e.what();
+    }
+    try {
+      plain.capture_end();
+    } catch (...) {
+      // only the stream's capture state is reset here
+    }
+  }
+  ASSERT_NE(plain_failure.find("out of memory"), std::string::npos)
+      << "the setup should leave a capture no room; the plain capture said: " << plain_failure;
+
+  std::unique_ptr<at::cuda::CUDAGraph> graph = capture_graph(call);
+  ASSERT_NE(graph, nullptr);
+  ASSERT_TRUE(y.defined());
+  graph->replay();
+  c10::cuda::device_synchronize();
+  EXPECT_TRUE(at::allclose(y, expected, 1e-5, 1e-5)) << (y - expected).abs().max().item<float>();
 }
 
 // Switches that decide a capture: aot_inductor's `cudagraphs` and Inductor's
