@@ -307,7 +307,10 @@ def main() -> int:
     for side in args.sides.split(","):
         if side not in SIDES:
             parser.error(f"unknown side {side!r}: {', '.join(SIDES)}")
-        command = [sys.executable, os.path.abspath(__file__), "--side", side, "--model", args.model,
+        # faulthandler: a side that crashes (the package side's loader did, with a segmentation
+        # fault, on the H200 on 2026-12-03e) prints the Python stack where it died.
+        command = [sys.executable, "-X", "faulthandler", os.path.abspath(__file__),
+                   "--side", side, "--model", args.model,
                    "--batch-size", str(args.batch_size), "--device", args.device,
                    "--work", work.name, "--warmup", str(args.warmup),
                    "--iterations", str(args.iterations)] + (["--no-dropout"] if args.no_dropout else [])
@@ -319,6 +322,8 @@ def main() -> int:
                 "model": args.model, "side": side,
                 "failed": f"exit {done.returncode}: " + " / ".join(
                     line.strip() for line in done.stderr.strip().splitlines()[-3:])}
+            if "failed" in row:  # the whole of it for the log; the row keeps its last lines
+                print(done.stderr, file=sys.stderr, flush=True)
         except subprocess.TimeoutExpired:
             row = {"model": args.model, "side": side, "failed": f"over {args.timeout:.0f} s"}
         print(json.dumps(row), flush=True)
