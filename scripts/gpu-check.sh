@@ -70,46 +70,38 @@
 #   ZB_DEADLINE=$(($(date +%s) + 570)) TABLE_ZOO_BACKGROUND=1 TEST_SET=verify \
 #     scripts/gpu-check.sh env table-zoo build test compile-table pack
 #   ZB_DEADLINE=$(($(date +%s) + 570)) scripts/gpu-check.sh compile-table pack
-# To continue an earlier session's table (docs/results.md says which is unfinished), copy its
-# rows in first and carry them with the first call only (carry: .gpu-deps, results-gpu): a
-# carried folder replaces the device's copy, so carrying it again loses the rows made since.
-#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-03d/compile-hf results-gpu/
-# (the timm table is complete in docs/gpu-runs/2026-12-01d/compile-timm). The HuggingFace table
-# takes several sessions (4-5 minutes of GPU per model for its six backends, checks and
-# timings, measured 2026-12-02 and -03), so the next models per session: HF_TABLE_NEXT=N reads the rows
-# carried in and takes the next N models that lack a check or a timing (in the parts' order,
-# HF_TABLE_PART's), with AOTInductor packages for those whose aot_inductor rows are missing. The
-# exports run beside the build, and each model's checks start as soon as its export is done.
-# Only call 1 exports (later calls time, and an export beside a timing would disturb it), so
-# call 1 must export what the session can time. After 2026-12-03d six are left: five models
-# (BlenderbotSmallForCausalLM's export needs about 90 GiB at batch 256, so it waits for the
-# others' memory: --oom-retries reads the need from PyTorch's message) and
-# PegasusForConditionalGeneration's reduce-overhead timing, about 25 GPU-minutes; the one test
-# to run is test_aoti_export (its fix after 2026-12-03d), and it needs only the zoobench target:
-#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench CTEST_ARGS="-R python.test_aoti_export" \
-#     TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 HF_TABLE_NEXT=6 HF_EXPORTERS=3 ACCURACY_WORKERS=4 \
-#     scripts/gpu-check.sh table-zoo build test compile-table pack
+# To continue an earlier session's table, copy its rows in first and carry them with the first
+# call only (carry: .gpu-deps, results-gpu): a carried folder replaces the device's copy, so
+# carrying it again loses the rows made since. Both tables are complete: timm in
+# docs/gpu-runs/2026-12-01d/compile-timm, HuggingFace (36 of 36) in 2026-12-03e/compile-hf.
+# HF_TABLE_NEXT=N reads the rows carried in and takes the next N models that lack a check or a
+# timing (4-5 minutes of GPU per model for its six backends), with AOTInductor packages for
+# those whose aot_inductor rows are missing; only call 1 exports (an export beside a timing would
+# disturb it), and each model's checks start as soon as its export is done:
+#   mkdir -p results-gpu && cp -r docs/gpu-runs/2026-12-03e/compile-hf results-gpu/
+#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS=zoobench TABLE_ZOO_BACKGROUND=1 TIMM_TABLE=0 \
+#     HF_TABLE_NEXT=6 HF_EXPORTERS=3 ACCURACY_WORKERS=4 scripts/gpu-check.sh table-zoo build compile-table pack
 # and then, on the still-warm machine, the same without the exports (send it the moment the first
-# returns: the machine goes back after 30 s idle, and a fresh one exports and builds again, which
-# cost 2026-12-02g five of its thirty minutes; on 2026-12-03b a call sent a minute late found no
-# machine at all, and the refusals and the idle wait used the last ten minutes):
+# returns: the machine goes back after 30 s idle, and a fresh one exports and builds again):
 #   ZB_DEADLINE=$(($(date +%s)+570)) TIMM_TABLE=0 HF_TABLE_NEXT=6 ACCURACY_WORKERS=4 \
 #     scripts/gpu-check.sh compile-table pack
-# A retime can share the session: its models export in call 1 beside the table's (retime-zoo;
-# the zoo stays on the warm machine), and a later call leaves it the end of its deadline
-# (TABLE_LEAVES_S), e.g. for a language-model head (checks and timings with aot_inductor and
-# inductor, about 2 minutes a model; 2026-12-03c re-timed GPT-Neo, 2026-12-03d DeBERTa):
-#   export RETIME_MODELS="DebertaForMaskedLM" RETIME_EXPORT_FLAGS=--aoti \
-#     RETIME_BACKENDS=aot_inductor,inductor RETIME_RUN=retime-numerics   # in each call's command
-#   call 1: as above, with the stages table-zoo retime-zoo build test compile-table pack
-#   call 2: ZB_DEADLINE=$(($(date +%s)+570)) TABLE_LEAVES_S=270 TIMM_TABLE=0 HF_TABLE_NEXT=6 \
-#     ACCURACY_WORKERS=4 scripts/gpu-check.sh compile-table retime pack
-# Issue 18's target 2 (the BERT-style encoder's training step, 1.11x torch.compile's): whether
-# one AOTInductor package of the whole step would close it (bench/training_package.py; no build
-# needed; a few minutes, mostly the package's compile and torch.compile's), in a call of its own
-# so that nothing else shares the GPU while it times (after the table's calls, on the warm
-# machine); then with --no-dropout for the check:
-#   ZB_DEADLINE=$(($(date +%s)+560)) scripts/gpu-check.sh training-package pack
+# A retime re-measures some models with some backends (RETIME_MODELS exported in the background
+# by retime-zoo, checked and timed by retime into $RESULTS/$RETIME_RUN).
+# What the next session checks (after 2026-12-03e), call 1: the capture that releases the
+# allocator's cache when it runs out of memory (its gtest in TEST_SET=verify) and
+# test_aoti_export's change, then BlenderbotSmallForCausalLM's jit and cudagraphs checks, whose
+# captures ran out of memory beside the float64 run's cache (about 2 minutes to export at batch
+# 256, beside the build):
+#   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS="zoobench gpu_backends unit_backends" TEST_SET=verify \
+#     RETIME_MODELS=BlenderbotSmallForCausalLM RETIME_BACKENDS=jit,cudagraphs RETIME_RUN=retime-capture \
+#     scripts/gpu-check.sh retime-zoo build test retime pack
+# Call 2: issue 18's target 2 (the BERT-style encoder's training step, 1.11x torch.compile's):
+# whether one AOTInductor package of the whole step would close it (bench/training_package.py;
+# no build needed; a few minutes, mostly the package's compile and torch.compile's), alone on the
+# GPU. On 2026-12-03e its package sides died of a segmentation fault with nothing on stderr; the
+# sides now run under faulthandler, so the log names the Python frame. The stage has no deadline
+# of its own, hence the timeout; then with --no-dropout for the check:
+#   timeout 320 scripts/gpu-check.sh training-package; scripts/gpu-check.sh pack
 #   TRAINING_PACKAGE_FLAGS=--no-dropout TRAINING_PACKAGE_SIDES=eager,inductor:reduce-overhead,package \
 #     scripts/gpu-check.sh training-package pack
 # With two GPUs, the lists beside the table:
