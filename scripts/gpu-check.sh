@@ -99,9 +99,9 @@
 # whether one AOTInductor package of the whole step would close it (bench/training_package.py;
 # no build needed; a few minutes, mostly the package's compile and torch.compile's), alone on the
 # GPU. On 2026-12-03e its package sides died of a segmentation fault with nothing on stderr; the
-# sides now run under faulthandler, so the log names the Python frame. The stage has no deadline
-# of its own, hence the timeout; then with --no-dropout for the check:
-#   timeout 320 scripts/gpu-check.sh training-package; scripts/gpu-check.sh pack
+# sides now run under faulthandler, so the log names the Python frame. Then with --no-dropout
+# for the check:
+#   ZB_DEADLINE=$(($(date +%s)+560)) scripts/gpu-check.sh training-package pack
 #   TRAINING_PACKAGE_FLAGS=--no-dropout TRAINING_PACKAGE_SIDES=eager,inductor:reduce-overhead,package \
 #     scripts/gpu-check.sh training-package pack
 # With two GPUs, the lists beside the table:
@@ -583,12 +583,15 @@ stage_dropout() {
 }
 
 # Needs no build: Python, torch.compile and AOTInductor only. A few minutes a model (the
-# package's compile and torch.compile's are the bulk).
+# package's compile and torch.compile's are the bulk). ZB_DEADLINE ends it 30 s early, so the
+# pack stage after it still runs; the sides already done are in the model's .txt.
 stage_training-package() {
-  local model rc=0
+  local model rc=0 left
   for model in ${TRAINING_PACKAGE_MODELS:-text_encoder_bert_dropout}; do
-    log "training step as one package: $model"
-    $PY bench/training_package.py --model "$model" \
+    left=$((${ZB_DEADLINE:-$(($(date +%s) + 3600))} - $(date +%s) - 30))
+    ((left > 60)) || { echo "-- training-package: $model not started, the call's deadline is near (${left}s left)"; rc=1; continue; }
+    log "training step as one package: $model (at most ${left}s)"
+    timeout "$left" "$PY" bench/training_package.py --model "$model" \
       --sides "${TRAINING_PACKAGE_SIDES:-eager,inductor:reduce-overhead,package,package_graph}" \
       ${TRAINING_PACKAGE_FLAGS:-} > "$LOGS/training-package-$model.txt" 2> "$LOGS/training-package-$model.log" || rc=1
     cat "$LOGS/training-package-$model.txt"
