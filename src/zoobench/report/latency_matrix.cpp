@@ -54,19 +54,6 @@ std::optional<std::size_t> fastest_of(const LatencyMatrix& matrix, const MatrixR
   return fastest;
 }
 
-std::optional<double> best_latency_of(const LatencyMatrix& matrix, const MatrixRow& row,
-                                      const std::string& family) {
-  auto fastest = fastest_of(matrix, row, family);
-  return fastest ? row.cells[*fastest].latency_ms : std::nullopt;
-}
-
-// The kernel time of the backend the latency ratio compares, when its row measured it.
-std::optional<double> kernels_of_fastest(const LatencyMatrix& matrix, const MatrixRow& row,
-                                         const std::string& family) {
-  auto fastest = fastest_of(matrix, row, family);
-  return fastest ? row.cells[*fastest].kernel_ms : std::nullopt;
-}
-
 // The best speedup over the process's own eager reference among the family's usable results
 // (a passing performance row whose accuracy did not fail).
 std::optional<double> best_speedup_of(const LatencyMatrix& matrix, const MatrixRow& row,
@@ -132,8 +119,13 @@ void complete(LatencyMatrix& matrix) {
       matrix.incomplete++;
       continue;
     }
-    auto reference = best_latency_of(matrix, row, "torch.compile");
-    auto own = best_latency_of(matrix, row, "zoobench");
+    // The two backends every ratio of the row compares: each family's fastest by latency.
+    const auto reference_column = fastest_of(matrix, row, "torch.compile");
+    const auto own_column = fastest_of(matrix, row, "zoobench");
+    const MatrixCell* reference_cell = reference_column ? &row.cells[*reference_column] : nullptr;
+    const MatrixCell* own_cell = own_column ? &row.cells[*own_column] : nullptr;
+    auto reference = reference_cell ? reference_cell->latency_ms : std::nullopt;
+    auto own = own_cell ? own_cell->latency_ms : std::nullopt;
     if (reference && own) {
       row.zoobench_vs_torch_compile = *own / *reference;
       best_ratios.push_back(*row.zoobench_vs_torch_compile);
@@ -145,10 +137,9 @@ void complete(LatencyMatrix& matrix) {
         row.zoobench_vs_torch_compile_per_eager = *reference_speedup / *own_speedup;
         per_eager_ratios.push_back(*row.zoobench_vs_torch_compile_per_eager);
       }
-      auto reference_kernels = kernels_of_fastest(matrix, row, "torch.compile");
-      auto own_kernels = kernels_of_fastest(matrix, row, "zoobench");
-      if (reference_kernels && own_kernels) {
-        row.zoobench_vs_torch_compile_kernels = *own_kernels / *reference_kernels;
+      // Their kernel times, where both rows measured them.
+      if (reference_cell->kernel_ms && own_cell->kernel_ms) {
+        row.zoobench_vs_torch_compile_kernels = *own_cell->kernel_ms / *reference_cell->kernel_ms;
         kernel_ratios.push_back(*row.zoobench_vs_torch_compile_kernels);
       }
     }
