@@ -18,9 +18,12 @@ Each side runs in a process of its own (a crash or an unsupported step costs tha
 
 Sides: eager; inductor and inductor:reduce-overhead (torch.compile); package (the compiled
 step); package_graph (the package and the SGD update replayed as one CUDA graph; it loads the
-package side's package, compiled once). Each side: its preparation (compile, or export and
-compile), median and p10/p90 milliseconds per step (synchronised, warm-up first),
-and with --no-dropout the package's loss and gradients against the model's autograd from the
+package side's package, compiled once). The package sides compile the package in Python and
+time it in bench_training_package_runner, LibTorch's C++ loader as zoobench's aot_inductor
+backend runs packages (--loader python: PyTorch's aoti_load_package, which died of a
+segmentation fault while loading on the H200). Each side: its preparation (compile, or export
+and compile), median and p10/p90 milliseconds per step (synchronised, warm-up first), and
+with --no-dropout the package's loss and gradients against the model's autograd from the
 same weights. Prints one JSON line a side, then a table.
 """
 
@@ -44,8 +47,19 @@ sys.path.insert(0, os.path.join(REPO, "tools"))
 from zoo_compile.session import training_loss  # noqa: E402
 from zoo_export.model_bundle import disable_dropout  # noqa: E402
 
+# Where the build puts the C++ runner: the GPU machine's build (scripts/gpu-check.sh), then this
+# machine's.
+RUNNER_PLACES = ["build-gpu/bench/bench_training_package_runner",
+                 "build/bench/bench_training_package_runner"]
 SIDES = ["eager", "inductor", "inductor:reduce-overhead", "package", "package_graph"]
 LEARNING_RATE = 0.01
+
+
+def default_runner() -> str:
+    for place in RUNNER_PLACES:
+        if os.path.exists(os.path.join(REPO, place)):
+            return os.path.join(REPO, place)
+    return os.path.join(REPO, RUNNER_PLACES[0])
 
 
 # --- the model ----------------------------------------------------------------------------------
@@ -178,20 +192,62 @@ def compile_side(model, inputs, mode):
     return step, time.monotonic() - start
 
 
+def compile_package(model, inputs, path: str) -> None:
+    """The step as a package at PATH (unless an earlier side compiled it there)."""
+    import torch._inductor
+    if os.path.exists(path):
+        return
+    parameters = [p.detach() for p in model.parameters()]
+    buffers = list(model.buffers())
+    graph, _, _ = step_graph(model, inputs)
+    program = torch.export.export(FlatStep(graph, len(parameters), len(buffers)),
+                                  (*parameters, *buffers, *inputs), strict=False)
+    torch._inductor.aoti_compile_and_package(program, package_path=path)
+
+
+def package_side_in_cpp(model, inputs, captured: bool, path: str, runner: str, args):
+    """The package timed by bench_training_package_runner (LibTorch's C++ loader, as zoobench's
+    aot_inductor backend loads packages): the row's timing, and with --no-dropout the outputs of
+    one call, for check_package."""
+    start = time.monotonic()
+    compile_package(model, inputs, path)
+    parameters = [p.detach() for p in model.parameters()]
+    flat = [t.detach().cpu() for t in (*parameters, *model.buffers(), *inputs)]
+    tensors = os.path.join(args.work, "flat.pt")
+    torch.save(flat, tensors)
+    command = [runner, "--package", path, "--tensors", tensors,
+               "--parameters", str(len(parameters)), "--learning-rate", str(LEARNING_RATE),
+               "--warmup", str(args.warmup), "--iterations", str(args.iterations)]
+    if captured:
+        command.append("--graph")
+    outputs_path = os.path.join(args.work, "outputs.pt")
+    if args.no_dropout and not captured:
+        command += ["--outputs", outputs_path]
+    prepare_s = time.monotonic() - start
+    done = subprocess.run(command, capture_output=True, text=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"{os.path.basename(runner)} exit {done.returncode}: "
+                           f"{done.stderr.strip()[-2000:]}")
+    row = json.loads(lines[-1])
+    row["prepare_s"] = round(prepare_s + row["prepare_s"], 1)
+    outputs = torch.load(outputs_path) if "--outputs" in command else None
+    return row, outputs
+
+
 def package_side(model, inputs, captured: bool, path: str):
-    """The step as a package at PATH (compiled there unless an earlier side did); returns
-    (step, prepare seconds, the package and its arguments)."""
+    """The step as a package at PATH, loaded by PyTorch's Python loader (aoti_load_package);
+    returns (step, prepare seconds, the package and its arguments). On the H200 with
+    PyTorch 2.11 this loader dies of a segmentation fault in AOTIModelPackageLoader's
+    constructor (2026-12-03e, -03f); --loader cpp, the default, runs the same package through
+    the C++ loader instead."""
     import torch._inductor
     start = time.monotonic()
     # The model's own tensors (detach shares them): SGD updates the model as the package sees it.
     parameters = [p.detach() for p in model.parameters()]
     buffers = list(model.buffers())
     flat = (*parameters, *buffers, *inputs)
-    if not os.path.exists(path):
-        graph, _, _ = step_graph(model, inputs)
-        program = torch.export.export(FlatStep(graph, len(parameters), len(buffers)), flat,
-                                      strict=False)
-        torch._inductor.aoti_compile_and_package(program, package_path=path)
+    compile_package(model, inputs, path)
     try:
         package = torch._inductor.aoti_load_package(path, run_single_threaded=captured)
     except TypeError:  # an older loader without the argument
@@ -217,17 +273,17 @@ def package_side(model, inputs, captured: bool, path: str):
     return cuda_graph.replay, prepare_s, (package, flat)
 
 
-def check_package(package, flat, model, inputs) -> Dict[str, float]:
-    """One call of the package against the model's own autograd, from the weights both share
-    (dropout off): the largest difference of the loss and of each gradient, relative to the
-    largest value autograd gave it."""
-    got = package(*flat)
+def check_package(got: Sequence[torch.Tensor], model, inputs) -> Dict[str, float]:
+    """The package's outputs of one call (GOT) against the model's own autograd from the same
+    weights (dropout off): the largest difference of the loss and of each gradient, relative
+    to the largest value autograd gave it."""
     model.zero_grad(set_to_none=True)
     loss = loss_of(model(*inputs))
     loss.backward()
     expected = [loss.detach(), *[p.grad for p in model.parameters()]]
     worst = 0.0
     for a, b in zip(got, expected):
+        a = a.to(b.device)
         scale = float(b.abs().max()) or 1.0
         worst = max(worst, float((a - b).abs().max()) / scale)
     return {"outputs": len(got), "expected": len(expected), "worst_relative_difference": worst}
@@ -274,11 +330,19 @@ def run_side(args) -> Dict[str, object]:
         path = os.path.join(args.work, f"{args.model}-bs{args.batch_size}-"
                                        f"{'no-dropout' if args.no_dropout else 'dropout'}.pt2")
         row["package_compiled_here"] = not os.path.exists(path)
-        step, prepare_s, package = package_side(model, inputs, args.side == "package_graph", path)
+        captured = args.side == "package_graph"
+        if args.loader == "cpp":
+            timing, outputs = package_side_in_cpp(model, inputs, captured, path, args.runner, args)
+            row.update(timing)
+            if outputs is not None:
+                row["check"] = check_package(outputs, model, inputs)
+            return row
+        step, prepare_s, (package, flat) = package_side(model, inputs, captured, path)
+        row["loader"] = "Python aoti_load_package"
     row["prepare_s"] = round(prepare_s, 1)
     row.update(time_steps(step, args.warmup, args.iterations))
     if args.side == "package" and args.no_dropout:  # with dropout the masks would differ
-        row["check"] = check_package(*package, model, inputs)
+        row["check"] = check_package(package(*flat), model, inputs)
     return row
 
 
@@ -294,6 +358,13 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--timeout", type=float, default=420.0, help="seconds a side may take")
+    parser.add_argument("--loader", choices=["cpp", "python"], default="cpp",
+                        help="what loads the package sides' package: cpp (the default), "
+                             "bench_training_package_runner, LibTorch's C++ loader as zoobench's "
+                             "aot_inductor backend uses it; python, PyTorch's aoti_load_package")
+    parser.add_argument("--runner", default=default_runner(),
+                        help="bench_training_package_runner (default: the first of "
+                             f"{', '.join(RUNNER_PLACES)} that exists)")
     parser.add_argument("--no-dropout", action="store_true",
                         help="every side with dropout off (where the package's random numbers "
                              "are the question)")
@@ -302,18 +373,26 @@ def main() -> int:
         print(json.dumps(run_side(args)), flush=True)
         return 0
 
-    rows = []
-    work = tempfile.TemporaryDirectory()
-    for side in args.sides.split(","):
+    sides = args.sides.split(",")
+    for side in sides:
         if side not in SIDES:
             parser.error(f"unknown side {side!r}: {', '.join(SIDES)}")
+    if args.loader == "cpp" and any(s.startswith("package") for s in sides) \
+            and not os.path.exists(args.runner):
+        parser.error(f"no C++ runner at {args.runner}: build it (cmake --build <build> --target "
+                     "bench_training_package_runner) and give --runner, or use --loader python")
+
+    rows = []
+    work = tempfile.TemporaryDirectory()
+    for side in sides:
         # faulthandler: a side that crashes (the package side's loader did, with a segmentation
         # fault, on the H200 on 2026-12-03e) prints the Python stack where it died.
         command = [sys.executable, "-X", "faulthandler", os.path.abspath(__file__),
                    "--side", side, "--model", args.model,
                    "--batch-size", str(args.batch_size), "--device", args.device,
                    "--work", work.name, "--warmup", str(args.warmup),
-                   "--iterations", str(args.iterations)] + (["--no-dropout"] if args.no_dropout else [])
+                   "--iterations", str(args.iterations), "--loader", args.loader,
+                   "--runner", args.runner] + (["--no-dropout"] if args.no_dropout else [])
         print(f"-- {args.model} {side}", file=sys.stderr, flush=True)
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)

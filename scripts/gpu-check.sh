@@ -582,7 +582,8 @@ stage_dropout() {
   grep -E "median|Benchmark" "$LOGS/bench-dropout-cuda.txt" | head -20
 }
 
-# Needs no build: Python, torch.compile and AOTInductor only. A few minutes a model (the
+# Needs the build's bench_training_package_runner for the package sides (Python's loader crashed
+# on the package; the runner is LibTorch's C++ loader). A few minutes a model (the
 # package's compile and torch.compile's are the bulk). ZB_DEADLINE ends it 30 s early, so the
 # pack stage after it still runs; the sides already done are in the model's .txt.
 stage_training-package() {
@@ -591,7 +592,7 @@ stage_training-package() {
     left=$((${ZB_DEADLINE:-$(($(date +%s) + 3600))} - $(date +%s) - 30))
     ((left > 60)) || { echo "-- training-package: $model not started, the call's deadline is near (${left}s left)"; rc=1; continue; }
     log "training step as one package: $model (at most ${left}s)"
-    timeout "$left" "$PY" bench/training_package.py --model "$model" \
+    timeout "$left" "$PY" bench/training_package.py --model "$model" --runner "$BUILD/bench/bench_training_package_runner" \
       --sides "${TRAINING_PACKAGE_SIDES:-eager,inductor:reduce-overhead,package,package_graph}" \
       ${TRAINING_PACKAGE_FLAGS:-} > "$LOGS/training-package-$model.txt" 2> "$LOGS/training-package-$model.log" || rc=1
     cat "$LOGS/training-package-$model.txt"

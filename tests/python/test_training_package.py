@@ -5,7 +5,9 @@ the model itself, on the CPU (torch 1.13 traces it too)."""
 
 import copy
 import os
+import subprocess
 import sys
+import tempfile
 import unittest
 
 import torch
@@ -113,6 +115,62 @@ class WithoutDropout(unittest.TestCase):
         self.assertEqual({m.p for m in model.modules() if isinstance(m, nn.Dropout)}, {0.0})
         self.assertEqual({m.dropout for m in model.modules()
                           if isinstance(m, nn.MultiheadAttention)}, {0.0})
+
+
+def runner_path() -> str:
+    """The runner of the build under test (ctest names it), else the script's own default."""
+    build = os.environ.get("ZOOBENCH_BINARY_DIR")
+    if build:
+        return os.path.join(build, "bench", "bench_training_package_runner")
+    return training_package.default_runner()
+
+
+class PackageRunnerMissing(unittest.TestCase):
+    def test_a_package_side_without_the_runner_stops_before_any_side_runs(self):
+        done = subprocess.run(
+            [sys.executable, os.path.join(REPO_ROOT, "bench", "training_package.py"),
+             "--device", "cpu", "--sides", "eager,package", "--runner", "/nonexistent/runner"],
+            capture_output=True, text=True, timeout=300)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("bench_training_package_runner", done.stderr)
+        self.assertNotIn('"side"', done.stdout)  # not even the eager side ran
+
+
+def aoti_on_cuda() -> bool:
+    return (torch.cuda.is_available() and hasattr(torch, "export")
+            and hasattr(getattr(torch, "_inductor", None), "aoti_compile_and_package"))
+
+
+@unittest.skipUnless(aoti_on_cuda(), "AOTInductor on CUDA (the GPU machine's torch)")
+class PackageThroughTheRunner(unittest.TestCase):
+    """The small encoder's step compiled as a package and run by bench_training_package_runner
+    (LibTorch's C++ loader): its loss and gradients are the model's autograd, and the runner's
+    steps (and the captured graph's replays) run and time."""
+
+    def test_the_runners_outputs_are_autograds_and_its_steps_time(self):
+        runner = runner_path()
+        if not os.path.exists(runner):
+            self.fail(f"no {runner}: build bench_training_package_runner")
+        model, inputs = training_package.build("text_encoder_small", 2, "cuda")
+        training_package.disable_dropout(model)
+        with tempfile.TemporaryDirectory() as work:
+            class Args:
+                pass
+            args = Args()
+            args.work, args.warmup, args.iterations, args.no_dropout = work, 1, 3, True
+            path = os.path.join(work, "step.pt2")
+            row, outputs = training_package.package_side_in_cpp(model, inputs, False, path,
+                                                                runner, args)
+            self.assertEqual(row["steps"], 3)
+            self.assertGreater(row["median_ms"], 0)
+            check = training_package.check_package(outputs, model, inputs)
+            self.assertEqual(check["outputs"], check["expected"])
+            # float32 with TF32 on both sides (the runner's numerics are the timed runs')
+            self.assertLess(check["worst_relative_difference"], 1e-2)
+            row, outputs = training_package.package_side_in_cpp(model, inputs, True, path,
+                                                                runner, args)
+            self.assertIsNone(outputs)
+            self.assertGreater(row["median_ms"], 0)
 
 
 if __name__ == "__main__":
