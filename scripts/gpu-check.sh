@@ -87,23 +87,22 @@
 #     scripts/gpu-check.sh compile-table pack
 # A retime re-measures some models with some backends (RETIME_MODELS exported in the background
 # by retime-zoo, checked and timed by retime into $RESULTS/$RETIME_RUN).
-# What the next session checks (after 2026-12-03e), call 1: the capture that releases the
-# allocator's cache when it runs out of memory (its gtest in TEST_SET=verify) and
-# test_aoti_export's change, then BlenderbotSmallForCausalLM's jit and cudagraphs checks, whose
-# captures ran out of memory beside the float64 run's cache (about 2 minutes to export at batch
-# 256, beside the build):
+# A capture that runs out of memory releases the allocator's cache and captures again (checked
+# on 2026-12-03f: its gtest in TEST_SET=verify, and BlenderbotSmallForCausalLM's checks, `on`):
 #   ZB_DEADLINE=$(($(date +%s)+560)) BUILD_TARGETS="zoobench gpu_backends unit_backends" TEST_SET=verify \
 #     RETIME_MODELS=BlenderbotSmallForCausalLM RETIME_BACKENDS=jit,cudagraphs RETIME_RUN=retime-capture \
 #     scripts/gpu-check.sh retime-zoo build test retime pack
-# Call 2: issue 18's target 2 (the BERT-style encoder's training step, 1.11x torch.compile's):
-# whether one AOTInductor package of the whole step would close it (bench/training_package.py;
-# no build needed; a few minutes, mostly the package's compile and torch.compile's), alone on the
-# GPU. On 2026-12-03e its package sides died of a segmentation fault with nothing on stderr; the
-# sides now run under faulthandler, so the log names the Python frame. Then with --no-dropout
-# for the check:
-#   ZB_DEADLINE=$(($(date +%s)+560)) scripts/gpu-check.sh training-package pack
-#   TRAINING_PACKAGE_FLAGS=--no-dropout TRAINING_PACKAGE_SIDES=eager,inductor:reduce-overhead,package \
+# Issue 18's target 2: the training step as one AOTInductor package (bench/training_package.py)
+# against torch.compile's training, alone on the GPU; the package sides run in the build's
+# bench_training_package_runner (LibTorch's C++ loader: Python's aoti_load_package dies of a
+# segmentation fault loading the package). About 4 minutes a model after a 75 s build; then
+# with --no-dropout, the package checked against autograd (2 minutes):
+#   ZB_DEADLINE=$(($(date +%s)+500)) BUILD_TARGETS=bench_training_package_runner \
+#     scripts/gpu-check.sh build training-package pack
+#   ZB_DEADLINE=$(($(date +%s)+215)) TRAINING_PACKAGE_FLAGS=--no-dropout TRAINING_PACKAGE_SIDES=package \
 #     scripts/gpu-check.sh training-package pack
+# The runner's own test (python.test_training_package's PackageThroughTheRunner, not yet run on
+# the H200): BUILD_TARGETS=bench_training_package_runner CTEST_ARGS="-R python.test_training_package"
 # With two GPUs, the lists beside the table:
 #   ZB_DEADLINE=... TABLE_ZOO_BACKGROUND=1 TABLE_GPU=0 \
 #     scripts/gpu-check.sh env table-zoo lists-beside build compile-table pack
