@@ -221,7 +221,8 @@ def package_side_in_cpp(model, inputs, captured: bool, path: str, runner: str, a
     if captured:
         command.append("--graph")
     outputs_path = os.path.join(args.work, "outputs.pt")
-    if args.no_dropout and not captured:
+    checked = args.no_dropout and not captured  # with dropout the masks would differ
+    if checked:
         command += ["--outputs", outputs_path]
     prepare_s = time.monotonic() - start
     done = subprocess.run(command, capture_output=True, text=True)
@@ -231,8 +232,7 @@ def package_side_in_cpp(model, inputs, captured: bool, path: str, runner: str, a
                            f"{done.stderr.strip()[-2000:]}")
     row = json.loads(lines[-1])
     row["prepare_s"] = round(prepare_s + row["prepare_s"], 1)
-    outputs = torch.load(outputs_path) if "--outputs" in command else None
-    return row, outputs
+    return row, (torch.load(outputs_path) if checked else None)
 
 
 def package_side(model, inputs, captured: bool, path: str):
