@@ -23,8 +23,12 @@
 namespace zoobench {
 namespace {
 
+std::string package_role(Precision precision, const std::string& device_type) {
+  return "aoti." + precision_name(precision) + "." + device_type;
+}
+
 std::string package_role(const BackendRequest& request) {
-  return "aoti." + precision_name(request.precision) + "." + (request.device.is_cuda() ? "cuda" : "cpu");
+  return package_role(request.precision, request.device.is_cuda() ? "cuda" : "cpu");
 }
 
 #if ZOOBENCH_WITH_AOTI
@@ -149,6 +153,14 @@ class AotInductorBackend : public Backend {
              ", which has no AOTInductor runtime (needs >= 2.6)";
     }
     return std::nullopt;
+  }
+  std::vector<std::string> needed_artifacts(Mode mode, Precision precision,
+                                            const std::string& device_type) const override {
+    std::vector<std::string> roles = Backend::needed_artifacts(mode, precision, device_type);
+    // Where no package can run, exporting one would only cost time: the rows say why.
+    if (mode == Mode::kInference && precision != Precision::kAmp && !unavailable_reason())
+      roles.push_back(package_role(precision, device_type));
+    return roles;
   }
   std::optional<std::string> unsupported_reason(const Manifest&, const BackendRequest& request) const override {
     if (auto why = unavailable_reason()) return why;

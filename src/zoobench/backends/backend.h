@@ -144,6 +144,11 @@ class Backend {
   // artifact), or nullopt. The runner turns a reason into a clear row instead of a crash.
   virtual std::optional<std::string> unsupported_reason(const Manifest& manifest,
                                                         const BackendRequest& request) const = 0;
+  // The manifest's artifact roles this backend loads for a run of `mode` at `precision` on a
+  // device of `device_type` ("cpu"/"cuda"): what `zoobench run` has the exporter make when the
+  // zoo lacks them. Default: the TorchScript files (eval, and train for training).
+  virtual std::vector<std::string> needed_artifacts(Mode mode, Precision precision,
+                                                    const std::string& device_type) const;
   // Loads and prepares the model (compilation, capture, profiling runs happen here and count
   // as compile time). Throws ModelLoadError when the model's files are unusable.
   virtual std::unique_ptr<Executable> prepare(const Manifest& manifest,

@@ -43,6 +43,12 @@ const std::vector<std::string>& torch_compile_examples() {
 
 }  // namespace
 
+std::vector<std::string> Backend::needed_artifacts(Mode mode, Precision,
+                                                   const std::string&) const {
+  if (mode == Mode::kTraining) return {"eval", "train"};
+  return {"eval"};
+}
+
 std::unique_ptr<Backend> make_backend(const std::string& name) {
   for (const auto& entry : entries()) {
     if (entry.name == name) return entry.make();

@@ -42,7 +42,7 @@ struct Interrupted {};
 // child_arguments): what the user chose for the check, and the switches off.
 std::vector<std::string> step_flags(const RunOptions& o, const std::string& suites_dir,
                                     const std::vector<std::string>& disabled) {
-  std::vector<std::string> flags = {"--zoo", o.zoo_dir, "--suites-dir", suites_dir};
+  std::vector<std::string> flags = {"--suites-dir", suites_dir};
   if (o.mode == Mode::kTraining) flags.push_back("--training");
   if (o.precision == Precision::kFloat16) flags.push_back("--float16");
   if (o.precision == Precision::kBFloat16) flags.push_back("--bfloat16");

@@ -136,4 +136,23 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
   return rows;
 }
 
+std::vector<ResultRow> export_failure_rows(const RunOptions& options, const ZooEntry& entry,
+                                           const std::string& device, const ModelSupply& supply) {
+  RowContext c = context_for(options, entry, device, supply.log);
+  const std::string reason = "export failed: " + supply.reason;
+  std::vector<ResultRow> rows;
+  if (options.accuracy) {
+    for (const auto& layout : accuracy_layouts(options)) {
+      c.input_layout = layout;
+      rows.push_back(failure_row(ExperimentKind::kAccuracy, Status::kModelFailToLoad, reason, c));
+    }
+  }
+  if (options.performance) {
+    c.input_layout = kDefaultInputLayout;
+    rows.push_back(failure_row(ExperimentKind::kPerformance, Status::kModelFailToLoad, reason, c));
+  }
+  for (auto& row : rows) set_cell(row, columns::kLog, supply.log);
+  return rows;
+}
+
 }  // namespace zoobench

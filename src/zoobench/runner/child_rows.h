@@ -10,6 +10,7 @@
 #include "zoobench/runner/child_process.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/runner/run_options.h"
+#include "zoobench/runner/zoo_supply.h"
 #include "zoobench/zoo/catalog.h"
 #include "zoobench/zoo/suite_config.h"
 
@@ -33,6 +34,11 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
                                      const SuiteConfig& config, const std::string& device,
                                      const std::string& log, std::vector<ResultRow> rows,
                                      const ChildOutcome& outcome);
+
+// A row for every requested experiment (and input layout) of a model whose export failed:
+// model_fail_to_load, with the exporter's reason and its log.
+std::vector<ResultRow> export_failure_rows(const RunOptions& options, const ZooEntry& entry,
+                                           const std::string& device, const ModelSupply& supply);
 
 // The cells every row of `entry` on `device` shares (batch size from its manifest when it reads).
 RowContext context_for(const RunOptions& options, const ZooEntry& entry, const std::string& device,

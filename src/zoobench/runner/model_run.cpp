@@ -9,10 +9,10 @@
 #include <chrono>
 
 #include "zoobench/backends/backend.h"
-#include "zoobench/backends/switches.h"
 #include "zoobench/boundary/boundary.h"
 #include "zoobench/patches/registry.h"
 #include "zoobench/results/failure.h"
+#include "zoobench/runner/model_plan.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/crash_report.h"
@@ -69,30 +69,14 @@ struct LoadedModel {
   std::vector<c10::IValue> inputs;
 };
 
-// Reads the manifest, makes the device current, enters the model's patches and loads its inputs;
-// a Refusal when one of them fails. The context learns the batch size and the patches.
-std::optional<Refusal> load_model(const ZooEntry& entry, const RunOptions& options,
-                                  const SuiteConfig& config, const std::string& device_string,
-                                  LoadedModel& model, RowContext& context) {
-  try {
-    model.manifest = read_manifest(entry.manifest_path);
-  } catch (const ModelLoadError& e) {
-    return Refusal{Status::kModelFailToLoad, first_line(e.what())};
-  }
-  context.batch_size = model.manifest.batch_size;
-  model.device = parse_device(device_string);
+// Makes the device current, enters the plan's patches and loads the inputs; a Refusal when one
+// of them fails. The context learns the patches.
+std::optional<Refusal> load_model(const ZooEntry& entry, const ModelPlan& plan, LoadedModel& model,
+                                  RowContext& context) {
+  model.device = parse_device(plan.device);
   compat::set_current_device(model.device);
   try {
-    std::vector<std::string> names;
-    if (options.patches) {
-      // A patch turned off as a switch (--disable-switches patch:NAME) is not applied at all.
-      for (auto& name : config.patches_for(model.manifest, options.mode)) {
-        if (std::find(options.disabled_switches.begin(), options.disabled_switches.end(),
-                      patch_switch(name)) == options.disabled_switches.end())
-          names.push_back(std::move(name));
-      }
-    }
-    model.patch_scope = std::make_unique<patches::PatchScope>(names);
+    model.patch_scope = std::make_unique<patches::PatchScope>(plan.patches);
     context.patches = model.patch_scope->names();
   } catch (...) {
     return Refusal{Status::kInfraError, "patches: " + first_line(current_exception_message())};
@@ -108,33 +92,8 @@ std::optional<Refusal> load_model(const ZooEntry& entry, const RunOptions& optio
   return std::nullopt;
 }
 
-// The suite's switches off for this model and backend (zoobench.switches_off), added to
-// --disable-switches unless --ignore-suite-switches; the model's log says which and why. A name
-// the backend has no switch for is a mistake in the yaml, and the row says so rather than
-// running with the pass on.
-std::optional<Refusal> add_suite_switches_off(const ZooEntry& entry, const SuiteConfig& config,
-                                              RunOptions& options) {
-  if (!options.suite_switches) return std::nullopt;
-  const auto off = config.switches_off(entry.name, options.backend);
-  if (off.switches.empty()) return std::nullopt;
-  if (auto why = unknown_switch_name(off.switches, {options.backend})) {
-    return Refusal{Status::kInfraError,
-                   fmt::format("{}.yaml zoobench.switches_off.{}: {}; fix the yaml or run with "
-                               "--ignore-suite-switches",
-                               config.suite(), entry.name, *why)};
-  }
-  for (const auto& name : off.switches) {
-    if (std::find(options.disabled_switches.begin(), options.disabled_switches.end(), name) ==
-        options.disabled_switches.end())
-      options.disabled_switches.push_back(name);
-  }
-  log::info("{} with {}: the suite turns off {} ({}); --ignore-suite-switches keeps them on",
-            entry.name, options.backend, join(off.switches, ", "), off.reason);
-  return std::nullopt;
-}
-
-BackendRequest backend_request(const ZooEntry& entry, const RunOptions& options,
-                               const SuiteConfig& config, const LoadedModel& model) {
+BackendRequest backend_request(const ModelPlan& plan, const RunOptions& options,
+                               const LoadedModel& model) {
   BackendRequest request;
   request.device = model.device;
   request.mode = options.mode;
@@ -143,7 +102,7 @@ BackendRequest backend_request(const ZooEntry& entry, const RunOptions& options,
   request.optimizer = options.optimizer;
   request.compile_options_json = options.compile_options_json;
   request.keep_compile_cache = options.keep_compile_cache;
-  request.loss_scale = config.loss_scale(entry.name);
+  request.loss_scale = plan.loss_scale;
   const bool training = options.mode == Mode::kTraining;
   patches::PatchScope* scope = model.patch_scope.get();
   request.after_load = [scope, training](torch::jit::Module& module) {
@@ -152,24 +111,17 @@ BackendRequest backend_request(const ZooEntry& entry, const RunOptions& options,
   request.after_load_compiled = [scope, training](torch::jit::Module& module) {
     scope->rewrite(module, training, /*compiled_side=*/true);
   };
-  request.disabled_switches = options.disabled_switches;
+  request.disabled_switches = plan.switches_off;
   return request;
 }
 
-// The accuracy check's settings: the suite's tolerance (or --tolerance), its vote and its
-// non-deterministic models.
-AccuracyOptions accuracy_options(const ZooEntry& entry, const RunOptions& options,
-                                 const SuiteConfig& config, const c10::Device& device) {
-  const std::string device_type = device.is_cuda() ? "cuda" : "cpu";
+// The accuracy check's settings: the plan's rule, vote and determinism.
+AccuracyOptions accuracy_options(const ZooEntry& entry, const ModelPlan& plan,
+                                 const RunOptions& options) {
   AccuracyOptions accuracy;
-  accuracy.tolerance =
-      config.tolerance(entry.name, options.mode, options.precision, device_type, options.cosine);
-  if (options.tolerance) {
-    accuracy.tolerance.tolerance = *options.tolerance;
-    accuracy.tolerance.source = "--tolerance";
-  }
-  accuracy.non_deterministic = config.is_non_deterministic(entry.name);
-  accuracy.check_runs = config.accuracy_check_runs(entry.name);
+  accuracy.tolerance = plan.tolerance;
+  accuracy.non_deterministic = plan.non_deterministic;
+  accuracy.check_runs = plan.check_runs;
   accuracy.training_steps = options.training_steps;
   accuracy.summary = options.accu_summary;
   if (!options.save_outputs.empty())
@@ -180,11 +132,11 @@ AccuracyOptions accuracy_options(const ZooEntry& entry, const RunOptions& option
 // The accuracy row of one input layout: the compiled side gets the inputs in that layout, the
 // reference the same values dense; a failure of the experiment is the row's status.
 ResultRow accuracy_row_for_layout(const ZooEntry& entry, const RunOptions& options,
-                                  const SuiteConfig& config, const LoadedModel& model,
+                                  const ModelPlan& plan, const LoadedModel& model,
                                   Backend& eager, Backend& compiled, const BackendRequest& request,
                                   const std::string& layout, RowContext context) {
   context.input_layout = layout;
-  AccuracyOptions accuracy = accuracy_options(entry, options, config, model.device);
+  AccuracyOptions accuracy = accuracy_options(entry, plan, options);
   std::vector<c10::IValue> reference_inputs = model.inputs;
   std::string layout_note;
   if (layout != kDefaultInputLayout) {
@@ -268,19 +220,23 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
     return rows;
   };
 
-  RunOptions row_options = options;
-  if (auto refusal = add_suite_switches_off(entry, config, row_options)) {
-    return fail_all(refusal->status, refusal->reason);
-  }
-  context.switches_off = row_options.disabled_switches;
-
   LoadedModel model;
-  if (auto refusal = load_model(entry, row_options, config, device_string, model, context)) {
+  try {
+    model.manifest = read_manifest(entry.manifest_path);
+  } catch (const ModelLoadError& e) {
+    return fail_all(Status::kModelFailToLoad, first_line(e.what()));
+  }
+  context.batch_size = model.manifest.batch_size;
+  const ModelPlan plan = plan_model(entry, model.manifest, options, config, device_string);
+  std::fputs(describe(plan).c_str(), stderr);
+  if (plan.invalid) return fail_all(Status::kInfraError, *plan.invalid);
+  context.switches_off = plan.switches_off;
+  if (auto refusal = load_model(entry, plan, model, context)) {
     return fail_all(refusal->status, refusal->reason);
   }
   std::unique_ptr<Backend> eager = make_backend("eager");
   std::unique_ptr<Backend> compiled = make_backend(options.backend);
-  BackendRequest request = backend_request(entry, row_options, config, model);
+  BackendRequest request = backend_request(plan, options, model);
   // Asked before anything runs: for a Python backend this starts the embedded Python, so the
   // autograd engine is torch's Python one from the first backward on (a C++ backward first, then
   // a Python one, trips an internal assert of the engine on CUDA).
@@ -294,7 +250,7 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
 
   if (options.accuracy) {
     for (const auto& layout : accuracy_layouts(options)) {
-      add(accuracy_row_for_layout(entry, options, config, model, *eager, *compiled, request, layout,
+      add(accuracy_row_for_layout(entry, options, plan, model, *eager, *compiled, request, layout,
                                   context));
     }
   }

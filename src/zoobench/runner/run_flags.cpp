@@ -12,6 +12,7 @@
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/text.h"
+#include "zoobench/zoo/export_request.h"
 
 namespace zoobench {
 
@@ -19,6 +20,20 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   RunOptions& o = f.options;
   c.add_option("--zoo", o.zoo_dir, "zoo folder written by tools/export_zoo.py")
       ->capture_default_str();
+  c.add_flag("--no-export", f.no_export,
+             "run only what the zoo holds: a model it lacks (or lacks an artifact of) is an "
+             "error, not exported");
+  c.add_option("--batch-size", f.batch_size,
+               "batch size of every model (upstream's flag): the zoo keeps these entries in "
+               "ZOO/batch-N and exports them when missing (default: each list's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  c.add_option("--zoo-max-gb", o.zoo_max_gb,
+               "keep the zoo under G gigabytes: the folders of models whose rows are all "
+               "written are deleted, least recently finished first (--resume runs none again)")
+      ->check(finite_number(0, /*inclusive=*/false));
+  c.add_option("--torchbench-dir", o.torchbench_dir,
+               "a TorchBench checkout (pytorch/benchmark) for exporting torchbench models")
+      ->check(CLI::ExistingDirectory);
   c.add_option("--suites-dir", o.suites_dir,
                "folder with <suite>.yaml (default: ./suites or the source tree's)")
       ->check(CLI::ExistingDirectory);
@@ -129,7 +144,12 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
 }
 
 const std::vector<std::string>& parent_decided_flags() {
-  static const std::vector<std::string> kFlags = {"--suite",
+  static const std::vector<std::string> kFlags = {"--zoo",
+                                                  "--no-export",
+                                                  "--batch-size",
+                                                  "--zoo-max-gb",
+                                                  "--torchbench-dir",
+                                                  "--suite",
                                                   "--only",
                                                   "--filter",
                                                   "--exclude",
@@ -247,6 +267,12 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
   o.optimizer.learning_rate = f.lr;
   if (o.measurement.repeat < 1) throw UsageError("--repeat must be at least 1");
   if (o.training_steps < 1) throw UsageError("--iterations must be at least 1");
+  o.export_missing = !f.no_export;
+  if (o.zoo_max_gb > 0 && !o.export_missing)
+    throw UsageError("--zoo-max-gb deletes models the run exported; with --no-export it has "
+                     "nothing to manage: drop one of the two");
+  if (f.batch_size > 0) o.batch_size = f.batch_size;
+  o.zoo_dir = zoo_for_batch_size(o.zoo_dir, o.batch_size);
   o.child_flags = flags_for_children(command);
 }
 

@@ -26,6 +26,8 @@ struct RunFlags {
   std::string compile_options;
   std::string disabled_switches;
   double tolerance = -1;
+  bool no_export = false;
+  int64_t batch_size = 0;
   double lr = 0.01;
 };
 

@@ -14,7 +14,11 @@
 namespace zoobench {
 
 struct RunOptions {
-  std::string zoo_dir = "zoo";
+  std::string zoo_dir = "zoo";             // with --batch-size N, the zoo's batch-<N> folder
+  bool export_missing = true;             // --no-export sets false: the zoo must have the models
+  std::optional<int64_t> batch_size;      // --batch-size: every model at this batch size
+  double zoo_max_gb = 0;                  // --zoo-max-gb: the zoo's budget (0: none)
+  std::string torchbench_dir;             // --torchbench-dir: the exporter's TorchBench checkout
   std::string suites_dir;                 // default_suites_dir() when empty
   std::string suite = "all";
   std::vector<std::string> only;          // --only (repeatable)

@@ -45,6 +45,24 @@ std::map<std::string, SuiteConfig> load_suite_configs(const std::string& suites_
   return configs;
 }
 
+void add_listed_models(ZooCatalog& catalog, const RunOptions& options,
+                       const std::string& suites_dir) {
+  if (options.suite == "all") {
+    if (catalog.suites().empty()) {
+      throw UsageError("the zoo at '" + catalog.directory() +
+                       "' has no models, and --suite all runs the zoo's suites; name one with "
+                       "--suite (torchbench, huggingface, timm_models, demo) and zoobench "
+                       "exports its list, or export with tools/export_zoo.py");
+    }
+    return;
+  }
+  const auto list = std::filesystem::path(suites_dir) / (options.suite + "_models_list.txt");
+  if (!std::filesystem::exists(list)) return;
+  for (const auto& entry : read_model_list(list.string())) {
+    catalog.add_to_export(options.suite, entry.name);
+  }
+}
+
 std::pair<std::size_t, std::size_t> partition_range(std::size_t count, int total, int id) {
   if (total <= 1) return {0, count};
   // Same arithmetic as upstream: the first `count % total` partitions get one extra model.

@@ -31,6 +31,8 @@
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
+#include "zoobench/runner/zoo_supply.h"
+#include "zoobench/python/embedded_python.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
@@ -325,8 +327,15 @@ struct RunPhase {
 // time on each, all before the performance runs, which keep each device to themselves (one at
 // a time, as without the flag, and after the checks' compilations have ended). Without it a
 // child does both experiments of its model and backend, loading the model once.
+// With --zoo-max-gb a model's checks and timings stay in one phase, so its folder can go once
+// its model is done rather than after every check of the run.
 std::vector<RunPhase> run_phases(const RunOptions& options, std::deque<ChildJob> jobs) {
   if (options.accuracy_workers <= 1 || !options.accuracy) return {RunPhase{std::move(jobs), 1}};
+  if (options.zoo_max_gb > 0 && options.performance) {
+    log::warn("--zoo-max-gb: each model's checks and timings run together, one at a time per "
+              "device (--accuracy-workers applies to runs without --performance)");
+    return {RunPhase{std::move(jobs), 1}};
+  }
   RunPhase checks{{}, static_cast<std::size_t>(options.accuracy_workers)}, timings{{}, 1};
   for (const ChildJob& job : jobs) {
     if (job.options.accuracy) {
@@ -367,9 +376,51 @@ void report_not_started(const RunOptions& options, const std::vector<ChildJob>& 
                format_cell(options.time_budget_s).c_str(), jobs.size(), join(names, ", ").c_str());
 }
 
-void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
-                     const std::map<std::string, SuiteConfig>& configs, RunSinks& sinks,
-                     const char* cuda_visible_devices) {
+// Export on demand: what the run's backends load, for the exporter.
+ExportRequest export_request(const RunOptions& options, const std::string& suites_dir) {
+  ExportRequest request;
+  request.device_type = options.devices[0].substr(0, options.devices[0].find(':'));
+  for (const auto& backend : options.backends) {
+    for (auto& role : make_backend(backend)->needed_artifacts(options.mode, options.precision,
+                                                              request.device_type)) {
+      if (std::find(request.roles.begin(), request.roles.end(), role) == request.roles.end())
+        request.roles.push_back(std::move(role));
+    }
+  }
+  request.batch_size = options.batch_size;
+  request.zoo_dir = options.zoo_dir;
+  request.suites_dir = suites_dir;
+  request.torchbench_dir = options.torchbench_dir;
+  return request;
+}
+
+// The supply of the jobs' models, in the order the jobs ask for them (null: the run exports
+// nothing, --no-export).
+std::unique_ptr<ZooSupply> make_supply(const RunOptions& options, const std::string& suites_dir,
+                                       const std::vector<RunPhase>& phases) {
+  if (!options.export_missing) return nullptr;
+  SupplySettings settings;
+  settings.request = export_request(options, suites_dir);
+  settings.python = python::interpreter_path();
+  settings.exporter = (fs::path(python::tools_directory()) / "export_zoo.py").string();
+  settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
+  settings.timeout_s = options.timeout_s;
+  settings.max_bytes = options.zoo_max_gb * 1e9;
+  std::vector<ZooEntry> models;
+  std::map<std::string, int> jobs_per_model;
+  for (const auto& phase : phases) {
+    for (const auto& job : phase.jobs) {
+      const std::string key = job.entry.suite + "/" + job.entry.name;
+      if (jobs_per_model[key]++ == 0) models.push_back(job.entry);
+    }
+  }
+  return std::make_unique<ZooSupply>(std::move(settings), std::move(models),
+                                     std::move(jobs_per_model), g_interrupted);
+}
+
+void run_in_children(const RunOptions& options, const std::string& suites_dir,
+                     std::deque<ChildJob> jobs, const std::map<std::string, SuiteConfig>& configs,
+                     RunSinks& sinks, const char* cuda_visible_devices) {
   install_interrupt_handlers();
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -380,6 +431,7 @@ void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
   if (options.time_budget_s > 0)
     add_result_files(estimates, options, device_label(options.devices));
   std::vector<RunPhase> phases = run_phases(options, std::move(jobs));
+  std::unique_ptr<ZooSupply> supply = make_supply(options, suites_dir, phases);
   std::size_t total = 0;
   for (const auto& phase : phases) total += phase.jobs.size();
   Progress progress(total, ::isatty(STDERR_FILENO) != 0);
@@ -394,6 +446,7 @@ void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
     settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
     settings.timeout_s = options.timeout_s;
     settings.cuda_visible_devices = cuda_visible_devices;
+    settings.supply = supply.get();
     if (options.time_budget_s > 0) {
       settings.deadline = deadline;
       settings.expected_s = [&estimates](const ChildJob& job) {
@@ -427,6 +480,29 @@ void run_in_children(const RunOptions& options, std::deque<ChildJob> jobs,
   }
   progress.close();
   report_not_started(options, not_started);
+}
+
+// One model with one backend, in this process, once its export (if it needs one) is settled.
+void run_one_in_this_process(const RunOptions& options, const std::string& suites_dir,
+                             const ChildJob& job, const std::map<std::string, SuiteConfig>& configs,
+                             RunSinks& sinks) {
+  auto supply = make_supply(options, suites_dir, {RunPhase{{job}, 1}});
+  if (supply) {
+    // While the exporter runs, an interrupt stops it (it has a process group of its own);
+    // the model itself runs with the default handlers, as without an export.
+    install_interrupt_handlers();
+    const ModelSupply got = supply->await(job.entry);
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    if (g_interrupted.load()) return;
+    if (!got.ready) {
+      for (const auto& row : export_failure_rows(job.options, job.entry, options.devices[0], got))
+        sinks.write(row);
+      return;
+    }
+  }
+  run_model(job.entry, job.options, configs.at(job.entry.suite), options.devices[0],
+            [&](const ResultRow& row) { sinks.write(row); });
 }
 
 // The run's end: the summary, the results table (one backend) or latency matrix (several), the
@@ -464,7 +540,11 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   }
   const std::string suites_dir =
       options.suites_dir.empty() ? default_suites_dir() : options.suites_dir;
-  ZooCatalog catalog = ZooCatalog::scan(options.zoo_dir);
+  // A run that exports what it lacks starts from whatever the zoo holds, even nothing.
+  const bool exports = options.export_missing && options.suite != "all";
+  ZooCatalog catalog =
+      exports ? ZooCatalog::scan_or_empty(options.zoo_dir) : ZooCatalog::scan(options.zoo_dir);
+  if (exports) add_listed_models(catalog, options, suites_dir);
   std::vector<std::string> suites =
       options.suite == "all" ? catalog.suites() : std::vector<std::string>{options.suite};
   auto configs = load_suite_configs(suites_dir, suites);
@@ -486,11 +566,9 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   std::size_t skipped = 0;
   std::deque<ChildJob> jobs = plan_jobs(options, selected, sinks, skipped);
   if (runs_in_this_process(options, jobs, cuda_visible_devices)) {
-    const ChildJob& job = jobs.front();
-    run_model(job.entry, job.options, configs.at(job.entry.suite), options.devices[0],
-              [&](const ResultRow& row) { sinks.write(row); });
+    run_one_in_this_process(options, suites_dir, jobs.front(), configs, sinks);
   } else if (!jobs.empty()) {
-    run_in_children(options, std::move(jobs), configs, sinks, cuda_visible_devices);
+    run_in_children(options, suites_dir, std::move(jobs), configs, sinks, cuda_visible_devices);
   }
   return finish_run(options, sinks, skipped);
 }

@@ -30,14 +30,57 @@ std::string file_part(std::string text) {
 std::vector<std::string> child_arguments(const RunOptions& o, const std::string& suite,
                                          const std::string& model, const std::string& device,
                                          const std::string& row_out, const std::string& log_file) {
+  // The parent exported what the child needs (--no-export): the child only reads the zoo.
   std::vector<std::string> a = {"run",       "--suite",   suite,       "--only",     model,
                                 "--devices", device,      "--backend", o.backend,    "--timeout",
-                                "0",         "--row-out", row_out,     "--log-file", log_file};
+                                "0",         "--row-out", row_out,     "--log-file", log_file,
+                                "--zoo",     o.zoo_dir,   "--no-export"};
   if (o.accuracy) a.push_back("--accuracy");
   if (o.performance) a.push_back("--performance");
   a.insert(a.end(), o.child_flags.begin(), o.child_flags.end());
   return a;
 }
+
+namespace {
+
+// One job's child: started pinned to its device and CPUs, its rows (completed for what it did
+// not report) with the cells only the parent knows.
+std::vector<ResultRow> run_job_child(const ChildJob& job, const WorkerPoolSettings& settings,
+                                     const SuiteConfig& config, const std::string& device,
+                                     const std::vector<int>& cpus, const std::string& stem,
+                                     const std::atomic<bool>& interrupted, ChildOutcome& outcome) {
+  const RunOptions& options = job.options;
+  const std::string log_path = stem + ".log", row_path = stem + ".rows.json";
+  fs::remove(row_path);
+  const ChildDevice child = child_device_for(device, settings.cuda_visible_devices);
+  if (child.pinned()) {
+    std::ofstream(log_path, std::ios::app)
+        << "zoobench: the worker for " << device << " runs this model with "
+        << join(child.environment, " ") << ", as " << child.device << "\n";
+  }
+  if (!cpus.empty()) {
+    std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device
+                                           << " runs this model on CPUs " << format_cpu_list(cpus)
+                                           << "\n";
+  }
+  std::vector<std::string> argv = {current_executable()};
+  auto args =
+      child_arguments(options, job.entry.suite, job.entry.name, child.device, row_path, log_path);
+  argv.insert(argv.end(), args.begin(), args.end());
+  outcome = run_child(argv, log_path, settings.timeout_s, interrupted, child.environment, cpus);
+  auto rows = complete_rows(
+      options, job.entry, config, device, log_path,
+      outcome.exited_late ? std::vector<ResultRow>{} : read_rows_file(row_path), outcome);
+  fs::remove(row_path);
+  for (auto& row : rows) {
+    set_cell(row, columns::kDev, device);  // a pinned child knew its GPU only as cuda:0
+    set_cell(row, columns::kLog, log_path);
+    set_cell(row, columns::kJobS, format_cell(outcome.seconds));
+  }
+  return rows;
+}
+
+}  // namespace
 
 std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
                                const std::map<std::string, SuiteConfig>& configs,
@@ -67,7 +110,6 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
     jobs.erase(next);
     return true;
   };
-  const std::string executable = current_executable();
   auto worker = [&](std::size_t worker_index) {
     const std::string& device = settings.devices[worker_index];
     const std::vector<int> cpus =
@@ -81,45 +123,31 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
         if (!take(job)) return;
       }
       const RunOptions& options = job.options;
-      const std::string stem =
-          fmt::format("{}/{}.{}.{}.{}", settings.logs_dir, job.entry.name, mode_name(options.mode),
-                      file_part(options.backend), file_part(device));
-      const std::string log_path = stem + ".log", row_path = stem + ".rows.json";
-      fs::remove(row_path);
       const std::string label = options.backends.size() > 1
                                     ? job.entry.name + " [" + options.backend + "]"
                                     : job.entry.name;
       progress.started(label, device);
-      const ChildDevice child = child_device_for(device, settings.cuda_visible_devices);
-      if (child.pinned()) {
-        std::ofstream(log_path, std::ios::app)
-            << "zoobench: the worker for " << device << " runs this model with "
-            << join(child.environment, " ") << ", as " << child.device << "\n";
+      std::vector<ResultRow> rows;
+      ChildOutcome outcome;
+      if (settings.supply) {
+        const ModelSupply supply = settings.supply->await(job.entry);
+        if (interrupted.load()) return;
+        if (!supply.ready) rows = export_failure_rows(options, job.entry, device, supply);
       }
-      if (!cpus.empty()) {
-        std::ofstream(log_path, std::ios::app)
-            << "zoobench: the worker for " << device << " runs this model on CPUs "
-            << format_cpu_list(cpus) << "\n";
-      }
-      std::vector<std::string> argv = {executable};
-      auto args = child_arguments(options, job.entry.suite, job.entry.name, child.device, row_path,
-                                  log_path);
-      argv.insert(argv.end(), args.begin(), args.end());
-      ChildOutcome outcome =
-          run_child(argv, log_path, settings.timeout_s, interrupted, child.environment, cpus);
-      auto rows = complete_rows(options, job.entry, configs.at(job.entry.suite), device, log_path,
-                                outcome.exited_late ? std::vector<ResultRow>{} : read_rows_file(row_path),
-                                outcome);
-      for (auto& row : rows) {
-        set_cell(row, columns::kDev, device);  // a pinned child knew its GPU only as cuda:0
-        set_cell(row, columns::kLog, log_path);
-        set_cell(row, columns::kJobS, format_cell(outcome.seconds));
+      if (rows.empty()) {
+        std::optional<ZooSupply::Quiet> quiet;  // no export beside a timed job
+        if (settings.supply && options.performance) quiet.emplace(settings.supply->quiet());
+        const std::string stem =
+            fmt::format("{}/{}.{}.{}.{}", settings.logs_dir, job.entry.name, mode_name(options.mode),
+                        file_part(options.backend), file_part(device));
+        rows = run_job_child(job, settings, configs.at(job.entry.suite), device, cpus, stem,
+                             interrupted, outcome);
       }
       const bool kept = deliver(job, rows);
-      fs::remove(row_path);
       if (!kept) {
         progress.set_aside(label, device, rows, outcome.seconds);
       } else if (outcome.kind != ChildOutcome::Kind::kInterrupted) {
+        if (settings.supply) settings.supply->job_done(job.entry);
         progress.finished(label, device, rows, outcome.seconds);
       }
     }

@@ -17,6 +17,7 @@
 #include "zoobench/results/rows.h"
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/run_options.h"
+#include "zoobench/runner/zoo_supply.h"
 #include "zoobench/zoo/catalog.h"
 #include "zoobench/zoo/suite_config.h"
 
@@ -39,6 +40,10 @@ struct WorkerPoolSettings {
   // the budget's end a short job may go before a long one that no longer fits.
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::function<double(const ChildJob&)> expected_s;
+  // Export on demand (null: the zoo has every model): a job's child starts once its model's
+  // export is settled; a model that could not be exported gets rows that say why instead, and
+  // a timed job holds exports off while it runs.
+  ZooSupply* supply = nullptr;
 };
 
 // Runs every job (or until `interrupted`); blocks until the workers are done. Returns the jobs

@@ -15,15 +15,39 @@ namespace fs = std::filesystem;
 
 namespace zoobench {
 
+namespace {
+
+std::string how_to_export(const std::string& zoo_dir) {
+  return "name a suite (`zoobench run --suite demo ...` exports what it needs), or export one "
+         "with: /usr/bin/python3 tools/export_zoo.py --zoo " +
+         zoo_dir + " --suite demo";
+}
+
+}  // namespace
+
 ZooCatalog ZooCatalog::scan(const std::string& zoo_dir) {
-  const std::string how_to_export =
-      "export one with: /usr/bin/python3 tools/export_zoo.py --zoo " + zoo_dir +
-      " --suite demo (or run `make demo`)";
   if (!fs::is_directory(zoo_dir)) {
-    throw UsageError("no zoo at '" + zoo_dir + "'; " + how_to_export);
+    throw UsageError("no zoo at '" + zoo_dir + "'; " + how_to_export(zoo_dir));
   }
+  ZooCatalog catalog = scan_or_empty(zoo_dir);
+  if (catalog.entries_.empty()) {
+    throw UsageError("the zoo at '" + zoo_dir + "' has no models; " + how_to_export(zoo_dir));
+  }
+  return catalog;
+}
+
+void ZooCatalog::add_to_export(const std::string& suite, const std::string& name) {
+  if (find(suite, name)) return;
+  entries_.push_back({suite, name, (fs::path(directory_) / suite / name / "manifest.json").string()});
+  std::sort(entries_.begin(), entries_.end(), [](const ZooEntry& a, const ZooEntry& b) {
+    return std::tie(a.suite, a.name) < std::tie(b.suite, b.name);
+  });
+}
+
+ZooCatalog ZooCatalog::scan_or_empty(const std::string& zoo_dir) {
   ZooCatalog catalog;
   catalog.directory_ = zoo_dir;
+  if (!fs::is_directory(zoo_dir)) return catalog;
   for (const auto& suite_dir : fs::directory_iterator(zoo_dir)) {
     if (!suite_dir.is_directory()) continue;
     for (const auto& model_dir : fs::directory_iterator(suite_dir.path())) {
@@ -52,9 +76,6 @@ ZooCatalog ZooCatalog::scan(const std::string& zoo_dir) {
     } catch (const std::exception&) {
       // The index is informational; a damaged one must not hide the models themselves.
     }
-  }
-  if (catalog.entries_.empty()) {
-    throw UsageError("the zoo at '" + zoo_dir + "' has no models; " + how_to_export);
   }
   return catalog;
 }

@@ -24,6 +24,12 @@ class ZooCatalog {
  public:
   // Scans `zoo_dir`. Throws UsageError saying how to export when the folder is missing or empty.
   static ZooCatalog scan(const std::string& zoo_dir);
+  // The same, for a run that exports what it lacks: a missing or empty zoo is an empty catalog.
+  static ZooCatalog scan_or_empty(const std::string& zoo_dir);
+
+  // A model the zoo does not hold yet (a run exports it on demand): listed with the manifest
+  // path its export will have. Nothing when the zoo already has it.
+  void add_to_export(const std::string& suite, const std::string& name);
 
   const std::string& directory() const { return directory_; }
   // Models of one suite ("all": every suite), sorted by name.

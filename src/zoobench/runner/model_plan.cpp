@@ -1,0 +1,112 @@
+// Resolving a model's plan, and its description for the log.
+#include "zoobench/runner/model_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "zoobench/backends/backend.h"
+#include "zoobench/backends/switches.h"
+#include "zoobench/util/text.h"
+
+namespace zoobench {
+namespace {
+
+void add_once(std::vector<std::string>& list, const std::string& item) {
+  if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+}
+
+// --disable-switches, then the suite's switches off for this model and backend (unless
+// --ignore-suite-switches); a name the backend has no switch for makes the plan invalid.
+void plan_switches(ModelPlan& plan, const ZooEntry& entry, const RunOptions& options,
+                   const SuiteConfig& config) {
+  plan.switches_off = options.disabled_switches;
+  if (!options.suite_switches) return;
+  const auto off = config.switches_off(entry.name, options.backend);
+  if (off.switches.empty()) return;
+  if (auto why = unknown_switch_name(off.switches, {options.backend})) {
+    plan.invalid = fmt::format(
+        "{}.yaml zoobench.switches_off.{}: {}; fix the yaml or run with "
+        "--ignore-suite-switches",
+        config.suite(), entry.name, *why);
+    return;
+  }
+  for (const auto& name : off.switches) add_once(plan.switches_off, name);
+  plan.suite_switches_reason = fmt::format(
+      "the suite turns off {} ({}); --ignore-suite-switches "
+      "keeps them on",
+      join(off.switches, ", "), off.reason);
+}
+
+// The suite's patches and the manifest's own, less those turned off as switches.
+std::vector<std::string> plan_patches(const Manifest& manifest, const RunOptions& options,
+                                      const SuiteConfig& config,
+                                      const std::vector<std::string>& switches_off) {
+  std::vector<std::string> names;
+  if (!options.patches) return names;
+  for (auto& name : config.patches_for(manifest, options.mode)) {
+    if (std::find(switches_off.begin(), switches_off.end(), patch_switch(name)) ==
+        switches_off.end())
+      names.push_back(std::move(name));
+  }
+  return names;
+}
+
+}  // namespace
+
+ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunOptions& options,
+                     const SuiteConfig& config, const std::string& device) {
+  ModelPlan plan;
+  plan.model = entry.name;
+  plan.backend = options.backend;
+  plan.device = device;
+  plan.mode = options.mode;
+  plan.precision = options.precision;
+  plan.batch_size = manifest.batch_size;
+  const std::string device_type = device.substr(0, device.find(':'));
+  for (const auto& backend : {std::string("eager"), options.backend}) {
+    for (const auto& role :
+         make_backend(backend)->needed_artifacts(options.mode, options.precision, device_type))
+      add_once(plan.artifacts, role);
+  }
+  plan_switches(plan, entry, options, config);
+  plan.patches = plan_patches(manifest, options, config, plan.switches_off);
+  plan.tolerance =
+      config.tolerance(entry.name, options.mode, options.precision, device_type, options.cosine);
+  if (options.tolerance) {
+    plan.tolerance.tolerance = *options.tolerance;
+    plan.tolerance.source = "--tolerance";
+  }
+  plan.non_deterministic = config.is_non_deterministic(entry.name);
+  plan.check_runs = config.accuracy_check_runs(entry.name);
+  plan.loss_scale = config.loss_scale(entry.name);
+  return plan;
+}
+
+std::string describe(const ModelPlan& plan) {
+  const auto or_none = [](const std::vector<std::string>& list) {
+    return list.empty() ? std::string("none") : join(list, ", ");
+  };
+  std::string tolerance = fmt::format("{} {}", plan.tolerance.cosine ? "cosine" : "tolerance",
+                                      plan.tolerance.tolerance);
+  if (plan.tolerance.larger_multiplier_for_smaller_tensor)
+    tolerance += ", larger multiplier for small tensors";
+  if (plan.tolerance.use_iou_for_bool)
+    tolerance += fmt::format(", IoU >= {} for masks", plan.tolerance.iou_threshold);
+  std::string text = fmt::format(
+      "plan: {} with {}, {} {}, on {}, batch size {}\n"
+      "plan: artifacts {}\n"
+      "plan: patches {}\n"
+      "plan: switches off {}{}\n"
+      "plan: accuracy rule {} (from {}); {} compiled run(s) voted; eager runs {}\n",
+      plan.model, plan.backend, mode_name(plan.mode), precision_name(plan.precision), plan.device,
+      plan.batch_size, or_none(plan.artifacts), or_none(plan.patches), or_none(plan.switches_off),
+      plan.suite_switches_reason.empty() ? "" : " (" + plan.suite_switches_reason + ")", tolerance,
+      plan.tolerance.source, plan.check_runs,
+      plan.non_deterministic ? "may differ (non_deterministic)" : "must agree bitwise");
+  if (plan.mode == Mode::kTraining) text += fmt::format("plan: loss scale {}\n", plan.loss_scale);
+  if (plan.invalid) text += "plan: cannot run: " + *plan.invalid + "\n";
+  return text;
+}
+
+}  // namespace zoobench

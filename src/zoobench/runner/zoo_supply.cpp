@@ -1,0 +1,252 @@
+// The export thread, the disk budget and the quiet machine for timed jobs.
+#include "zoobench/runner/zoo_supply.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "zoobench/runner/child_process.h"
+#include "zoobench/runner/child_rows.h"
+#include "zoobench/util/files.h"
+#include "zoobench/util/log.h"
+#include "zoobench/util/text.h"
+
+namespace fs = std::filesystem;
+
+namespace zoobench {
+namespace {
+
+std::string gigabytes(double bytes) { return fmt::format("{:.3g} GB", bytes / 1e9); }
+
+std::string manifest_path_of(const SupplySettings& settings, const ZooEntry& model) {
+  return (fs::path(settings.request.zoo_dir) / model.suite / model.name / "manifest.json").string();
+}
+
+// Why an export that left no usable entry failed: the exporter's index first (its own words),
+// then how the process ended.
+std::string export_failure(const SupplySettings& settings, const ZooEntry& model,
+                           const ChildOutcome& outcome, const std::string& log) {
+  if (outcome.kind == ChildOutcome::Kind::kTimedOut) {
+    return fmt::format("the export took longer than --timeout {:.0f} s", settings.timeout_s);
+  }
+  if (auto record = export_record(settings.request.zoo_dir, model.suite, model.name);
+      record && record->status == "failed" && !record->reason.empty()) {
+    return record->reason;
+  }
+  if (outcome.kind == ChildOutcome::Kind::kExited && outcome.exit_code == 0) {
+    return "the exporter ended without what the run needs: " +
+           missing_for(manifest_path_of(settings, model), settings.request).value_or("?");
+  }
+  return child_failure_reason(outcome, log, settings.timeout_s);
+}
+
+}  // namespace
+
+double folder_bytes(const std::string& folder) {
+  double bytes = 0;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) return 0;
+  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) bytes += static_cast<double>(it->file_size(ec));
+  }
+  return bytes;
+}
+
+ZooSupply::ZooSupply(SupplySettings settings, std::vector<ZooEntry> models,
+                     std::map<std::string, int> jobs_per_model,
+                     const std::atomic<bool>& interrupted)
+    : settings_(std::move(settings)),
+      jobs_left_(std::move(jobs_per_model)),
+      interrupted_(interrupted) {
+  for (const auto& model : models) {
+    if (missing_for(manifest_path_of(settings_, model), settings_.request)) {
+      to_export_.push_back(model);
+    } else {
+      settled_[key(model)] = ModelSupply{true, "", ""};
+    }
+  }
+  if (!to_export_.empty()) {
+    log::info("{} model(s) to export into {} as the run goes (--no-export refuses){}",
+              to_export_.size(), settings_.request.zoo_dir,
+              settings_.max_bytes > 0 ? ", within --zoo-max-gb " + gigabytes(settings_.max_bytes)
+                                      : std::string());
+    thread_ = std::thread([this] { run_exports(); });
+  }
+}
+
+ZooSupply::~ZooSupply() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  stop_export_.store(true);
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+ModelSupply ZooSupply::await(const ZooEntry& model) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const std::string k = key(model);
+  awaited_.insert(k);
+  changed_.notify_all();
+  while (!settled_.count(k)) {
+    if (interrupted_.load() || stopping_) {
+      awaited_.erase(awaited_.find(k));
+      return ModelSupply{false, "interrupted", ""};
+    }
+    changed_.wait_for(lock, std::chrono::milliseconds(200));
+  }
+  awaited_.erase(awaited_.find(k));
+  if (unclaimed_.erase(k)) changed_.notify_all();
+  return settled_.at(k);
+}
+
+void ZooSupply::job_done(const ZooEntry& model) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string k = key(model);
+  if (--jobs_left_[k] > 0) return;
+  const auto settled = settled_.find(k);
+  if (settled != settled_.end() && settled->second.ready && !settled->second.log.empty() &&
+      exported_running_ > 0) {
+    --exported_running_;
+  }
+  finished_.push_back(model);
+  if (settings_.max_bytes > 0) evict_finished_locked();
+  changed_.notify_all();
+}
+
+ZooSupply::Quiet ZooSupply::quiet() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  ++timed_jobs_;  // counted first, so no new export starts while this one waits
+  changed_.wait(lock, [this] { return !exporting_ || stopping_; });
+  return Quiet(this);
+}
+
+ZooSupply::Quiet::~Quiet() {
+  if (!supply_) return;
+  {
+    std::lock_guard<std::mutex> lock(supply_->mutex_);
+    --supply_->timed_jobs_;
+  }
+  supply_->changed_.notify_all();
+}
+
+// Deletes finished models' folders, oldest first, until the zoo is under the budget.
+void ZooSupply::evict_finished_locked() {
+  double bytes = folder_bytes(settings_.request.zoo_dir);
+  while (bytes > settings_.max_bytes && !finished_.empty()) {
+    const ZooEntry model = finished_.front();
+    finished_.pop_front();
+    const fs::path folder = fs::path(settings_.request.zoo_dir) / model.suite / model.name;
+    const double freed = folder_bytes(folder.string());
+    std::string error;
+    if (freed <= 0 || !remove_tree(folder.string(), &error)) continue;
+    bytes -= freed;
+    log::info("zoo: deleted {} ({}), whose rows are all written, to stay under --zoo-max-gb {}",
+              model.name, gigabytes(freed), gigabytes(settings_.max_bytes));
+  }
+}
+
+// Waits until the next export may start: no timed job runs, fewer than `ahead` exported models
+// wait for a worker, and the zoo has room (or nothing this run could delete to make it).
+// False when the run is over or interrupted.
+bool ZooSupply::wait_for_room(std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    if (stopping_ || interrupted_.load()) return false;
+    bool room = true;
+    if (settings_.max_bytes > 0) {
+      evict_finished_locked();
+      const double bytes = folder_bytes(settings_.request.zoo_dir);
+      if (bytes > settings_.max_bytes) {
+        room = exported_running_ == 0;
+        if (room && !over_budget_warned_) {
+          over_budget_warned_ = true;
+          log::warn(
+              "zoo: {} holds {} with nothing this run may delete, over --zoo-max-gb {}; "
+              "exporting the next model anyway",
+              settings_.request.zoo_dir, gigabytes(bytes), gigabytes(settings_.max_bytes));
+        }
+      }
+    }
+    // A worker blocked on a model is never kept waiting by the look-ahead's limit.
+    const bool wanted = !awaited_.empty() || unclaimed_.size() < settings_.ahead;
+    if (room && timed_jobs_ == 0 && wanted) return true;
+    changed_.wait_for(lock, std::chrono::milliseconds(500));
+  }
+}
+
+// The model a worker is blocked on, if one is still to export (a time budget may start jobs out
+// of order), else the next in job order.
+ZooEntry ZooSupply::take_next_locked() {
+  auto next = std::find_if(to_export_.begin(), to_export_.end(),
+                           [this](const ZooEntry& m) { return awaited_.count(key(m)) > 0; });
+  if (next == to_export_.end()) next = to_export_.begin();
+  ZooEntry model = *next;
+  to_export_.erase(next);
+  return model;
+}
+
+void ZooSupply::run_exports() {
+  for (;;) {
+    ZooEntry model;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (to_export_.empty() || !wait_for_room(lock)) return;
+      model = take_next_locked();
+      exporting_ = true;
+    }
+    ModelSupply supply = export_model(model);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      exporting_ = false;
+      if (supply.ready) {
+        ++exported_running_;
+        unclaimed_.insert(key(model));
+      }
+      settled_[key(model)] = supply;
+    }
+    changed_.notify_all();
+  }
+}
+
+ModelSupply ZooSupply::export_model(const ZooEntry& model) {
+  const std::string log_path =
+      (fs::path(settings_.logs_dir) / (model.name + ".export.log")).string();
+  fs::create_directories(settings_.logs_dir);
+  std::vector<std::string> argv = {settings_.python, settings_.exporter};
+  const auto args = exporter_arguments(settings_.request, model.suite, model.name);
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::ofstream(log_path, std::ios::app) << "zoobench: exporting " << model.suite << "/"
+                                         << model.name << ": " << join(argv, " ") << "\n";
+  log::info("export {}: started (log: {})", model.name, log_path);
+  // The exporter's child stops with the run: a watcher turns an interrupt into its stop flag.
+  std::atomic<bool> export_done{false};
+  std::thread watcher([&] {
+    while (!export_done.load()) {
+      if (interrupted_.load()) stop_export_.store(true);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  const ChildOutcome outcome =
+      run_child(argv, log_path, settings_.timeout_s, stop_export_, {"PYTHONUNBUFFERED=1"});
+  export_done.store(true);
+  watcher.join();
+  if (outcome.kind == ChildOutcome::Kind::kInterrupted || stop_export_.load()) {
+    return ModelSupply{false, "interrupted", log_path};
+  }
+  const auto missing = missing_for(manifest_path_of(settings_, model), settings_.request);
+  if (!missing) {
+    log::info("export {}: done in {:.0f} s", model.name, outcome.seconds);
+    return ModelSupply{true, "", log_path};
+  }
+  const std::string reason = export_failure(settings_, model, outcome, log_path);
+  log::warn("export {}: failed after {:.0f} s: {} (log: {})", model.name, outcome.seconds, reason,
+            log_path);
+  return ModelSupply{false, reason, log_path};
+}
+
+}  // namespace zoobench

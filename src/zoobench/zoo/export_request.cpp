@@ -1,0 +1,87 @@
+// The exporter's side of export on demand: needs, arguments, its index.
+#include "zoobench/zoo/export_request.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "zoobench/util/errors.h"
+#include "zoobench/util/files.h"
+#include "zoobench/util/text.h"
+#include "zoobench/zoo/manifest.h"
+
+namespace fs = std::filesystem;
+
+namespace zoobench {
+
+std::optional<std::string> missing_for(const std::string& manifest_path,
+                                       const ExportRequest& request) {
+  if (!fs::exists(manifest_path)) return "not in the zoo";
+  Manifest manifest;
+  try {
+    manifest = read_manifest(manifest_path);
+  } catch (const ModelLoadError& e) {
+    return "its manifest does not read (" + first_line(e.what()) + ")";
+  }
+  std::vector<std::string> missing;
+  for (const auto& role : request.roles) {
+    if (!manifest.artifact(role) && !manifest.artifact_failures.count(role))
+      missing.push_back(role);
+  }
+  if (!missing.empty()) return "the zoo's entry has no " + join(missing, ", ");
+  if (const Artifact* eval = manifest.artifact("eval");
+      eval && !eval->device.empty() && eval->device != request.device_type) {
+    return "the zoo's entry was traced on " + eval->device + ", the run is on " +
+           request.device_type;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> exporter_arguments(const ExportRequest& request, const std::string& suite,
+                                            const std::string& name) {
+  std::vector<std::string> args = {
+      "--zoo", request.zoo_dir, "--suites-dir", request.suites_dir, "--suite",
+      suite,   "--only",        name,           "--device",         request.device_type};
+  if (request.batch_size) {
+    args.insert(args.end(), {"--batch-size", std::to_string(*request.batch_size)});
+  }
+  if (!request.torchbench_dir.empty()) {
+    args.insert(args.end(), {"--torchbench-dir", request.torchbench_dir});
+  }
+  const auto& roles = request.roles;
+  if (std::find(roles.begin(), roles.end(), "train") != roles.end()) args.push_back("--training");
+  bool aoti = false;
+  for (const auto& role : roles) {
+    if (!starts_with(role, "aoti.")) continue;
+    if (!aoti) args.insert(args.end(), {"--aoti", "--aoti-device", request.device_type});
+    aoti = true;
+    if (starts_with(role, "aoti.float16.")) args.push_back("--float16");
+    if (starts_with(role, "aoti.bfloat16.")) args.push_back("--bfloat16");
+  }
+  return args;
+}
+
+std::optional<ExportRecord> export_record(const std::string& zoo_dir, const std::string& suite,
+                                          const std::string& name) {
+  try {
+    const auto index =
+        nlohmann::json::parse(read_text_file((fs::path(zoo_dir) / "index.json").string()));
+    for (const auto& item : index.value("models", nlohmann::json::array())) {
+      if (item.value("suite", "") != suite || item.value("name", "") != name) continue;
+      ExportRecord record;
+      record.status = item.value("status", "");
+      if (item.contains("reason") && item["reason"].is_string()) record.reason = item["reason"];
+      return record;
+    }
+  } catch (const std::exception&) {
+    // No index, or a damaged one: the caller falls back to the exporter's log.
+  }
+  return std::nullopt;
+}
+
+std::string zoo_for_batch_size(const std::string& zoo_dir, std::optional<int64_t> batch_size) {
+  if (!batch_size) return zoo_dir;
+  return (fs::path(zoo_dir) / ("batch-" + std::to_string(*batch_size))).string();
+}
+
+}  // namespace zoobench

@@ -1,0 +1,142 @@
+// `zoobench run` on models the zoo does not hold yet: it exports them itself (the real exporter,
+// from a small TorchBench checkout made here), a model whose constructor raises gets a row with
+// the exporter's reason while the others run, --batch-size keeps its own zoo entries, and
+// --zoo-max-gb deletes finished models so that --resume finds nothing left to do.
+#include "integration_helpers.h"
+
+namespace zoobench::integration {
+namespace {
+
+using ::testing::Not;
+
+// A TorchBench model package (Model(test, device, batch_size, extra_args), get_module()).
+const char* kTinyMlp = R"(import torch
+
+class Model:
+    DEFAULT_EVAL_BSIZE = 4
+
+    def __init__(self, test, device, batch_size=None, extra_args=[]):
+        self.batch_size = batch_size or self.DEFAULT_EVAL_BSIZE
+        self.model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                                         torch.nn.Linear(32, 4)).to(device)
+        self.example_inputs = (torch.randn(self.batch_size, 16, device=device),)
+
+    def get_module(self):
+        return self.model, self.example_inputs
+)";
+
+const char* kBrokenInit = R"(class Model:
+    def __init__(self, test, device, batch_size=None, extra_args=[]):
+        raise RuntimeError("broken_init refuses to build: no weights here")
+)";
+
+struct ZooSetup {
+  std::string checkout, suites, zoo, out;
+};
+
+// A checkout with the given models (name -> package source), and a suites folder whose
+// torchbench list names them in order.
+ZooSetup make_setup(const zt::ScratchDir& dir,
+                    const std::vector<std::pair<std::string, const char*>>& models) {
+  ZooSetup s{dir.file("checkout"), dir.file("suites"), dir.file("zoo"), dir.file("out")};
+  write_text(s.checkout + "/torchbenchmark/__init__.py", "");
+  write_text(s.checkout + "/torchbenchmark/models/__init__.py", "");
+  write_text(s.checkout + "/userbenchmark/dynamo/dynamobench/torchbench.yaml",
+             "skip:\n  all: []\n");
+  std::string list;
+  for (const auto& [name, source] : models) {
+    write_text(s.checkout + "/torchbenchmark/models/" + name + "/__init__.py", source);
+    list += name + "\n";
+  }
+  write_text(s.suites + "/torchbench_models_list.txt", list);
+  write_text(s.suites + "/torchbench.yaml", "skip:\n  all: []\n");
+  return s;
+}
+
+std::string run_command(const ZooSetup& s, const std::string& extra) {
+  return zoobench_command(
+      "run --suite torchbench --backend jit --devices cpu --timeout 300 --zoo " + quote(s.zoo) +
+      " --suites-dir " + quote(s.suites) + " --torchbench-dir " + quote(s.checkout) +
+      " --output-directory " + quote(s.out) + " " + extra);
+}
+
+std::map<std::string, Row> rows_by_name(const std::string& csv) {
+  std::map<std::string, Row> out;
+  for (const auto& row : read_csv(csv)) out[row.at("name")] = row;
+  return out;
+}
+
+TEST(ExportOnDemand, ARunExportsWhatItLacksAndAModelThatCannotBeBuiltIsARowWithTheReason) {
+  zt::ScratchDir dir;
+  const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}, {"broken_init", kBrokenInit}});
+  auto run = zt::run_command(run_command(s, "--accuracy --performance --repeat 3 --warmup 1"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+
+  auto accuracy = rows_by_name(accuracy_csv(s.out, "torchbench"));
+  auto performance = rows_by_name(performance_csv(s.out, "torchbench"));
+  ASSERT_EQ(accuracy.size(), 2u) << run.output;
+  EXPECT_EQ(accuracy.at("tiny_mlp").at("accuracy"), "pass") << accuracy.at("tiny_mlp").at("reason");
+  EXPECT_EQ(performance.at("tiny_mlp").at("status"), "pass");
+  EXPECT_EQ(accuracy.at("tiny_mlp").at("batch_size"), "4");  // the model's own default
+  for (const auto* rows : {&accuracy, &performance}) {
+    const Row& broken = rows->at("broken_init");
+    EXPECT_THAT(broken.at("reason"), HasSubstr("export failed"));
+    EXPECT_THAT(broken.at("reason"), HasSubstr("broken_init refuses to build"));
+  }
+  EXPECT_EQ(accuracy.at("broken_init").at("accuracy"), "model_fail_to_load");
+  EXPECT_EQ(performance.at("broken_init").at("status"), "model_fail_to_load");
+  EXPECT_TRUE(fs::exists(s.zoo + "/torchbench/tiny_mlp/manifest.json"));
+  EXPECT_FALSE(fs::exists(s.zoo + "/torchbench/broken_init/manifest.json"));
+  EXPECT_THAT(read_text(s.out + "/logs/broken_init.export.log"), HasSubstr("no weights here"));
+
+  // Everything is in the zoo now: a second run exports nothing.
+  ZooSetup second = s;
+  second.out = dir.file("again");
+  auto again = zt::run_command(run_command(second, "--accuracy --only tiny_mlp"));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_THAT(again.output, Not(HasSubstr("export tiny_mlp: started"))) << again.output;
+  EXPECT_EQ(rows_by_name(accuracy_csv(second.out, "torchbench")).at("tiny_mlp").at("accuracy"),
+            "pass");
+}
+
+TEST(ExportOnDemand, ATinyBudgetDeletesFinishedModelsAndResumeRedoesNothing) {
+  zt::ScratchDir dir;
+  const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}});
+  const std::string flags = "--accuracy --batch-size 3 --zoo-max-gb 0.000001";
+  auto run = zt::run_command(run_command(s, flags));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto rows = rows_by_name(accuracy_csv(s.out, "torchbench"));
+  ASSERT_EQ(rows.size(), 2u) << run.output;
+  for (const auto& [name, row] : rows) {
+    EXPECT_EQ(row.at("accuracy"), "pass") << name << ": " << row.at("reason");
+    EXPECT_EQ(row.at("batch_size"), "3") << name;
+  }
+  // --batch-size 3's entries live in the zoo's batch-3 folder, and went once their rows were in.
+  EXPECT_THAT(read_text(s.out + "/logs/tiny_mlp.export.log"),
+              HasSubstr("--zoo " + s.zoo + "/batch-3"));
+  EXPECT_THAT(run.output, HasSubstr("deleted tiny_mlp"));
+  EXPECT_FALSE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp"));
+  EXPECT_FALSE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp_two"));
+
+  auto resumed = zt::run_command(run_command(s, flags + " --resume"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("already has its rows"));
+  EXPECT_THAT(resumed.output, Not(HasSubstr(": started"))) << resumed.output;
+  EXPECT_FALSE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp"));
+  EXPECT_EQ(read_csv(accuracy_csv(s.out, "torchbench")).size(), 2u);
+}
+
+TEST(ExportOnDemand, NoExportRefusesAModelTheZooLacks) {
+  zt::ScratchDir dir;
+  const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}});
+  fs::create_directories(s.zoo);
+  auto run = zt::run_command(run_command(s, "--accuracy --no-export"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("has no models"));
+  auto budget = zt::run_command(run_command(s, "--accuracy --no-export --zoo-max-gb 1"));
+  EXPECT_EQ(budget.exit_code, 2) << budget.output;
+  EXPECT_THAT(budget.output, HasSubstr("--zoo-max-gb"));
+}
+
+}  // namespace
+}  // namespace zoobench::integration
