@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "zoobench/perf/kernel_time.h"
+#include "zoobench/util/file_lock.h"
 #include "zoobench/perf/memory.h"
 #include "zoobench/perf/timer.h"
 #include "zoobench/results/failure.h"
@@ -114,6 +115,8 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
     if (Executable* uncompiled = compiled->uncompiled()) {
       uncompiled_iteration = iteration_of(*uncompiled, request, inputs, clone_each);
     }
+    crash_report::set_phase("performance: waiting for the export under way to end");
+    ExclusiveFileLock quiet(options.timing_lock);
     crash_report::set_phase("performance: interleaved timing");
     record.measurement = measure_interleaved(eager_iteration, compiled_iteration, *timer, options.measurement,
                                              uncompiled_iteration);

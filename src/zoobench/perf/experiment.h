@@ -16,6 +16,10 @@ namespace zoobench {
 struct PerformanceOptions {
   MeasurementSettings measurement;
   int profiled_iterations = 5;  // iterations in the Kineto pass (CUDA)
+  // A file locked (exclusively) for the timed section, the interleaved timing and the kernel
+  // profile: a run that exports models on demand holds it during each export, so no export
+  // runs beside a timing. "": none.
+  std::string timing_lock;
 };
 
 struct PerformanceRecord {

@@ -169,6 +169,7 @@ ResultRow performance_row_for(const ZooEntry& entry, const RunOptions& options,
     compat::set_deterministic_numerics(false);
     PerformanceOptions performance;
     performance.measurement = options.measurement;
+    performance.timing_lock = options.timing_lock;
     PerformanceRecord record = run_performance_experiment(model.manifest, eager, compiled, request,
                                                           model.inputs, performance);
     return performance_row(record, context);

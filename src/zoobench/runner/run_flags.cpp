@@ -141,6 +141,7 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   // Internal: how a suite run talks to its per-model child processes.
   c.add_option("--row-out", o.row_out)->group("");
   c.add_option("--log-file", o.log_file)->group("");
+  c.add_option("--timing-lock", o.timing_lock)->group("");
 }
 
 const std::vector<std::string>& parent_decided_flags() {
@@ -167,7 +168,8 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--partition-id",
                                                   "--resume",
                                                   "--row-out",
-                                                  "--log-file"};
+                                                  "--log-file",
+                                                  "--timing-lock"};
   return kFlags;
 }
 

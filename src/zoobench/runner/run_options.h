@@ -60,6 +60,7 @@ struct RunOptions {
   std::vector<std::string> child_flags;   // the user's flags that every child gets as they are
   std::string row_out;                    // child mode: write rows as JSON here, not to the CSVs
   std::string log_file;                   // child mode: the log file the parent captures into
+  std::string timing_lock;                // child mode: held for the timed section (export on demand)
 };
 
 // The input layouts the accuracy experiment runs: --input-layouts, or the default alone.

@@ -19,6 +19,7 @@
 
 #include "zoobench/backends/backend.h"
 #include "zoobench/perf/statistics.h"
+#include "zoobench/python/embedded_python.h"
 #include "zoobench/report/markdown.h"
 #include "zoobench/report/number_format.h"
 #include "zoobench/results/sink.h"
@@ -32,7 +33,6 @@
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/runner/zoo_supply.h"
-#include "zoobench/python/embedded_python.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
@@ -219,7 +219,8 @@ void check_cpu_affinity(const RunOptions& options) {
     }
   }
   // UsageError: too few CPUs for the most workers the run has at once.
-  const std::size_t per_device = options.accuracy ? static_cast<std::size_t>(options.accuracy_workers) : 1;
+  const std::size_t per_device =
+      options.accuracy ? static_cast<std::size_t>(options.accuracy_workers) : 1;
   worker_cpu_share(options.cpu_affinity, 0, options.devices.size() * per_device);
 }
 
@@ -332,8 +333,9 @@ struct RunPhase {
 std::vector<RunPhase> run_phases(const RunOptions& options, std::deque<ChildJob> jobs) {
   if (options.accuracy_workers <= 1 || !options.accuracy) return {RunPhase{std::move(jobs), 1}};
   if (options.zoo_max_gb > 0 && options.performance) {
-    log::warn("--zoo-max-gb: each model's checks and timings run together, one at a time per "
-              "device (--accuracy-workers applies to runs without --performance)");
+    log::warn(
+        "--zoo-max-gb: each model's checks and timings run together, one at a time per "
+        "device (--accuracy-workers applies to runs without --performance)");
     return {RunPhase{std::move(jobs), 1}};
   }
   RunPhase checks{{}, static_cast<std::size_t>(options.accuracy_workers)}, timings{{}, 1};
@@ -367,8 +369,8 @@ void report_not_started(const RunOptions& options, const std::vector<ChildJob>& 
     std::vector<std::string> experiments;
     if (job.options.accuracy) experiments.push_back("accuracy");
     if (job.options.performance) experiments.push_back("performance");
-    names.push_back(job.entry.name + " [" + job.options.backend + ", " +
-                    join(experiments, "+") + "]");
+    names.push_back(job.entry.name + " [" + job.options.backend + ", " + join(experiments, "+") +
+                    "]");
   }
   std::fprintf(stderr,
                "zoobench: the time budget (--time-budget %s s) left %zu job(s) unstarted, each "
@@ -394,6 +396,11 @@ ExportRequest export_request(const RunOptions& options, const std::string& suite
   return request;
 }
 
+// The file that keeps exports and timings apart (zoo_supply.h).
+std::string timing_lock_path(const RunOptions& options) {
+  return (fs::path(options.output_directory) / ".timing.lock").string();
+}
+
 // The supply of the jobs' models, in the order the jobs ask for them (null: the run exports
 // nothing, --no-export).
 std::unique_ptr<ZooSupply> make_supply(const RunOptions& options, const std::string& suites_dir,
@@ -406,6 +413,7 @@ std::unique_ptr<ZooSupply> make_supply(const RunOptions& options, const std::str
   settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
   settings.timeout_s = options.timeout_s;
   settings.max_bytes = options.zoo_max_gb * 1e9;
+  settings.timing_lock = timing_lock_path(options);
   std::vector<ZooEntry> models;
   std::map<std::string, int> jobs_per_model;
   for (const auto& phase : phases) {
@@ -432,6 +440,11 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
     add_result_files(estimates, options, device_label(options.devices));
   std::vector<RunPhase> phases = run_phases(options, std::move(jobs));
   std::unique_ptr<ZooSupply> supply = make_supply(options, suites_dir, phases);
+  if (supply) {
+    for (auto& phase : phases) {
+      for (auto& job : phase.jobs) job.options.timing_lock = timing_lock_path(options);
+    }
+  }
   std::size_t total = 0;
   for (const auto& phase : phases) total += phase.jobs.size();
   Progress progress(total, ::isatty(STDERR_FILENO) != 0);

@@ -31,10 +31,11 @@ std::vector<std::string> child_arguments(const RunOptions& o, const std::string&
                                          const std::string& model, const std::string& device,
                                          const std::string& row_out, const std::string& log_file) {
   // The parent exported what the child needs (--no-export): the child only reads the zoo.
-  std::vector<std::string> a = {"run",       "--suite",   suite,       "--only",     model,
-                                "--devices", device,      "--backend", o.backend,    "--timeout",
-                                "0",         "--row-out", row_out,     "--log-file", log_file,
+  std::vector<std::string> a = {"run",       "--suite",   suite,        "--only",     model,
+                                "--devices", device,      "--backend",  o.backend,    "--timeout",
+                                "0",         "--row-out", row_out,      "--log-file", log_file,
                                 "--zoo",     o.zoo_dir,   "--no-export"};
+  if (!o.timing_lock.empty()) a.insert(a.end(), {"--timing-lock", o.timing_lock});
   if (o.accuracy) a.push_back("--accuracy");
   if (o.performance) a.push_back("--performance");
   a.insert(a.end(), o.child_flags.begin(), o.child_flags.end());
@@ -59,9 +60,9 @@ std::vector<ResultRow> run_job_child(const ChildJob& job, const WorkerPoolSettin
         << join(child.environment, " ") << ", as " << child.device << "\n";
   }
   if (!cpus.empty()) {
-    std::ofstream(log_path, std::ios::app) << "zoobench: the worker for " << device
-                                           << " runs this model on CPUs " << format_cpu_list(cpus)
-                                           << "\n";
+    std::ofstream(log_path, std::ios::app)
+        << "zoobench: the worker for " << device << " runs this model on CPUs "
+        << format_cpu_list(cpus) << "\n";
   }
   std::vector<std::string> argv = {current_executable()};
   auto args =
@@ -94,9 +95,9 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
     if (jobs.empty()) return false;
     auto next = jobs.begin();
     if (settings.deadline) {
-      const double left = std::chrono::duration<double>(*settings.deadline -
-                                                        std::chrono::steady_clock::now())
-                               .count();
+      const double left =
+          std::chrono::duration<double>(*settings.deadline - std::chrono::steady_clock::now())
+              .count();
       next = std::find_if(jobs.begin(), jobs.end(), [&](const ChildJob& candidate) {
         return left > 0 && (settings.expected_s ? settings.expected_s(candidate) : 0.0) <= left;
       });
@@ -135,11 +136,9 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
         if (!supply.ready) rows = export_failure_rows(options, job.entry, device, supply);
       }
       if (rows.empty()) {
-        std::optional<ZooSupply::Quiet> quiet;  // no export beside a timed job
-        if (settings.supply && options.performance) quiet.emplace(settings.supply->quiet());
         const std::string stem =
-            fmt::format("{}/{}.{}.{}.{}", settings.logs_dir, job.entry.name, mode_name(options.mode),
-                        file_part(options.backend), file_part(device));
+            fmt::format("{}/{}.{}.{}.{}", settings.logs_dir, job.entry.name,
+                        mode_name(options.mode), file_part(options.backend), file_part(device));
         rows = run_job_child(job, settings, configs.at(job.entry.suite), device, cpus, stem,
                              interrupted, outcome);
       }

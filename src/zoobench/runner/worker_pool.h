@@ -41,8 +41,7 @@ struct WorkerPoolSettings {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   std::function<double(const ChildJob&)> expected_s;
   // Export on demand (null: the zoo has every model): a job's child starts once its model's
-  // export is settled; a model that could not be exported gets rows that say why instead, and
-  // a timed job holds exports off while it runs.
+  // export is settled; a model that could not be exported gets rows that say why instead.
   ZooSupply* supply = nullptr;
 };
 

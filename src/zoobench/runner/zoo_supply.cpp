@@ -1,7 +1,9 @@
-// The export thread, the disk budget and the quiet machine for timed jobs.
+// The export thread and the disk budget.
 #include "zoobench/runner/zoo_supply.h"
 
 #include <fmt/format.h>
+#include <ftw.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +12,7 @@
 
 #include "zoobench/runner/child_process.h"
 #include "zoobench/runner/child_rows.h"
+#include "zoobench/util/file_lock.h"
 #include "zoobench/util/files.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
@@ -45,15 +48,25 @@ std::string export_failure(const SupplySettings& settings, const ZooEntry& model
 
 }  // namespace
 
+namespace {
+
+double g_walked_bytes = 0;  // nftw's callback takes no context: folder_bytes serializes its walks
+
+int add_file_bytes(const char*, const struct stat* info, int type, struct FTW*) {
+  if (type == FTW_F) g_walked_bytes += static_cast<double>(info->st_size);
+  return 0;
+}
+
+}  // namespace
+
+// nftw, not std::filesystem's iterators: PyTorch's pip wheels interpose their own copies of
+// those (files.h, remove_tree).
 double folder_bytes(const std::string& folder) {
-  double bytes = 0;
-  std::error_code ec;
-  if (!fs::is_directory(folder, ec)) return 0;
-  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_regular_file(ec)) bytes += static_cast<double>(it->file_size(ec));
-  }
-  return bytes;
+  static std::mutex walk_mutex;
+  std::lock_guard<std::mutex> lock(walk_mutex);
+  g_walked_bytes = 0;
+  if (::nftw(folder.c_str(), add_file_bytes, 16, FTW_PHYS) != 0) return 0;
+  return g_walked_bytes;
 }
 
 ZooSupply::ZooSupply(SupplySettings settings, std::vector<ZooEntry> models,
@@ -119,22 +132,6 @@ void ZooSupply::job_done(const ZooEntry& model) {
   changed_.notify_all();
 }
 
-ZooSupply::Quiet ZooSupply::quiet() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  ++timed_jobs_;  // counted first, so no new export starts while this one waits
-  changed_.wait(lock, [this] { return !exporting_ || stopping_; });
-  return Quiet(this);
-}
-
-ZooSupply::Quiet::~Quiet() {
-  if (!supply_) return;
-  {
-    std::lock_guard<std::mutex> lock(supply_->mutex_);
-    --supply_->timed_jobs_;
-  }
-  supply_->changed_.notify_all();
-}
-
 // Deletes finished models' folders, oldest first, until the zoo is under the budget.
 void ZooSupply::evict_finished_locked() {
   double bytes = folder_bytes(settings_.request.zoo_dir);
@@ -151,9 +148,9 @@ void ZooSupply::evict_finished_locked() {
   }
 }
 
-// Waits until the next export may start: no timed job runs, fewer than `ahead` exported models
-// wait for a worker, and the zoo has room (or nothing this run could delete to make it).
-// False when the run is over or interrupted.
+// Waits until the next export may start: fewer than `ahead` exported models wait for a worker, and
+// the zoo has room (or nothing this run could delete to make it). False when the run is over or
+// interrupted.
 bool ZooSupply::wait_for_room(std::unique_lock<std::mutex>& lock) {
   for (;;) {
     if (stopping_ || interrupted_.load()) return false;
@@ -174,7 +171,7 @@ bool ZooSupply::wait_for_room(std::unique_lock<std::mutex>& lock) {
     }
     // A worker blocked on a model is never kept waiting by the look-ahead's limit.
     const bool wanted = !awaited_.empty() || unclaimed_.size() < settings_.ahead;
-    if (room && timed_jobs_ == 0 && wanted) return true;
+    if (room && wanted) return true;
     changed_.wait_for(lock, std::chrono::milliseconds(500));
   }
 }
@@ -197,12 +194,10 @@ void ZooSupply::run_exports() {
       std::unique_lock<std::mutex> lock(mutex_);
       if (to_export_.empty() || !wait_for_room(lock)) return;
       model = take_next_locked();
-      exporting_ = true;
     }
     ModelSupply supply = export_model(model);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      exporting_ = false;
       if (supply.ready) {
         ++exported_running_;
         unclaimed_.insert(key(model));
@@ -222,6 +217,8 @@ ModelSupply ZooSupply::export_model(const ZooEntry& model) {
   argv.insert(argv.end(), args.begin(), args.end());
   std::ofstream(log_path, std::ios::app) << "zoobench: exporting " << model.suite << "/"
                                          << model.name << ": " << join(argv, " ") << "\n";
+  // No export beside a timed section: this waits for one to end and holds the next off.
+  ExclusiveFileLock quiet(settings_.timing_lock);
   log::info("export {}: started (log: {})", model.name, log_path);
   // The exporter's child stops with the run: a watcher turns an interrupt into its stop flag.
   std::atomic<bool> export_done{false};

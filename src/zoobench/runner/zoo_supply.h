@@ -6,9 +6,10 @@
 // so the zoo stays under the budget; an export waits for room while a model it would crowd out
 // is still running.
 //
-// A timed job never shares the machine with an export (an export's tracing and checks would
-// spoil its numbers): `quiet()` waits for the export under way to end and holds new ones off
-// until the timed job is done. Accuracy checks are not timed, so exports overlap them.
+// A timing never shares the machine with an export (an export's tracing and checks would spoil
+// its numbers): each export holds the run's timing lock (settings.timing_lock), which a model's
+// child holds for its timed section only, so exports overlap the models' loading, compiling
+// and accuracy checks.
 #pragma once
 
 #include <atomic>
@@ -32,9 +33,10 @@ struct SupplySettings {
   std::string python;    // the interpreter that runs the exporter
   std::string exporter;  // tools/export_zoo.py
   std::string logs_dir;
-  double timeout_s = 0;   // per export (0: none)
-  double max_bytes = 0;   // --zoo-max-gb in bytes (0: no budget)
-  std::size_t ahead = 2;  // models exported that no worker has asked for yet, at most
+  double timeout_s = 0;     // per export (0: none)
+  double max_bytes = 0;     // --zoo-max-gb in bytes (0: no budget)
+  std::size_t ahead = 2;    // models exported that no worker has asked for yet, at most
+  std::string timing_lock;  // file locked during each export and each timed section
 };
 
 // What the run gets for a model once its export is settled.
@@ -60,19 +62,6 @@ class ZooSupply {
   // One of the model's jobs delivered its rows; after the last, its folder may be evicted.
   void job_done(const ZooEntry& model);
 
-  // Held by a timed job: no export runs meanwhile.
-  class Quiet {
-   public:
-    explicit Quiet(ZooSupply* supply) : supply_(supply) {}
-    Quiet(Quiet&& other) noexcept : supply_(other.supply_) { other.supply_ = nullptr; }
-    Quiet(const Quiet&) = delete;
-    ~Quiet();
-
-   private:
-    ZooSupply* supply_;
-  };
-  Quiet quiet();
-
  private:
   static std::string key(const ZooEntry& model) { return model.suite + "/" + model.name; }
   void run_exports();
@@ -89,8 +78,6 @@ class ZooSupply {
   std::set<std::string> unclaimed_;     // exported by this run, not yet asked for by a worker
   std::multiset<std::string> awaited_;  // models workers are blocked on now
   std::size_t exported_running_ = 0;    // exported by this run, jobs still to deliver
-  int timed_jobs_ = 0;
-  bool exporting_ = false;
   bool stopping_ = false;
   bool over_budget_warned_ = false;
   const std::atomic<bool>& interrupted_;
