@@ -115,6 +115,11 @@ TEST(ExportOnDemand, ATinyBudgetDeletesFinishedModelsAndResumeRedoesNothing) {
   EXPECT_THAT(read_text(s.out + "/logs/tiny_mlp.export.log"),
               HasSubstr("--zoo " + s.zoo + "/batch-3"));
   EXPECT_THAT(run.output, HasSubstr("deleted tiny_mlp"));
+  // The model's log opens with its plan, resolved once from the suite, the flags and the entry.
+  const std::string log = read_text(s.out + "/logs/tiny_mlp.inference.jit.cpu.log");
+  EXPECT_THAT(log, HasSubstr("plan: tiny_mlp with jit, inference float32, on cpu, batch size 3"));
+  EXPECT_THAT(log, HasSubstr("plan: artifacts eval\n"));
+  EXPECT_THAT(log, HasSubstr("plan: accuracy rule tolerance 0.0001 (from default)"));
   EXPECT_FALSE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp"));
   EXPECT_FALSE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp_two"));
 

@@ -105,9 +105,10 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
                                      const SuiteConfig& config, const std::string& device,
                                      const std::string& log, std::vector<ResultRow> rows,
                                      const ChildOutcome& outcome) {
-  // An interrupted model gets no row, not even those its child finished (accuracy before an
-  // interrupted performance run): --resume runs the whole model again.
-  if (outcome.kind == ChildOutcome::Kind::kInterrupted) return {};
+  // An interrupted model keeps the rows its child finished (a check before an interrupted
+  // timing) and gets none for the rest: --resume runs only what is missing, so a model longer
+  // than the time a machine is lent for still finishes over several runs.
+  if (outcome.kind == ChildOutcome::Kind::kInterrupted) return rows;
   const Status status = outcome.kind == ChildOutcome::Kind::kTimedOut ? Status::kTimeout
                         : outcome.kind == ChildOutcome::Kind::kSignaled ? Status::kCrash
                                                                         : Status::kInfraError;

@@ -28,8 +28,8 @@ std::vector<ResultRow> read_rows_file(const std::string& path);
 
 // `rows` (what the child reported) plus a row for every requested experiment (and input layout)
 // it did not report, with the status its end implies: timeout, crash (with the phase from its
-// crash report), or infra_error with the log's last line. None at all for an interrupted
-// child: --resume runs the whole model again.
+// crash report), or infra_error with the log's last line. An interrupted child's finished rows
+// only: --resume runs the rest.
 std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry,
                                      const SuiteConfig& config, const std::string& device,
                                      const std::string& log, std::vector<ResultRow> rows,

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "zoobench/report/number_format.h"
 #include "zoobench/results/sink.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/text.h"
 
 namespace zoobench {
 
@@ -22,8 +24,22 @@ void JobEstimates::add(const ResultRow& row) {
   longest = std::max(longest, *seconds);
 }
 
+void JobEstimates::add_cut(const std::string& model, const std::string& backend, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  double& longest = cut_s_[{model, backend}];
+  longest = std::max(longest, seconds);
+}
+
 double JobEstimates::expected_s(const std::string& model, const std::string& backend, bool accuracy,
                                 bool performance) const {
+  const double from_rows = expected_from_rows(model, backend, accuracy, performance);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto cut = cut_s_.find({model, backend});
+  return cut == cut_s_.end() ? from_rows : std::max(from_rows, cut->second);
+}
+
+double JobEstimates::expected_from_rows(const std::string& model, const std::string& backend,
+                                        bool accuracy, bool performance) const {
   std::lock_guard<std::mutex> lock(mutex_);
   const Key key{model, backend};
   const auto check = check_s_.find(key);
@@ -44,8 +60,35 @@ double JobEstimates::expected_s(const std::string& model, const std::string& bac
   return expected + check->second * (ratio > 0 ? ratio : 1.0);
 }
 
+std::string cut_jobs_path(const std::string& logs_dir) {
+  return (std::filesystem::path(logs_dir) / "cut-jobs.tsv").string();
+}
+
+void record_cut_job(const std::string& logs_dir, const std::string& model,
+                    const std::string& backend, double seconds) {
+  std::ofstream(cut_jobs_path(logs_dir), std::ios::app)
+      << model << '\t' << backend << '\t' << seconds << '\n';
+}
+
+namespace {
+
+void add_cut_jobs(JobEstimates& estimates, const RunOptions& options) {
+  std::ifstream in(
+      cut_jobs_path((std::filesystem::path(options.output_directory) / "logs").string()));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto fields = split(line, '\t');
+    if (fields.size() != 3) continue;
+    const auto seconds = report::parse_number(fields[2]);
+    if (seconds && *seconds > 0) estimates.add_cut(fields[0], fields[1], *seconds);
+  }
+}
+
+}  // namespace
+
 void add_result_files(JobEstimates& estimates, const RunOptions& options,
                       const std::string& device_label) {
+  add_cut_jobs(estimates, options);
   for (const auto& backend : options.backends) {
     RunOptions of_backend = options;
     of_backend.backend = backend;

@@ -26,19 +26,34 @@ class JobEstimates {
   // Safe to call from the workers' threads.
   void add(const ResultRow& row);
 
+  // A job of `model` with `backend` was cut (interrupted, a deadline) after `seconds`: it needs
+  // at least that long, whatever its rows say, so a model longer than a run's budget is left
+  // for a longer run instead of being started and cut again in each one.
+  void add_cut(const std::string& model, const std::string& backend, double seconds);
+
   // The seconds a job for `model` with `backend` that runs these experiments is expected to
   // take; 0 where no row says.
   double expected_s(const std::string& model, const std::string& backend, bool accuracy,
                     bool performance) const;
 
  private:
+  double expected_from_rows(const std::string& model, const std::string& backend, bool accuracy,
+                            bool performance) const;
   using Key = std::pair<std::string, std::string>;  // model, backend
   mutable std::mutex mutex_;
   std::map<Key, double> check_s_, timing_s_;  // the longest of each
+  std::map<Key, double> cut_s_;               // the longest a cut job had run
 };
 
-// The estimates from the accuracy and performance files that `options`' backends write to.
-// A file that cannot be read is named in a warning and left out.
+// Where a run's cut jobs are recorded (model, backend, seconds a line, tab-separated), in its logs
+// folder, and the recording of one.
+std::string cut_jobs_path(const std::string& logs_dir);
+void record_cut_job(const std::string& logs_dir, const std::string& model,
+                    const std::string& backend, double seconds);
+
+// The estimates from the accuracy and performance files that `options`' backends write to, and
+// the cut jobs of earlier runs into the same folder. A file that cannot be read is named in a
+// warning and left out.
 void add_result_files(JobEstimates& estimates, const RunOptions& options,
                       const std::string& device_label);
 

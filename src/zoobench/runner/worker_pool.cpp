@@ -12,6 +12,7 @@
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_process.h"
 #include "zoobench/runner/child_rows.h"
+#include "zoobench/runner/job_estimates.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/text.h"
 
@@ -142,6 +143,8 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
         rows = run_job_child(job, settings, configs.at(job.entry.suite), device, cpus, stem,
                              interrupted, outcome);
       }
+      if (outcome.kind == ChildOutcome::Kind::kInterrupted)
+        record_cut_job(settings.logs_dir, job.entry.name, options.backend, outcome.seconds);
       const bool kept = deliver(job, rows);
       if (!kept) {
         progress.set_aside(label, device, rows, outcome.seconds);

@@ -2,8 +2,12 @@
 #include "zoobench/runner/job_estimates.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <optional>
+
+#include "zoobench/util/files.h"
 
 namespace zoobench {
 namespace {
@@ -71,6 +75,34 @@ TEST(JobEstimates, AnOlderCheckRowWithoutJobSecondsGivesItsDuration) {
   // A check's job seconds, where the row has them, come before its duration.
   estimates.add(row(ExperimentKind::kAccuracy, "b", "jit", 15.0, 12.0));
   EXPECT_DOUBLE_EQ(estimates.expected_s("b", "jit", true, false), 15);
+}
+
+// A job cut after 300 s needs at least that long, even where its rows say less; the record of
+// cut jobs in a run's logs folder carries that to the next run into the same folder.
+TEST(JobEstimates, ACutJobNeedsAtLeastTheSecondsItRanAndTheRecordCarriesThemToTheNextRun) {
+  JobEstimates estimates;
+  estimates.add(check("slow", "inductor", 40));
+  estimates.add_cut("slow", "inductor", 300);
+  EXPECT_DOUBLE_EQ(estimates.expected_s("slow", "inductor", false, true), 300);
+  EXPECT_DOUBLE_EQ(estimates.expected_s("slow", "inductor", true, true), 300);
+  estimates.add(timing("slow", "inductor", 500));  // it finished later, taking longer still
+  EXPECT_DOUBLE_EQ(estimates.expected_s("slow", "inductor", false, true), 500);
+  EXPECT_EQ(estimates.expected_s("other", "inductor", false, true), 0);
+
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("zoobench-cut-jobs-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "logs");
+  record_cut_job((dir / "logs").string(), "slow", "inductor", 120);
+  record_cut_job((dir / "logs").string(), "slow", "inductor", 260.5);
+  record_cut_job((dir / "logs").string(), "slow", "jit", 9);
+  RunOptions options;
+  options.output_directory = dir.string();
+  options.backends = {"inductor"};
+  JobEstimates next_run;
+  add_result_files(next_run, options, "cuda");
+  EXPECT_DOUBLE_EQ(next_run.expected_s("slow", "inductor", true, true), 260.5);
+  EXPECT_DOUBLE_EQ(next_run.expected_s("slow", "jit", true, true), 9);
+  remove_tree(dir.string());
 }
 
 }  // namespace
