@@ -128,10 +128,23 @@ def load_exported_weights(model: RebuiltModel, device: str) -> torch.jit.ScriptM
                                f"{list(value.shape)}: re-export the model")
     with torch.no_grad():
         for key, value in exported.items():
-            own[key].copy_(value)
+            copy_weight(key, own[key], value)
     follow_run_convolution_settings(script)
     model.script = script
     return script
+
+
+def copy_weight(key: str, own: torch.Tensor, exported: torch.Tensor) -> None:
+    """eval.pt's value into the rebuilt module's tensor. A buffer whose elements share memory
+    (an expanded grid, as Super_SloMo's backwarp has) cannot be written into; it is the
+    module's own constant, so it must already hold eval.pt's values."""
+    try:
+        own.copy_(exported)
+    except RuntimeError:
+        if own.shape == exported.shape and torch.equal(own, exported.to(own.device, own.dtype)):
+            return
+        raise RebuildError(f"the rebuilt module's {key} cannot be written (its elements share "
+                           "memory) and differs from eval.pt's: re-export the model") from None
 
 
 def named_tensors(module: torch.nn.Module, kind: str, prefix: str = "") -> List[Tuple[str, torch.Tensor]]:
