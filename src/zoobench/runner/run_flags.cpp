@@ -16,9 +16,13 @@
 
 namespace zoobench {
 
-void add_run_flags(CLI::App& c, RunFlags& f) {
+namespace {
+
+// Where the models come from: the zoo, and what a run may export into it.
+void add_zoo_flags(CLI::App& c, RunFlags& f) {
   RunOptions& o = f.options;
-  c.add_option("--zoo", o.zoo_dir, "zoo folder written by tools/export_zoo.py")
+  c.add_option("--zoo", o.zoo_dir,
+               "the zoo: what tools/export_zoo.py, or this run on demand, exported")
       ->capture_default_str();
   c.add_flag("--no-export", f.no_export,
              "run only what the zoo holds: a model it lacks (or lacks an artifact of) is an "
@@ -34,6 +38,13 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--torchbench-dir", o.torchbench_dir,
                "a TorchBench checkout (pytorch/benchmark) for exporting torchbench models")
       ->check(CLI::ExistingDirectory);
+}
+
+}  // namespace
+
+void add_run_flags(CLI::App& c, RunFlags& f) {
+  RunOptions& o = f.options;
+  add_zoo_flags(c, f);
   c.add_option("--suites-dir", o.suites_dir,
                "folder with <suite>.yaml (default: ./suites or the source tree's)")
       ->check(CLI::ExistingDirectory);
