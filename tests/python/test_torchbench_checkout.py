@@ -78,7 +78,7 @@ class CheckoutModelsTest(unittest.TestCase):
         self.assertEqual(self.code, 0, self.output)
         results = os.path.join(self.tmp.name, "results")
         run = subprocess.run(
-            [BINARY, "run", "--zoo", self.zoo, "--suite", "torchbench", "--accuracy",
+            [BINARY, "run", "--zoo", self.zoo, "--suite", "torchbench", "--accuracy", "--no-export",
              "--backend", "jit", "--devices", "cpu", "--timeout", "300",
              "--output-directory", results],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)

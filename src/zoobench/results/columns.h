@@ -56,6 +56,8 @@ inline constexpr Column kSwitchesOff{"switches_off"};
 // Wall seconds of the child process that made the row (its start, the model's load and its
 // experiments); empty for rows made in the run's own process. --time-budget's estimates.
 inline constexpr Column kJobS{"job_s", Reading::kNumber};
+// Seconds the run spent exporting the model on demand (empty: the zoo had it).
+inline constexpr Column kExportS{"export_s", Reading::kNumber};
 
 // Accuracy.
 inline constexpr Column kAccuracy{"accuracy"};  // the accuracy file's status

@@ -500,6 +500,7 @@ void run_one_in_this_process(const RunOptions& options, const std::string& suite
                              const ChildJob& job, const std::map<std::string, SuiteConfig>& configs,
                              RunSinks& sinks) {
   auto supply = make_supply(options, suites_dir, {RunPhase{{job}, 1}});
+  std::string export_s;  // the export's seconds, for the rows' export_s
   if (supply) {
     // While the exporter runs, an interrupt stops it (it has a process group of its own);
     // the model itself runs with the default handlers, as without an export.
@@ -509,13 +510,19 @@ void run_one_in_this_process(const RunOptions& options, const std::string& suite
     std::signal(SIGTERM, SIG_DFL);
     if (g_interrupted.load()) return;
     if (!got.ready) {
-      for (const auto& row : export_failure_rows(job.options, job.entry, options.devices[0], got))
+      for (auto row : export_failure_rows(job.options, job.entry, options.devices[0], got)) {
+        set_cell(row, columns::kExportS, format_cell(got.seconds));
         sinks.write(row);
+      }
       return;
     }
+    export_s = got.log.empty() ? "" : format_cell(got.seconds);
   }
   run_model(job.entry, job.options, configs.at(job.entry.suite), options.devices[0],
-            [&](const ResultRow& row) { sinks.write(row); });
+            [&](ResultRow row) {
+              set_cell(row, columns::kExportS, export_s);
+              sinks.write(row);
+            });
 }
 
 // The run's end: the summary, the results table (one backend) or latency matrix (several), the

@@ -131,8 +131,9 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
       progress.started(label, device);
       std::vector<ResultRow> rows;
       ChildOutcome outcome;
+      ModelSupply supply;
       if (settings.supply) {
-        const ModelSupply supply = settings.supply->await(job.entry);
+        supply = settings.supply->await(job.entry);
         if (interrupted.load()) return;
         if (!supply.ready) rows = export_failure_rows(options, job.entry, device, supply);
       }
@@ -142,6 +143,9 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
                         mode_name(options.mode), file_part(options.backend), file_part(device));
         rows = run_job_child(job, settings, configs.at(job.entry.suite), device, cpus, stem,
                              interrupted, outcome);
+      }
+      if (!supply.log.empty()) {
+        for (auto& row : rows) set_cell(row, columns::kExportS, format_cell(supply.seconds));
       }
       if (outcome.kind == ChildOutcome::Kind::kInterrupted)
         record_cut_job(settings.logs_dir, job.entry.name, options.backend, outcome.seconds);

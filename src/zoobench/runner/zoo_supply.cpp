@@ -238,12 +238,12 @@ ModelSupply ZooSupply::export_model(const ZooEntry& model) {
   const auto missing = missing_for(manifest_path_of(settings_, model), settings_.request);
   if (!missing) {
     log::info("export {}: done in {:.0f} s", model.name, outcome.seconds);
-    return ModelSupply{true, "", log_path};
+    return ModelSupply{true, "", log_path, outcome.seconds};
   }
   const std::string reason = export_failure(settings_, model, outcome, log_path);
   log::warn("export {}: failed after {:.0f} s: {} (log: {})", model.name, outcome.seconds, reason,
             log_path);
-  return ModelSupply{false, reason, log_path};
+  return ModelSupply{false, reason, log_path, outcome.seconds};
 }
 
 }  // namespace zoobench

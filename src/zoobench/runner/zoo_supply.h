@@ -44,6 +44,7 @@ struct ModelSupply {
   bool ready = false;
   std::string reason;  // not ready: why (the exporter's own reason where it gave one)
   std::string log;     // the export's log, "" when none ran
+  double seconds = 0;  // the export's, when one ran
 };
 
 class ZooSupply {

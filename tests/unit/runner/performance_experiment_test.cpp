@@ -88,16 +88,18 @@ TEST(PerformanceExperiment, TrainingRecordIsComplete) {
 TEST(PerformanceExperiment, RowFillsEveryCpuColumn) {
   PerformanceRecord r = run("encoder_layer", "jit", Mode::kInference);
   ASSERT_EQ(r.status, Status::kPass) << r.reason;
-  RowContext context{"cpu", "encoder_layer", 2, "jit", "inference", "float32",
-                     {},    "contiguous",    "",  "small", "zoobench"};
+  RowContext context{"cpu", "encoder_layer", 2,  "jit",   "inference", "float32",
+                     {},    "contiguous",    "", "small", "zoobench"};
   ResultRow row = performance_row(r, context);
   const std::set<std::string> cuda_only = {"eager_op_ms", "compiled_op_ms", "op_speedup",
                                            "launch_bound"};
   // Only the torch.compile family has an uncompiled Python side and dynamo's counts.
-  const std::set<std::string> torch_compile_only = {"python_eager_latency", "python_speedup", "graphs",
-                                                    "graph_breaks", "recompiles"};
-  // job_s: the child process's seconds, which the parent writes (worker_pool.cpp).
-  const std::set<std::string> may_be_empty = {"patches", "log", "reason", "switches_off", "job_s"};
+  const std::set<std::string> torch_compile_only = {"python_eager_latency", "python_speedup",
+                                                    "graphs", "graph_breaks", "recompiles"};
+  // job_s, export_s: the child's and the exporter's seconds, which the parent writes
+  // (worker_pool.cpp).
+  const std::set<std::string> may_be_empty = {"patches",      "log",   "reason",
+                                              "switches_off", "job_s", "export_s"};
   for (const std::string& column : result_columns(ExperimentKind::kPerformance)) {
     const std::string cell = row.cells.count(column) ? row.cells.at(column) : "";
     if (cuda_only.count(column) || torch_compile_only.count(column)) {
