@@ -19,7 +19,7 @@ run_zb() {
   local limit=() budget=()
   if [[ -n ${ZB_DEADLINE:-} ]]; then
     local left=$((ZB_DEADLINE - $(date +%s) - ${DEADLINE_MARGIN_S:-30}))
-    [[ $left -gt 20 ]] || { echo "-- $name: not started, the call's deadline is near (${left}s left)"; return 0; }
+    [[ $left -gt 20 ]] || { echo "-- $name: not started, ZB_DEADLINE is near (${left}s left)"; return 0; }
     # zoobench starts only the jobs whose checks say they end in time (a timing killed half-way
     # is lost work); the interrupt stays for the rest.
     budget=(--time-budget $((left - 10)))
