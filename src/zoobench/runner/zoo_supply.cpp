@@ -159,7 +159,11 @@ bool ZooSupply::wait_for_room(std::unique_lock<std::mutex>& lock) {
       evict_finished_locked();
       const double bytes = folder_bytes(settings_.request.zoo_dir);
       if (bytes > settings_.max_bytes) {
-        room = exported_running_ == 0;
+        // Room comes only from models being worked on; with none (the time budget may leave
+        // exported models unstarted) while a worker waits, waiting longer would never end.
+        const std::size_t in_work =
+            exported_running_ - std::min(exported_running_, unclaimed_.size());
+        room = exported_running_ == 0 || (in_work == 0 && !awaited_.empty());
         if (room && !over_budget_warned_) {
           over_budget_warned_ = true;
           log::warn(
