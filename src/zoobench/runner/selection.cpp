@@ -16,7 +16,8 @@ std::vector<std::regex> compile_all(const std::vector<std::string>& patterns, co
     try {
       out.emplace_back(pattern, std::regex::icase | std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      throw UsageError(std::string(flag) + " '" + pattern + "' is not a valid regular expression: " + e.what());
+      throw UsageError(std::string(flag) + " '" + pattern +
+                       "' is not a valid regular expression: " + e.what());
     }
   }
   return out;
@@ -47,15 +48,6 @@ std::map<std::string, SuiteConfig> load_suite_configs(const std::string& suites_
 
 void add_listed_models(ZooCatalog& catalog, const RunOptions& options,
                        const std::string& suites_dir) {
-  if (options.suite == "all") {
-    if (catalog.suites().empty()) {
-      throw UsageError("the zoo at '" + catalog.directory() +
-                       "' has no models, and --suite all runs the zoo's suites; name one with "
-                       "--suite (torchbench, huggingface, timm_models, demo) and zoobench "
-                       "exports its list, or export with tools/export_zoo.py");
-    }
-    return;
-  }
   const auto list = std::filesystem::path(suites_dir) / (options.suite + "_models_list.txt");
   if (!std::filesystem::exists(list)) return;
   for (const auto& entry : read_model_list(list.string())) {
@@ -80,12 +72,13 @@ std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOpt
   if (options.total_partitions < 1 || options.partition_id < 0 ||
       options.partition_id >= options.total_partitions) {
     throw UsageError("--partition-id must be in [0, --total-partitions); got " +
-                     std::to_string(options.partition_id) + " of " + std::to_string(options.total_partitions));
+                     std::to_string(options.partition_id) + " of " +
+                     std::to_string(options.total_partitions));
   }
   auto entries = catalog.models(options.suite);
   if (entries.empty()) {
-    throw UsageError("the zoo at '" + catalog.directory() + "' has no models of suite '" + options.suite +
-                     "'; suites there: " + join(catalog.suites(), ", "));
+    throw UsageError("the zoo at '" + catalog.directory() + "' has no models of suite '" +
+                     options.suite + "'; suites there: " + join(catalog.suites(), ", "));
   }
   for (const auto& name : options.only) {
     bool found = false;
@@ -118,7 +111,8 @@ std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOpt
     }
     selected.push_back(std::move(model));
   }
-  auto [begin, end] = partition_range(selected.size(), options.total_partitions, options.partition_id);
+  auto [begin, end] =
+      partition_range(selected.size(), options.total_partitions, options.partition_id);
   return std::vector<SelectedModel>(selected.begin() + static_cast<std::ptrdiff_t>(begin),
                                     selected.begin() + static_cast<std::ptrdiff_t>(end));
 }

@@ -26,9 +26,9 @@ struct SelectedModel {
 std::map<std::string, SuiteConfig> load_suite_configs(const std::string& suites_dir,
                                                       const std::vector<std::string>& suites);
 
-// Export on demand: adds the models of `options.suite`'s list (<suites_dir>/<suite>_models_list.txt)
-// that the zoo lacks, so that the run exports them. `--suite all` adds none: it means the
-// zoo's suites as they are. Throws UsageError for `all` on an empty zoo (name a suite).
+// Export on demand: adds the models of `options.suite`'s list
+// (<suites_dir>/<suite>_models_list.txt) that the zoo lacks, so that the run exports them. For a
+// named suite only: `--suite all` means the zoo's suites as they are.
 void add_listed_models(ZooCatalog& catalog, const RunOptions& options,
                        const std::string& suites_dir);
 

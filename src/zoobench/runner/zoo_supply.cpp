@@ -46,10 +46,6 @@ std::string export_failure(const SupplySettings& settings, const ZooEntry& model
   return child_failure_reason(outcome, log, settings.timeout_s);
 }
 
-}  // namespace
-
-namespace {
-
 double g_walked_bytes = 0;  // nftw's callback takes no context: folder_bytes serializes its walks
 
 int add_file_bytes(const char*, const struct stat* info, int type, struct FTW*) {
@@ -132,8 +128,9 @@ void ZooSupply::job_done(const ZooEntry& model) {
   changed_.notify_all();
 }
 
-// Deletes finished models' folders, oldest first, until the zoo is under the budget.
-void ZooSupply::evict_finished_locked() {
+// Deletes finished models' folders, oldest first, until the zoo is under the budget; returns
+// the zoo's bytes after.
+double ZooSupply::evict_finished_locked() {
   double bytes = folder_bytes(settings_.request.zoo_dir);
   while (bytes > settings_.max_bytes && !finished_.empty()) {
     const ZooEntry model = finished_.front();
@@ -146,6 +143,7 @@ void ZooSupply::evict_finished_locked() {
     log::info("zoo: deleted {} ({}), whose rows are all written, to stay under --zoo-max-gb {}",
               model.name, gigabytes(freed), gigabytes(settings_.max_bytes));
   }
+  return bytes;
 }
 
 // Waits until the next export may start: fewer than `ahead` exported models wait for a worker, and
@@ -156,8 +154,7 @@ bool ZooSupply::wait_for_room(std::unique_lock<std::mutex>& lock) {
     if (stopping_ || interrupted_.load()) return false;
     bool room = true;
     if (settings_.max_bytes > 0) {
-      evict_finished_locked();
-      const double bytes = folder_bytes(settings_.request.zoo_dir);
+      const double bytes = evict_finished_locked();
       if (bytes > settings_.max_bytes) {
         // Room comes only from models being worked on; with none (the time budget may leave
         // exported models unstarted) while a worker waits, waiting longer would never end.

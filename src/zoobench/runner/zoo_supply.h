@@ -68,7 +68,7 @@ class ZooSupply {
   void run_exports();
   bool wait_for_room(std::unique_lock<std::mutex>& lock);
   ZooEntry take_next_locked();
-  void evict_finished_locked();
+  double evict_finished_locked();
   ModelSupply export_model(const ZooEntry& model);
 
   SupplySettings settings_;

@@ -1,12 +1,12 @@
 // Zoo discovery.
 #include "zoobench/zoo/catalog.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -38,10 +38,13 @@ ZooCatalog ZooCatalog::scan(const std::string& zoo_dir) {
 
 void ZooCatalog::add_to_export(const std::string& suite, const std::string& name) {
   if (find(suite, name)) return;
-  entries_.push_back({suite, name, (fs::path(directory_) / suite / name / "manifest.json").string()});
-  std::sort(entries_.begin(), entries_.end(), [](const ZooEntry& a, const ZooEntry& b) {
-    return std::tie(a.suite, a.name) < std::tie(b.suite, b.name);
-  });
+  // Where it sorts (suite, name), as scan leaves the entries.
+  const auto at = std::lower_bound(entries_.begin(), entries_.end(), std::tie(suite, name),
+                                   [](const ZooEntry& entry, const auto& key) {
+                                     return std::tie(entry.suite, entry.name) < key;
+                                   });
+  entries_.insert(at,
+                  {suite, name, (fs::path(directory_) / suite / name / "manifest.json").string()});
 }
 
 ZooCatalog ZooCatalog::scan_or_empty(const std::string& zoo_dir) {
@@ -61,16 +64,18 @@ ZooCatalog ZooCatalog::scan_or_empty(const std::string& zoo_dir) {
                                   model_dir.path().filename().string(), manifest.string()});
     }
   }
-  std::sort(catalog.entries_.begin(), catalog.entries_.end(), [](const ZooEntry& a, const ZooEntry& b) {
-    return std::tie(a.suite, a.name) < std::tie(b.suite, b.name);
-  });
+  std::sort(catalog.entries_.begin(), catalog.entries_.end(),
+            [](const ZooEntry& a, const ZooEntry& b) {
+              return std::tie(a.suite, a.name) < std::tie(b.suite, b.name);
+            });
   fs::path index = fs::path(zoo_dir) / "index.json";
   if (fs::exists(index)) {
     try {
       auto json = nlohmann::json::parse(read_text_file(index.string()));
       for (const auto& item : json.value("models", nlohmann::json::array())) {
         if (item.value("status", "") == "failed") {
-          catalog.failures_.push_back({item.value("suite", ""), item.value("name", ""), item.value("reason", "")});
+          catalog.failures_.push_back(
+              {item.value("suite", ""), item.value("name", ""), item.value("reason", "")});
         }
       }
     } catch (const std::exception&) {
