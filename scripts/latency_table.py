@@ -9,8 +9,8 @@ prints a markdown row per (zoo, model, mode): Python's medians (one per run, and
 zoobench's (CUDA events, the same clock as Python's; and end-to-end, host clock + sync), their
 spread, the ratio of the medians of the runs (zoobench / Python), and the kernel time. Variant runs go in the last column, where present:
 ...-<mode>-settle0/ (`--settle-iterations 0`: every sample starts right after the other side's
-model ran, the protocol before 2026-11-30's second session) and ...-<mode>-ipr5/ (samples of 5
-iterations, that session's test of the same question).
+model ran, the protocol before 2026-11-30's second run) and ...-<mode>-ipr5/ (samples of 5
+iterations, that run's test of the same question).
 """
 import glob
 import json
