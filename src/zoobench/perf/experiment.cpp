@@ -43,104 +43,120 @@ std::optional<int64_t> peak_of(const std::function<void()>& iteration, const c10
   return device.is_cuda() ? std::max<int64_t>(*peak - baseline, 0) : *peak;
 }
 
-}  // namespace
+// What one experiment holds between its steps.
+struct Timing {
+  const Manifest& manifest;
+  const BackendRequest& request;
+  const std::vector<c10::IValue>& inputs;
+  const PerformanceOptions& options;
+  PerformanceRecord& record;
+  c10::Device device;
+  bool clone_each;
+  int64_t before_models = 0, eager_static = 0;
+  std::unique_ptr<Executable> eager, compiled;
+  std::function<void()> eager_iteration, compiled_iteration;
+  double prepare_seconds = 0;
+};
 
-PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& eager_backend,
-                                             Backend& compiled_backend, const BackendRequest& request,
-                                             const std::vector<c10::IValue>& inputs,
-                                             const PerformanceOptions& options) {
-  PerformanceRecord record;
-  const c10::Device device = request.device;
-  const bool clone_each = !manifest.mutated_inputs.empty();
-  const int64_t before_models = device.is_cuda() ? compat::cuda_allocated_bytes(device.index()) : 0;
+// Ends the experiment with this status; false, for `return fail(...)` in the steps below.
+bool fail(PerformanceRecord& record, Status status, std::string reason) {
+  record.status = status;
+  record.reason = std::move(reason);
+  return false;
+}
 
-  // The eager baseline never runs in a CUDA graph.
-  BackendRequest eager_request = request;
+bool failed_run(PerformanceRecord& record, Phase phase, const std::string& manifest_name,
+                const std::string& who) {
+  std::string message = logged_exception_message(manifest_name + " (performance)");
+  return fail(record, status_for_failure(phase, message), who + first_line(message));
+}
+
+// The eager baseline (never in a CUDA graph): loaded, warmed up, its peak memory read.
+bool prepare_eager(Timing& t, Backend& eager_backend) {
+  BackendRequest eager_request = t.request;
   eager_request.cudagraphs = false;
-  std::unique_ptr<Executable> eager;
   try {
     crash_report::PhaseScope phase("performance: eager load");
-    eager = eager_backend.prepare(manifest, eager_request, inputs);
+    t.eager = eager_backend.prepare(t.manifest, eager_request, t.inputs);
   } catch (const ModelLoadError& e) {
-    record.status = status_for_failure(Phase::kLoad, e.what());
-    record.reason = first_line(e.what());
-    return record;
+    return fail(t.record, status_for_failure(Phase::kLoad, e.what()), first_line(e.what()));
   } catch (...) {
-    std::string message = logged_exception_message(manifest.name + " (performance)");
-    record.status = status_for_failure(Phase::kEagerFirstRun, message);
-    record.reason = "eager: " + first_line(message);
-    return record;
+    return failed_run(t.record, Phase::kEagerFirstRun, t.manifest.name, "eager: ");
   }
-  auto eager_iteration = iteration_of(*eager, eager_request, inputs, clone_each);
-  const int64_t eager_static = device.is_cuda() ? compat::cuda_allocated_bytes(device.index()) - before_models : 0;
+  t.eager_iteration = iteration_of(*t.eager, eager_request, t.inputs, t.clone_each);
+  if (t.device.is_cuda())
+    t.eager_static = compat::cuda_allocated_bytes(t.device.index()) - t.before_models;
   try {
     crash_report::PhaseScope phase("performance: eager warm-up");
-    record.eager_peak_bytes = peak_of(eager_iteration, device, before_models);
+    t.record.eager_peak_bytes = peak_of(t.eager_iteration, t.device, t.before_models);
   } catch (...) {
-    std::string message = logged_exception_message(manifest.name + " (performance)");
-    record.status = status_for_failure(Phase::kEagerFirstRun, message);
-    record.reason = "eager: " + first_line(message);
-    return record;
+    return failed_run(t.record, Phase::kEagerFirstRun, t.manifest.name, "eager: ");
   }
+  return true;
+}
 
-  std::unique_ptr<Executable> compiled;
+// The compiled side, prepared (compiled, captured) and timed as its compile.
+bool prepare_compiled(Timing& t, Backend& compiled_backend) {
   auto prepare_start = std::chrono::steady_clock::now();
   try {
     crash_report::PhaseScope phase("performance: " + compiled_backend.name() + " prepare");
-    compiled = compiled_backend.prepare(manifest, request, inputs);
+    t.compiled = compiled_backend.prepare(t.manifest, t.request, t.inputs);
   } catch (const ModelLoadError& e) {
-    record.status = status_for_failure(Phase::kLoad, e.what());
-    record.reason = compiled_backend.name() + ": " + first_line(e.what());
-    return record;
+    return fail(t.record, status_for_failure(Phase::kLoad, e.what()),
+                compiled_backend.name() + ": " + first_line(e.what()));
   } catch (...) {
-    std::string message = logged_exception_message(manifest.name + " (performance)");
-    record.status = status_for_failure(Phase::kCompiled, message);
-    record.reason = compiled_backend.name() + ": " + first_line(message);
-    return record;
+    return failed_run(t.record, Phase::kCompiled, t.manifest.name, compiled_backend.name() + ": ");
   }
-  if (device.is_cuda()) compat::cuda_synchronize(device.index());
-  double prepare_seconds =
+  if (t.device.is_cuda()) compat::cuda_synchronize(t.device.index());
+  t.prepare_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - prepare_start).count();
-  record.compiled_info = compiled->info();
-  auto compiled_iteration = iteration_of(*compiled, request, inputs, clone_each);
+  t.record.compiled_info = t.compiled->info();
+  t.compiled_iteration = iteration_of(*t.compiled, t.request, t.inputs, t.clone_each);
+  return true;
+}
 
+// The compiled side's peak memory, the interleaved timing (with the uncompiled Python module
+// where there is one: upstream's speedup is against it), the kernel-time profile. The timed
+// section holds the run's timing lock: no export runs beside it.
+bool measure(Timing& t, const std::string& backend_name) {
   try {
     // Subtract the eager model's own resident memory: it is still loaded beside the compiled one.
-    crash_report::PhaseScope phase("performance: " + compiled_backend.name() + " warm-up");
-    record.compiled_peak_bytes = peak_of(compiled_iteration, device, before_models + eager_static);
-    auto timer = make_timer(device);
-    // The compiled model's own uncompiled form (Python eager beside torch.compile), timed in
-    // the same rounds: upstream's speedup is against it.
+    crash_report::PhaseScope phase("performance: " + backend_name + " warm-up");
+    t.record.compiled_peak_bytes = peak_of(t.compiled_iteration, t.device, t.before_models + t.eager_static);
+    auto timer = make_timer(t.device);
     std::function<void()> uncompiled_iteration;
-    if (Executable* uncompiled = compiled->uncompiled()) {
-      uncompiled_iteration = iteration_of(*uncompiled, request, inputs, clone_each);
-    }
+    if (Executable* uncompiled = t.compiled->uncompiled())
+      uncompiled_iteration = iteration_of(*uncompiled, t.request, t.inputs, t.clone_each);
     crash_report::set_phase("performance: waiting for the export under way to end");
-    ExclusiveFileLock quiet(options.timing_lock);
+    ExclusiveFileLock quiet(t.options.timing_lock);
     crash_report::set_phase("performance: interleaved timing");
-    record.measurement = measure_interleaved(eager_iteration, compiled_iteration, *timer, options.measurement,
-                                             uncompiled_iteration);
+    t.record.measurement = measure_interleaved(t.eager_iteration, t.compiled_iteration, *timer,
+                                               t.options.measurement, uncompiled_iteration);
     crash_report::set_phase("performance: kernel-time profile");
-    if (auto eager_kernels = measure_kernel_time(eager_iteration, options.profiled_iterations, device)) {
-      record.eager_kernel_ms = eager_kernels->total_ms;
-      record.eager_kernels = std::move(eager_kernels->kernels);
+    const int profiled = t.options.profiled_iterations;
+    if (auto eager_kernels = measure_kernel_time(t.eager_iteration, profiled, t.device)) {
+      t.record.eager_kernel_ms = eager_kernels->total_ms;
+      t.record.eager_kernels = std::move(eager_kernels->kernels);
     }
-    if (auto compiled_kernels = measure_kernel_time(compiled_iteration, options.profiled_iterations, device)) {
-      record.compiled_kernel_ms = compiled_kernels->total_ms;
-      record.compiled_kernels = std::move(compiled_kernels->kernels);
+    if (auto compiled_kernels = measure_kernel_time(t.compiled_iteration, profiled, t.device)) {
+      t.record.compiled_kernel_ms = compiled_kernels->total_ms;
+      t.record.compiled_kernels = std::move(compiled_kernels->kernels);
     }
     // Read again: recompilations during the timing count too.
-    record.compiled_info = compiled->info();
+    t.record.compiled_info = t.compiled->info();
   } catch (...) {
-    std::string message = logged_exception_message(manifest.name + " (performance)");
-    record.status = status_for_failure(Phase::kCompiled, message);
-    record.reason = first_line(message);
-    return record;
+    return failed_run(t.record, Phase::kCompiled, t.manifest.name, "");
   }
+  return true;
+}
+
+// Compile latency, launch-boundness, and the reason a passing row still carries.
+void summarize(Timing& t) {
+  PerformanceRecord& record = t.record;
   const auto& m = record.measurement;
   // A backend that can tell its compile from the rest of its preparation (rebuilding a Python
   // module is not compiling it) says so; otherwise all of preparation counts.
-  const double compile_seconds = record.compiled_info.compile_seconds.value_or(prepare_seconds);
+  const double compile_seconds = record.compiled_info.compile_seconds.value_or(t.prepare_seconds);
   record.compilation_latency_s =
       compile_seconds + std::max(0.0, m.compiled.first_iteration_ms - m.compiled.median_ms) / 1e3;
   record.eager_launch_bound = is_launch_bound(m.eager.median_ms, record.eager_kernel_ms);
@@ -149,6 +165,20 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
   if (!record.compiled_info.note.empty()) {
     record.reason = record.reason.empty() ? record.compiled_info.note : record.reason + "; " + record.compiled_info.note;
   }
+}
+
+}  // namespace
+
+PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& eager_backend,
+                                             Backend& compiled_backend, const BackendRequest& request,
+                                             const std::vector<c10::IValue>& inputs,
+                                             const PerformanceOptions& options) {
+  PerformanceRecord record;
+  Timing t{manifest, request, inputs, options, record, request.device, !manifest.mutated_inputs.empty()};
+  if (t.device.is_cuda()) t.before_models = compat::cuda_allocated_bytes(t.device.index());
+  if (prepare_eager(t, eager_backend) && prepare_compiled(t, compiled_backend) &&
+      measure(t, compiled_backend.name()))
+    summarize(t);
   return record;
 }
 

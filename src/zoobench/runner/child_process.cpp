@@ -67,6 +67,91 @@ std::string current_executable() {
   return error ? std::string("zoobench") : path.string();
 }
 
+namespace {
+
+// What the forked child needs, made before fork: after it the child may not allocate.
+struct ChildLaunch {
+  std::vector<char*> args;
+  cpu_set_t cpu_set;
+  bool pin = false;
+  std::string pin_failure;
+  pid_t parent = 0;
+  int log_fd = -1;
+  sigset_t previous_mask;
+  const std::vector<std::string>* extra_environment = nullptr;
+};
+
+// The child's side of fork: its own process group, output to the log, default signal
+// handling, its CPUs, then the program. Never returns.
+[[noreturn]] void exec_child(const ChildLaunch& launch) {
+  ::setpgid(0, 0);
+  // A parent killed outright (SIGKILL, OOM killer) cannot stop its children: the kernel does,
+  // so no orphan goes on using the GPU beside a resumed run. The check after it closes the
+  // race with a parent that died before prctl.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != launch.parent) ::_exit(137);
+  ::dup2(launch.log_fd, STDOUT_FILENO);
+  ::dup2(launch.log_fd, STDERR_FILENO);
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
+  ::sigprocmask(SIG_SETMASK, &launch.previous_mask, nullptr);  // a pending SIGTERM now ends it
+  for (const auto& assignment : *launch.extra_environment)
+    ::putenv(const_cast<char*>(assignment.c_str()));
+  if (launch.pin && ::sched_setaffinity(0, sizeof(launch.cpu_set), &launch.cpu_set) != 0) {
+    const char* why = std::strerror(errno);
+    [[maybe_unused]] auto written =
+        ::write(STDERR_FILENO, launch.pin_failure.data(), launch.pin_failure.size());
+    written = ::write(STDERR_FILENO, why, std::strlen(why));
+    written = ::write(STDERR_FILENO, "\n", 1);
+    ::_exit(127);
+  }
+  ::execv(launch.args[0], launch.args.data());
+  std::fprintf(stderr, "zoobench: cannot execute %s: %s\n", launch.args[0], std::strerror(errno));
+  ::_exit(127);
+}
+
+// Polls the child until it ends, the timeout passes or an interrupt comes; then classifies how
+// it ended.
+void wait_for_child(pid_t pid, std::chrono::steady_clock::time_point start, double timeout_s,
+                    const std::atomic<bool>& interrupt, ChildOutcome& outcome) {
+  int status = 0;
+  bool reaped = false;
+  while (!reaped) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) break;
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool interrupted = interrupt.load();
+    if (interrupted || (timeout_s > 0 && elapsed > timeout_s)) {
+      stop_group(pid, status, reaped);
+      outcome.kind = interrupted ? ChildOutcome::Kind::kInterrupted : ChildOutcome::Kind::kTimedOut;
+      outcome.seconds = elapsed;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // A model's process may have started helpers of its own (compiler workers): reap the group.
+  ::kill(-pid, SIGKILL);
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (WIFSIGNALED(status) && interrupted_with_parent(WTERMSIG(status), interrupt)) {
+    outcome.kind = ChildOutcome::Kind::kInterrupted;
+  } else if (timeout_s > 0 && outcome.seconds > timeout_s) {
+    // A child that finished between two polls, after its deadline, still ran out of time: the
+    // timeout wins whatever the child's status (a tiny --timeout must not record passes).
+    outcome.kind = ChildOutcome::Kind::kTimedOut;
+    outcome.exited_late = true;
+  } else if (WIFSIGNALED(status)) {
+    outcome.kind = ChildOutcome::Kind::kSignaled;
+    outcome.signal = WTERMSIG(status);
+  } else {
+    outcome.kind = ChildOutcome::Kind::kExited;
+    outcome.exit_code = WEXITSTATUS(status);
+  }
+}
+
+}  // namespace
+
 ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& log_path,
                        double timeout_s, const std::atomic<bool>& interrupt,
                        const std::vector<std::string>& extra_environment,
@@ -76,115 +161,43 @@ ChildOutcome run_child(const std::vector<std::string>& argv, const std::string& 
   if (std::filesystem::path(log_path).has_parent_path()) {
     std::filesystem::create_directories(std::filesystem::path(log_path).parent_path());
   }
-  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) {
+  ChildLaunch launch;
+  launch.log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (launch.log_fd < 0) {
     outcome.kind = ChildOutcome::Kind::kFailedToStart;
     outcome.error = "cannot open log " + log_path + ": " + std::strerror(errno);
     return outcome;
   }
   struct stat log_stat {};
-  if (::fstat(log_fd, &log_stat) == 0) outcome.log_offset = static_cast<int64_t>(log_stat.st_size);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  // Everything the child needs for pinning is made here: after fork it may not allocate.
-  cpu_set_t cpu_set;
-  CPU_ZERO(&cpu_set);
-  for (int cpu : cpus) CPU_SET(cpu, &cpu_set);
-  const std::string pin_failure = "zoobench: cannot run on CPUs " + format_cpu_list(cpus) + ": ";
-  const pid_t parent = ::getpid();
+  if (::fstat(launch.log_fd, &log_stat) == 0)
+    outcome.log_offset = static_cast<int64_t>(log_stat.st_size);
+  for (const auto& a : argv) launch.args.push_back(const_cast<char*>(a.c_str()));
+  launch.args.push_back(nullptr);
+  CPU_ZERO(&launch.cpu_set);
+  for (int cpu : cpus) CPU_SET(cpu, &launch.cpu_set);
+  launch.pin = !cpus.empty();
+  launch.pin_failure = "zoobench: cannot run on CPUs " + format_cpu_list(cpus) + ": ";
+  launch.parent = ::getpid();
+  launch.extra_environment = &extra_environment;
   // SIGINT and SIGTERM stay blocked across fork until the child has reset their handlers: a
   // SIGTERM that reached the child earlier ran the parent's inherited handler (a flag) and was
   // lost, and the child then ran to the end past its timeout.
-  sigset_t stop_signals, previous_mask;
+  sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
-  ::pthread_sigmask(SIG_BLOCK, &stop_signals, &previous_mask);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, &launch.previous_mask);
   pid_t pid = ::fork();
-  if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
+  if (pid == 0) exec_child(launch);
+  ::pthread_sigmask(SIG_SETMASK, &launch.previous_mask, nullptr);
+  ::close(launch.log_fd);
   if (pid < 0) {
-    ::close(log_fd);
     outcome.kind = ChildOutcome::Kind::kFailedToStart;
     outcome.error = std::string("fork failed: ") + std::strerror(errno);
     return outcome;
   }
-  if (pid == 0) {
-    // Child: own process group, output to the log, default signal handling.
-    ::setpgid(0, 0);
-    // A parent killed outright (SIGKILL, OOM killer) cannot stop its children: the kernel does,
-    // so no orphan goes on using the GPU beside a resumed run. The check after it closes the
-    // race with a parent that died before prctl.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(137);
-    ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
-    int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
-    ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);  // a pending SIGTERM now ends it
-    for (const auto& assignment : extra_environment)
-      ::putenv(const_cast<char*>(assignment.c_str()));
-    if (!cpus.empty() && ::sched_setaffinity(0, sizeof(cpu_set), &cpu_set) != 0) {
-      const char* why = std::strerror(errno);
-      [[maybe_unused]] auto written =
-          ::write(STDERR_FILENO, pin_failure.data(), pin_failure.size());
-      written = ::write(STDERR_FILENO, why, std::strlen(why));
-      written = ::write(STDERR_FILENO, "\n", 1);
-      ::_exit(127);
-    }
-    ::execv(args[0], args.data());
-    std::fprintf(stderr, "zoobench: cannot execute %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
-  }
   ::setpgid(pid, pid);  // also from the parent, so the group exists before any kill
-  ::close(log_fd);
-  int status = 0;
-  bool reaped = false;
-  while (!reaped) {
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) {
-      reaped = true;
-      break;
-    }
-    double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (interrupt.load()) {
-      stop_group(pid, status, reaped);
-      outcome.kind = ChildOutcome::Kind::kInterrupted;
-      outcome.seconds = elapsed;
-      return outcome;
-    }
-    if (timeout_s > 0 && elapsed > timeout_s) {
-      stop_group(pid, status, reaped);
-      outcome.kind = ChildOutcome::Kind::kTimedOut;
-      outcome.seconds = elapsed;
-      return outcome;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  // A model's process may have started helpers of its own (compiler workers): reap the group.
-  ::kill(-pid, SIGKILL);
-  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (WIFSIGNALED(status) && interrupted_with_parent(WTERMSIG(status), interrupt)) {
-    outcome.kind = ChildOutcome::Kind::kInterrupted;
-    return outcome;
-  }
-  // A child that finished between two polls, after its deadline, still ran out of time: the
-  // timeout wins whatever the child's status (a tiny --timeout must not record passes).
-  if (timeout_s > 0 && outcome.seconds > timeout_s) {
-    outcome.kind = ChildOutcome::Kind::kTimedOut;
-    outcome.exited_late = true;
-    return outcome;
-  }
-  if (WIFSIGNALED(status)) {
-    outcome.kind = ChildOutcome::Kind::kSignaled;
-    outcome.signal = WTERMSIG(status);
-  } else {
-    outcome.kind = ChildOutcome::Kind::kExited;
-    outcome.exit_code = WEXITSTATUS(status);
-  }
+  wait_for_child(pid, start, timeout_s, interrupt, outcome);
   return outcome;
 }
 
