@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Writes docs/coverage.md: for each model list (torchbench, huggingface, timm_models), every
 name, where it comes from, whether it was exported on the CPU and on the H200, its accuracy
-status with jit and with aot_inductor on the H200, and the reason for every gap.
+status on the H200 with jit, aot_inductor and inductor (inference, and inductor in training),
+inductor's inference speedup over Python eager, and the reason for every gap.
 
   scripts/coverage_table.py (--cpu-zoo ZOO... | --cpu-index FILE...) [--gpu-zoo ZOO...]
-                            [--jit CSV...] [--aoti CSV...] [--not-run BACKEND=REASON]
-                            [--unfinished BACKEND=REASON]
+                            [--jit CSV...] [--aoti CSV...] [--inductor CSV...]
+                            [--inductor-perf CSV...] [--inductor-train CSV...]
+                            [--not-run BACKEND=REASON] [--unfinished BACKEND=REASON]
                             [--notes FILE] [--torchbench-dir DIR] [-o docs/coverage.md]
 
 Where each fact comes from:
@@ -18,11 +20,20 @@ Where each fact comes from:
                          list a CSV covers is its file name's prefix. The JSON beside a CSV adds
                          the failing tensors' own reasons. A row at another batch size than the
                          H200 export's says so in its cell.
+  inductor               the same, of `zoobench run --accuracy --backend inductor` (--inductor)
+  inductor training      the same in training (--inductor-train); no batch size note, since
+                         training runs at the yaml's training batch size, not the export's
+  inductor speedup       performance CSVs (--inductor-perf, docs/formats.md): python_speedup,
+                         "1.39x", with "†" where the row's `unstable` is 1 (a side's CoV over
+                         the limit); a row whose status is not pass shows its status
 An exported model with no row is explained by the runner's own skips (suite yaml only_training,
-skip.test.inference), else "no row", or "not reached" with --unfinished's reason where the
-backend's runs were cut before they reached every model. A list with no CSV for a backend reads
-"not run yet", or "not run (REASON)" with --not-run. Run it with a python that has torch (the plan imports the
-exporter): /usr/bin/python3 here, python3 on the GPU machine.
+skip.test.inference; in training skip.test.training, only_inference), else "no row", or "not
+reached" with --unfinished's reason where the backend's runs were cut before they reached every
+model. A list with no CSV for a backend reads "not run yet", or "not run (REASON)" with
+--not-run. BACKEND of --not-run and --unfinished is a column's key: jit, aot_inductor, inductor,
+inductor-perf, inductor-train (one each, since each column's runs are separate). Run it with a
+python that has torch (the plan imports the exporter): /usr/bin/python3 here, python3 on the GPU
+machine.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import shlex
 import sys
@@ -40,8 +52,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 LISTS = ("torchbench", "huggingface", "timm_models")
-COLUMNS = {"jit": "jit", "aot_inductor": "aoti"}  # backend -> its Row field
 NOT_RUN = "not run yet"
+UNSTABLE = "†"  # after a speedup whose run was unstable
 
 # exporter source module -> what the "source" column calls it
 SOURCE_KINDS = {
@@ -57,6 +69,31 @@ SOURCE_KINDS = {
 }
 
 
+@dataclass(frozen=True)
+class Column:
+    """One result column: its --not-run/--unfinished key, Row field and headings."""
+    key: str
+    attr: str  # its Row field, also the argparse dest of its CSVs' option
+    label: str  # before its reason in "why not"
+    heading: str  # in the model tables
+    summary: str  # in the Numbers table
+    kind: str = "accuracy"  # accuracy | training | perf
+
+
+COLUMNS = (
+    Column("jit", "jit", "jit", "jit (H200)", "jit pass (H200)"),
+    Column("aot_inductor", "aoti", "aot_inductor", "aot_inductor (H200)",
+           "aot_inductor pass (H200)"),
+    Column("inductor", "inductor", "inductor", "inductor inference accuracy",
+           "inductor inference pass (H200)"),
+    Column("inductor-perf", "inductor_perf", "inductor speedup", "inductor speedup vs Python eager",
+           "inductor speedup vs Python eager (H200)", "perf"),
+    Column("inductor-train", "inductor_train", "inductor training", "inductor training accuracy",
+           "inductor training pass (H200)", "training"),
+)
+COLUMN_KEYS = {c.key: c for c in COLUMNS}
+
+
 @dataclass
 class Row:
     name: str
@@ -65,6 +102,10 @@ class Row:
     gpu: str = NOT_RUN
     jit: str = NOT_RUN
     aoti: str = NOT_RUN
+    inductor: str = NOT_RUN
+    inductor_perf: str = NOT_RUN
+    inductor_train: str = NOT_RUN
+    speedup: Optional[float] = None  # inductor's python_speedup, for the Numbers' geomean
     notes: Dict[str, str] = field(default_factory=dict)  # column -> "batch 8" beside its status
     why: Dict[str, str] = field(default_factory=dict)  # where -> reason, in column order
 
@@ -78,7 +119,8 @@ class Row:
 
 @dataclass
 class Accuracy:
-    """One backend's accuracy rows: {(suite, name): CSV row} and the lists its CSVs cover."""
+    """One column's rows (accuracy or performance): {(suite, name): CSV row} and the lists its
+    CSVs cover."""
     rows: Dict[tuple, dict]
     lists: set
     not_run: str  # the cell of a list no CSV covers
@@ -197,39 +239,97 @@ def package_failure(export_entry: Optional[dict]) -> Optional[str]:
     return None
 
 
-def accuracy_cell(accuracy: Accuracy, planned, row: Row, export_entry: Optional[dict],
-                  run_skip: Optional[str], backend: str) -> str:
-    """The status of one backend; its reason goes to row.why, a batch size unlike the H200
-    export's to row.notes."""
-    if planned.suite not in accuracy.lists:
-        return accuracy.not_run
-    result = accuracy.rows.get((planned.suite, planned.name))
-    if result is None:
-        if row.gpu != "yes":
-            return "-"
-        if run_skip:
-            row.why[backend] = f"skipped by the runner, {run_skip}"
-            return "skipped"
-        if accuracy.unfinished:
-            row.why[backend] = accuracy.unfinished
-            return "not reached"
-        row.why[backend] = "no row in the results"
-        return "no row"
+def training_run_skip(cfg, name: str) -> Optional[str]:
+    """Why `zoobench run` skips an exported model in training without writing a row, in its own
+    words (SuiteConfig::skip_reason in src/zoobench/zoo/suite_config.cpp); the exporter's config
+    knows only the inference skips, since it exports for both modes alike."""
+    if name in cfg.names_at("skip", "test", "training"):
+        return f"skip.test.training in {cfg.name}.yaml"
+    if name in cfg.names_at("only_inference"):
+        return f"only_inference in {cfg.name}.yaml (the model has only an eval mode)"
+    return None
+
+
+def missing_cell(results: Accuracy, planned, row: Row, run_skip: Optional[str],
+                 column: Column) -> Optional[str]:
+    """The cell of a model its column has no row for, its reason in row.why; None where it has
+    one."""
+    if planned.suite not in results.lists:
+        return results.not_run
+    if (planned.suite, planned.name) in results.rows:
+        return None
+    if row.gpu != "yes":
+        return "-"
+    if run_skip:
+        row.why[column.label] = f"skipped by the runner, {run_skip}"
+        return "skipped"
+    if results.unfinished:
+        row.why[column.label] = results.unfinished
+        return "not reached"
+    row.why[column.label] = "no row in the results"
+    return "no row"
+
+
+def note_batch(result: dict, export_entry: Optional[dict], row: Row, column: Column) -> None:
+    # training runs at the yaml's training batch size by design: unlike the export's is no news
     batch = result.get("batch_size", "")
-    if export_entry and batch and batch != str(export_entry.get("batch_size")):
-        row.notes[COLUMNS[backend]] = f"batch {batch}"
+    if (column.kind != "training" and export_entry and batch
+            and batch != str(export_entry.get("batch_size"))):
+        row.notes[column.attr] = f"batch {batch}"
+
+
+def failure(result: dict, status: str, column: Column, export_entry: Optional[dict]) -> str:
+    """A status other than pass with its reason; a reason's lines (a graph break's explanation)
+    are joined, since a table cell holds one."""
+    reason = "; ".join(r for r in (short_reason(result.get("reason") or ""),
+                                   result.get("failed_tensors_detail", "")) if r)
+    if column.key == "aot_inductor" and status == "model_fail_to_load":
+        reason = package_failure(export_entry) or reason
+    reason = " ".join(reason.split())
+    return status + (f" ({reason})" if reason else "")
+
+
+def accuracy_cell(results: Accuracy, planned, row: Row, export_entry: Optional[dict],
+                  run_skip: Optional[str], column: Column) -> str:
+    """The accuracy status of one column; its reason goes to row.why, a batch size unlike the
+    H200 export's to row.notes."""
+    missing = missing_cell(results, planned, row, run_skip, column)
+    if missing is not None:
+        return missing
+    result = results.rows[(planned.suite, planned.name)]
+    note_batch(result, export_entry, row, column)
     status = result.get("accuracy", "")
     if status != "pass":
-        reason = "; ".join(r for r in (short_reason(result.get("reason") or ""),
-                                       result.get("failed_tensors_detail", "")) if r)
-        if backend == "aot_inductor" and status == "model_fail_to_load":
-            reason = package_failure(export_entry) or reason
-        row.why[backend] = status + (f" ({reason})" if reason else "")
+        row.why[column.label] = failure(result, status, column, export_entry)
     return status
 
 
+def speedup_cell(results: Accuracy, planned, row: Row, export_entry: Optional[dict],
+                 run_skip: Optional[str], column: Column) -> str:
+    """Inductor's speedup over Python eager, "1.39x", with UNSTABLE where the row says its
+    timings varied too much to trust; a row that did not pass shows its status."""
+    missing = missing_cell(results, planned, row, run_skip, column)
+    if missing is not None:
+        return missing
+    result = results.rows[(planned.suite, planned.name)]
+    note_batch(result, export_entry, row, column)
+    status = result.get("status", "")
+    if status != "pass":
+        row.why[column.label] = failure(result, status, column, export_entry)
+        return status
+    try:
+        speedup = float(result.get("python_speedup") or "nan")
+    except ValueError:
+        speedup = float("nan")
+    if not speedup > 0:  # a row of a runner before python_speedup, or no Python eager timing
+        row.why[column.label] = "no python_speedup in its row"
+        return status
+    row.speedup = speedup
+    return f"{speedup:.2f}x" + (UNSTABLE if result.get("unstable") == "1" else "")
+
+
 def rows_for(suite: str, args, inputs) -> List[Row]:
-    cpu_index, gpu_index, jit, aoti = inputs
+    cpu_index, gpu_index, results = inputs
     gpu_planned, cfg = plan(suite, "cuda", args.torchbench_dir)
     gpu_plan = {p.name: p for p in gpu_planned}
     rows = []
@@ -238,9 +338,12 @@ def rows_for(suite: str, args, inputs) -> List[Row]:
         row.cpu = export_cell(cpu_index, planned, "CPU", row.why)
         row.gpu = export_cell(gpu_index, gpu_plan[planned.name], "H200", row.why)
         entry = (gpu_index or {}).get((suite, planned.name))
-        run_skip = cfg.inference_run_skip(planned.name)
-        row.jit = accuracy_cell(jit, planned, row, entry, run_skip, "jit")
-        row.aoti = accuracy_cell(aoti, planned, row, entry, run_skip, "aot_inductor")
+        for column in COLUMNS:
+            run_skip = (training_run_skip(cfg, planned.name) if column.kind == "training" else
+                        cfg.inference_run_skip(planned.name))
+            fill = speedup_cell if column.kind == "perf" else accuracy_cell
+            setattr(row, column.attr,
+                    fill(results[column.key], planned, row, entry, run_skip, column))
         rows.append(row)
     return rows
 
@@ -261,27 +364,46 @@ def count(rows: List[Row], column: str, value: str, not_run: Optional[str] = Non
     return text
 
 
+def speedup_summary(rows: List[Row]) -> str:
+    """How many models have a speedup and their geometric mean (a mean of ratios), how many of
+    them unstable."""
+    speedups = [r.speedup for r in rows if r.speedup is not None]
+    if not speedups:
+        return "0 models"
+    geomean = math.exp(sum(math.log(x) for x in speedups) / len(speedups))
+    text = f"{len(speedups)} model{'s' if len(speedups) > 1 else ''}, geomean {geomean:.2f}x"
+    unstable = sum(r.speedup is not None and r.inductor_perf.endswith(UNSTABLE) for r in rows)
+    return text + (f" ({unstable} {UNSTABLE})" if unstable else "")
+
+
 def summary_table(tables: Dict[str, List[Row]], args, inputs) -> List[str]:
-    cpu_index, gpu_index, jit, aoti = inputs
-    lines = ["| list | names | exported on CPU | exported on the H200 | jit pass (H200) | "
-             "aot_inductor pass (H200) |", "|---|---|---|---|---|---|"]
+    cpu_index, gpu_index, results = inputs
+    lines = ["| list | names | exported on CPU | exported on the H200 | "
+             + " | ".join(c.summary for c in COLUMNS) + " |", "|---" * (len(COLUMNS) + 4) + "|"]
     for suite, rows in tables.items():
         cells = [count(rows, "cpu", "yes"),
-                 count(rows, "gpu", "yes", None if gpu_index is not None else NOT_RUN),
-                 count(rows, "jit", "pass", None if suite in jit.lists else jit.not_run),
-                 count(rows, "aoti", "pass", None if suite in aoti.lists else aoti.not_run)]
+                 count(rows, "gpu", "yes", None if gpu_index is not None else NOT_RUN)]
+        for column in COLUMNS:
+            got = results[column.key]
+            if suite not in got.lists:
+                cells.append(got.not_run)
+            elif column.kind == "perf":
+                cells.append(speedup_summary(rows))
+            else:
+                cells.append(count(rows, column.attr, "pass"))
         lines.append(f"| {suite} | {len(rows)} | " + " | ".join(cells) + " |")
     return lines
 
 
 def model_table(rows: List[Row]) -> List[str]:
-    lines = ["| model | source | CPU export | H200 export | jit (H200) | aot_inductor (H200) | "
-             "why not |", "|---|---|---|---|---|---|---|"]
+    lines = ["| model | source | CPU export | H200 export | "
+             + " | ".join(c.heading for c in COLUMNS) + " | why not |",
+             "|---" * (len(COLUMNS) + 5) + "|"]
     for r in rows:
-        jit, aoti = (getattr(r, c) + (f" ({r.notes[c]})" if c in r.notes else "")
-                     for c in ("jit", "aoti"))
+        results = [getattr(r, c.attr) + (f" ({r.notes[c.attr]})" if c.attr in r.notes else "")
+                   for c in COLUMNS]
         lines.append("| " + " | ".join(cell(x) for x in (
-            r.name, r.source, r.cpu, r.gpu, jit, aoti, r.reasons())) + " |")
+            [r.name, r.source, r.cpu, r.gpu] + results + [r.reasons()])) + " |")
     return lines
 
 
@@ -296,23 +418,36 @@ def command_line(argv: List[str]) -> List[str]:
     return [line + " \\" for line in lines[:-1]] + lines[-1:]
 
 
+# what the inductor columns mean, under the Numbers (the --notes file describes the runs)
+INDUCTOR_NOTE = (
+    "*inductor speedup vs Python eager*: the performance CSVs' `python_speedup`, the latency of "
+    "the same Python module run uncompiled over inductor's, timed in the same rounds (upstream's "
+    f"speedup); {UNSTABLE} where the row is `unstable` (a side's timings varied more than the "
+    "run's `unstable_cov` allows, so the number is rough); a model whose performance run did not "
+    "pass shows its status. The table above counts the models with a speedup and gives their "
+    "geometric mean. *inductor training accuracy* runs at the suite yaml's training batch sizes, "
+    "not the export's, so its cells do not note them.")
+
+
 def document(tables: Dict[str, List[Row]], args, inputs, argv: List[str]) -> str:
     cpu = args.cpu_zoo_label or " ".join(args.cpu_zoo + args.cpu_index)
     sources = [f"CPU `{cpu}`",
                f"H200 zoos `{args.gpu_zoo_label or ' '.join(args.gpu_zoo)}`" if args.gpu_zoo else
-               "no H200 zoo yet",
-               f"jit CSVs: {len(args.jit)}", f"aot_inductor CSVs: {len(args.aoti)}"]
+               "no H200 zoo yet"]
+    sources += [f"{c.label} CSVs: {len(getattr(args, c.attr))}" for c in COLUMNS]
     out = ["# Model coverage", "",
            "Every name of the three model lists of the Ascend suite (suites/*_models_list.txt), "
            "where zoobench gets it, whether it was exported on the CPU (this machine: torch "
            "1.13, no timm, transformers or torch_geometric) and on the H200, its accuracy "
-           "status there with the jit and aot_inductor backends, and why for every gap.", "",
+           "status there with the jit, aot_inductor and inductor backends (inductor in "
+           "inference and in training), inductor's inference speedup over Python eager, and "
+           "why for every gap.", "",
            f"Generated by `scripts/coverage_table.py` from: {'; '.join(sources)}, with this "
            "command (from the repository root):", "",
            "```sh"] + command_line(argv) + ["```", ""]
     if args.note:
         out += [args.note, ""]
-    out += ["## Numbers", ""] + summary_table(tables, args, inputs) + [""]
+    out += ["## Numbers", ""] + summary_table(tables, args, inputs) + ["", INDUCTOR_NOTE, ""]
     out += ["Sources: *checkout*: TorchBench's own model API from a checkout "
             "(`--torchbench-dir`, ../shared/torchbench); *checkout code, synthetic inputs*: the "
             "network from the checkout's files, inputs of TorchBench's shapes made up because "
@@ -332,9 +467,9 @@ def backend_reasons(option: str, specs: List[str], parser) -> Dict[str, str]:
     reasons = {}
     for spec in specs:
         backend, _, reason = spec.partition("=")
-        if backend not in COLUMNS or not reason:
+        if backend not in COLUMN_KEYS or not reason:
             parser.error(f"{option} {spec!r}: expected BACKEND=REASON, BACKEND one of "
-                         f"{', '.join(COLUMNS)}")
+                         f"{', '.join(COLUMN_KEYS)}")
         reasons[backend] = reason
     return reasons
 
@@ -351,8 +486,15 @@ def main(argv=None) -> int:
                         help="zoo(s) exported on the H200 (their index.json)")
     parser.add_argument("--jit", nargs="*", default=[], help="accuracy CSVs, backend jit")
     parser.add_argument("--aoti", nargs="*", default=[], help="accuracy CSVs, aot_inductor")
+    parser.add_argument("--inductor", nargs="*", default=[],
+                        help="accuracy CSVs, inductor, inference")
+    parser.add_argument("--inductor-perf", nargs="*", default=[],
+                        help="performance CSVs, inductor, inference (python_speedup)")
+    parser.add_argument("--inductor-train", nargs="*", default=[],
+                        help="accuracy CSVs, inductor, training")
     parser.add_argument("--not-run", action="append", default=[], metavar="BACKEND=REASON",
-                        help="what a list with no CSV of BACKEND (jit, aot_inductor) says")
+                        help="what a list with no CSV of BACKEND (" + ", ".join(COLUMN_KEYS)
+                             + ") says")
     parser.add_argument("--unfinished", action="append", default=[], metavar="BACKEND=REASON",
                         help="BACKEND's runs were cut before every model: an exported model "
                              "without a row reads 'not reached' with REASON, not 'no row'")
@@ -368,10 +510,9 @@ def main(argv=None) -> int:
     not_run = {backend: f"not run ({reason})"
                for backend, reason in backend_reasons("--not-run", args.not_run, parser).items()}
     unfinished = backend_reasons("--unfinished", args.unfinished, parser)
-    inputs = (read_index(args.cpu_zoo + args.cpu_index), read_index(args.gpu_zoo),
-              read_accuracy(args.jit, not_run.get("jit", NOT_RUN), unfinished.get("jit")),
-              read_accuracy(args.aoti, not_run.get("aot_inductor", NOT_RUN),
-                            unfinished.get("aot_inductor")))
+    results = {c.key: read_accuracy(getattr(args, c.attr), not_run.get(c.key, NOT_RUN),
+                                    unfinished.get(c.key)) for c in COLUMNS}
+    inputs = (read_index(args.cpu_zoo + args.cpu_index), read_index(args.gpu_zoo), results)
     tables = {suite: rows_for(suite, args, inputs) for suite in LISTS}
     text = document(tables, args, inputs, argv) + "\n"
     if args.output:

@@ -1,7 +1,8 @@
 """scripts/coverage_table.py: every list name gets a row; exported or not, and why, from the
-zoos' index.json or saved index files; jit and aot_inductor statuses from accuracy CSVs (the
-JSON beside one says which tensor failed); "not run yet", or the --not-run reason, where an
-input is missing."""
+zoos' index.json or saved index files; jit, aot_inductor and inductor (inference and training)
+statuses from accuracy CSVs (the JSON beside one says which tensor failed), inductor's speedup
+over Python eager from performance CSVs; "not run yet", or the --not-run reason, where an input
+is missing."""
 
 import contextlib
 import csv
@@ -24,10 +25,14 @@ def write_index(folder, models):
         json.dump({"format": "zoobench-index/1", "models": models}, f)
 
 
-def write_csv(path, rows):
+ACCURACY_FIELDS = ["dev", "name", "batch_size", "accuracy", "backend", "reason", "suite"]
+PERF_FIELDS = ["dev", "name", "batch_size", "speedup", "backend", "status", "unstable", "reason",
+               "python_speedup", "suite"]
+
+
+def write_csv(path, rows, fields=ACCURACY_FIELDS):
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["dev", "name", "batch_size", "accuracy",
-                                               "backend", "reason", "suite"])
+        writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
 
@@ -62,14 +67,15 @@ class CoverageTableTest(unittest.TestCase):
         self.assertIn("| timm_models | 14 |", text)
         self.assertEqual(row_of(text, "resnet18"),
                          "| resnet18 | built in: torchvision:resnet18 | yes | not run yet | "
-                         "not run yet | not run yet |  |")
+                         "not run yet | not run yet | not run yet | not run yet | not run yet |  |")
         self.assertIn("CPU: transformers is not installed", row_of(text, "hf_Bert"))
         self.assertIn("library mapping: hf:AutoModelForMaskedLM(BertConfig())",
                       row_of(text, "hf_Bert"))
         drq = row_of(text, "drq")
         # a skip is the yaml's: known for the H200 before any run there, and said once
         self.assertIn("| drq | checkout | skipped | skipped | not run yet | not run yet | "
-                      "CPU, H200: skipped, torchbench.yaml skip.all: impossible offline", drq)
+                      "not run yet | not run yet | not run yet | CPU, H200: skipped, "
+                      "torchbench.yaml skip.all: impossible offline", drq)
 
     def test_h200_exports_and_accuracy_with_reasons(self):
         write_index(self.path("cpu"), [])
@@ -209,6 +215,101 @@ class CoverageTableTest(unittest.TestCase):
         self.assertIn("(the export could not make its package: RuntimeError: mutating a constant)",
                       row_of(text, "llama"))
         self.assertIn("(dcgan has no package)", row_of(text, "dcgan"))
+
+    def inductor_inputs(self):
+        """An H200 zoo of torchbench models and one CSV of each inductor column; alexnet has no
+        row in any of them."""
+        write_index(self.path("gpu"), [
+            {"suite": "torchbench", "name": name, "status": "exported", "batch_size": batch}
+            for name, batch in (("BERT_pytorch", 16), ("LearningToPaint", 96), ("dcgan", 256),
+                                ("Super_SloMo", 6), ("tts_angular", 64), ("llama", 32),
+                                ("alexnet", 128))])
+        rebuild = ("inductor: RebuildError: the rebuilt Python module is not the exported model:"
+                   "\n  output[0] differs\n  Hint: re-export it")
+        graph_break = "graph break: Unsupported Tensor.backward() call\n  Explanation: Dynamo"
+        accuracy = self.path("torchbench_inductor_inference_float32_cuda_accuracy.csv")
+        write_csv(accuracy, [
+            {"dev": "cuda", "name": "BERT_pytorch", "batch_size": "16", "accuracy": "pass"},
+            {"dev": "cuda", "name": "LearningToPaint", "batch_size": "96", "accuracy": "pass",
+             "reason": graph_break},
+            {"dev": "cuda", "name": "dcgan", "batch_size": "128", "accuracy": "fail_accuracy",
+             "reason": "1/1 tensors failed"},
+            {"dev": "cuda", "name": "Super_SloMo", "batch_size": "6",
+             "accuracy": "model_fail_to_load", "reason": rebuild}])
+        perf = self.path("torchbench_inductor_inference_float32_cuda_performance.csv")
+        write_csv(perf, [
+            {"dev": "cuda", "name": name, "batch_size": batch, "status": "pass",
+             "speedup": "1.1", "python_speedup": speedup, "unstable": unstable}
+            for name, batch, speedup, unstable in (("BERT_pytorch", "16", "2.28238", "0"),
+                                                   ("LearningToPaint", "96", "1.37675", "1"),
+                                                   ("dcgan", "256", "0.71889", "1"))] + [
+            {"dev": "cuda", "name": "Super_SloMo", "batch_size": "6", "speedup": "0",
+             "status": "model_fail_to_load", "reason": rebuild}], PERF_FIELDS)
+        train = self.path("torchbench_inductor_training_float32_cuda_accuracy.csv")
+        write_csv(train, [
+            {"dev": "cuda", "name": "BERT_pytorch", "batch_size": "16",
+             "accuracy": "eager_two_runs_differ", "reason": "two eager runs differ at output[0]"},
+            {"dev": "cuda", "name": "LearningToPaint", "batch_size": "96", "accuracy": "pass",
+             "reason": graph_break},
+            {"dev": "cuda", "name": "dcgan", "batch_size": "32", "accuracy": "pass"},
+            {"dev": "cuda", "name": "tts_angular", "batch_size": "64", "accuracy": "pass"}])
+        with open(accuracy) as f:  # the reason's lines are one quoted cell
+            self.assertIn('"inductor: RebuildError: the rebuilt Python module is not the exported '
+                          'model:\n  output[0] differs', f.read())
+        return ["--cpu-zoo", self.path("gpu"), "--gpu-zoo", self.path("gpu"),
+                "--inductor", accuracy, "--inductor-perf", perf, "--inductor-train", train]
+
+    def test_inductor_accuracy_speedup_and_training_columns(self):
+        text = self.generate(*self.inductor_inputs(),
+                             "--unfinished", "inductor=not reached yet: the run continues",
+                             "--unfinished", "inductor-train=not reached yet: the run continues",
+                             "--not-run", "inductor-perf=no device time")
+        self.assertIn("  --inductor-perf " + self.path("torchbench_inductor_inference_float32_"
+                                                        "cuda_performance.csv") + " \\\n", text)
+        self.assertIn("inductor CSVs: 1; inductor speedup CSVs: 1; inductor training CSVs: 1",
+                      text)
+        self.assertIn("| jit (H200) | aot_inductor (H200) | inductor inference accuracy | "
+                      "inductor speedup vs Python eager | inductor training accuracy | why not |",
+                      text)
+
+        def cells(name):  # jit, aot_inductor, inductor, its speedup, inductor training
+            return row_of(text, name).split(" | ")[4:9]
+
+        self.assertEqual(cells("BERT_pytorch")[2:], ["pass", "2.28x", "eager_two_runs_differ"])
+        self.assertEqual(cells("LearningToPaint")[2:], ["pass", "1.38x†", "pass"])
+        self.assertNotIn("graph break", row_of(text, "LearningToPaint"))  # a pass has no reason
+        # another batch size than the export's is noted in inference, not in training, whose
+        # batch sizes are the yaml's own
+        self.assertEqual(cells("dcgan")[2:], ["fail_accuracy (batch 128)", "0.72x†",
+                                              "pass"])
+        slomo = row_of(text, "Super_SloMo")
+        self.assertEqual(cells("Super_SloMo")[2:4], ["model_fail_to_load", "model_fail_to_load"])
+        # the multi-line reason is one line of the table, said once for both inference columns
+        self.assertIn("inductor, inductor speedup: model_fail_to_load (inductor: RebuildError: the "
+                      "rebuilt Python module is not the exported model: output[0] differs Hint: "
+                      "re-export it)", slomo)
+        self.assertIn("inductor training: not reached yet: the run continues", slomo)
+        # no row: the runner's own skips in each mode, --unfinished's reason, or "no row"
+        self.assertEqual(cells("tts_angular")[2:], ["skipped", "skipped", "pass"])
+        self.assertIn("inductor speedup: skipped by the runner, only_training", row_of(
+            text, "tts_angular"))
+        self.assertEqual(cells("llama")[2:], ["not reached", "no row", "skipped"])
+        self.assertIn("inductor training: skipped by the runner, skip.test.training in "
+                      "torchbench.yaml", row_of(text, "llama"))
+        alexnet = row_of(text, "alexnet")
+        self.assertEqual(cells("alexnet")[2:], ["not reached", "no row", "not reached"])
+        self.assertIn("inductor, inductor training: not reached yet: the run continues; "
+                      "inductor speedup: no row in the results", alexnet)
+        self.assertEqual(cells("drq")[2:], ["-", "-", "-"])  # not exported
+        # Numbers: passes, and the models with a speedup with their geometric mean
+        self.assertIn("| inductor inference pass (H200) | inductor speedup vs Python eager (H200) "
+                      "| inductor training pass (H200) |", text)
+        self.assertIn("| torchbench | 56 | 7/56 | 7/56 | not run yet | not run yet | "
+                      "2/56 (batch 128) | "
+                      "3 models, geomean 1.31x (2 †) | 3/56 |", text)
+        # a list with no CSV: "not run yet", or --not-run's reason for its column
+        self.assertIn("| timm_models | 14 | 0/14 | 0/14 | not run yet | not run yet | not run yet "
+                      "| not run (no device time) | not run yet |", text)
 
     def test_a_cpu_input_is_required(self):
         with redirect_stdout(io.StringIO()), self.assertRaises(SystemExit), \
