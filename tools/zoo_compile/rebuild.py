@@ -226,14 +226,21 @@ def first_difference(expected: Any, got: Any, bitwise: bool) -> Optional[str]:
     return None
 
 
+# Off the CPU the two sides may take different kernels even with deterministic cuDNN and no
+# TF32 (the module runs with autograd on where it was traced so): Super_SloMo's output differed
+# by 1.5e-4 on an H200. Another model (other weights, another seed) differs by O(1), far beyond.
+IDENTITY_TOLERANCE = 1e-3
+
+
 def _same(ref: torch.Tensor, res: torch.Tensor) -> bool:
     try:
         from torch._dynamo.utils import same
     except ImportError:  # torch < 2.0
         if ref.is_floating_point():
-            return torch.allclose(ref, res, rtol=1e-4, atol=1e-4, equal_nan=True)
+            return torch.allclose(ref, res, rtol=IDENTITY_TOLERANCE, atol=IDENTITY_TOLERANCE,
+                                  equal_nan=True)
         return torch.equal(ref, res)
-    return bool(same(ref, res, tol=1e-4, equal_nan=True))
+    return bool(same(ref, res, tol=IDENTITY_TOLERANCE, equal_nan=True))
 
 
 def check_identity(model: RebuiltModel, device: str) -> None:

@@ -12,6 +12,7 @@
 #include <c10/core/Device.h>
 #include <torch/version.h>
 
+#include <cstdlib>
 #include <string>
 
 #ifndef ZOOBENCH_WITH_CUDA
@@ -46,7 +47,11 @@ constexpr bool kHasAotInductor = ZOOBENCH_WITH_AOTI;
 
 // Deterministic algorithms on (warn only, as upstream: some ops have no deterministic
 // kernel and the run should still go on) and TF32 off, so fp32 results are comparable.
+// cuBLAS is deterministic only with a fixed workspace (CUBLAS_WORKSPACE_CONFIG, as upstream's
+// setup_determinism sets it); cuBLAS reads it when the process makes its first handle, so it
+// holds where the accuracy check is the model process's first GPU work (a user's value wins).
 inline void set_deterministic_numerics(bool on) {
+  if (on) ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
   at::globalContext().setDeterministicAlgorithms(on, /*warn_only=*/true);
   at::globalContext().setDeterministicCuDNN(on);
   at::globalContext().setBenchmarkCuDNN(!on);
