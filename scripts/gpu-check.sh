@@ -78,7 +78,8 @@ stage_lists() {
   for suite in $LISTS; do
     run_zb "lists-$LISTS_BACKEND-inference" 16 --suite "$suite" --backend "$LISTS_BACKEND" \
       --accuracy --performance --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" \
-      --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume || rc=1
+      --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume \
+      --output-format upstream || rc=1
   done
   return "$rc"
 }
@@ -88,7 +89,8 @@ stage_lists-train() {
   for suite in $LISTS; do
     run_zb "lists-$LISTS_BACKEND-training" 16 --suite "$suite" --backend "$LISTS_BACKEND" \
       --training --accuracy --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" \
-      --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume || rc=1
+      --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume \
+      --output-format upstream || rc=1
   done
   return "$rc"
 }

@@ -52,7 +52,7 @@ void setup_bisect(CLI::App& app, int& exit_status) {
   c->add_flag("--float16", args->float16, "float16");
   c->add_flag("--bfloat16", args->bfloat16, "bfloat16");
   c->add_flag("--amp", args->amp, "autocast");
-  c->add_option("--tolerance", args->tolerance, "tolerance (overrides the suite's rule)")
+  c->add_option("--tol", args->tolerance, "tolerance (overrides the suite's rule), as run's --tol")
       ->check(finite_number(0));
   c->add_flag("--cosine", o.cosine, "compare with cosine similarity");
   c->add_flag("--no-patches", args->no_patches, "do not apply the model's patches");

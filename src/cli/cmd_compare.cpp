@@ -1,6 +1,8 @@
 // `zoobench compare RESULTS --expected FILE`: the CI gate over accuracy statuses, as upstream's
 // benchmarks/dynamo/check_accuracy.py (PASS / XFAIL / FAIL / IMPROVED, plus MISSING); exit 1 when
 // a non-flaky model regressed or is missing.
+// `zoobench compare RESULTS --upstream FILES`: the same models run by upstream's harness, side by
+// side with zoobench's verdicts and speedups (report/upstream_agreement.h).
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,6 +12,7 @@
 
 #include "cli/command.h"
 #include "zoobench/report/expected.h"
+#include "zoobench/report/upstream_agreement.h"
 #include "zoobench/results/csv.h"
 #include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
@@ -22,6 +25,8 @@ namespace {
 
 struct CompareArgs {
   std::vector<std::string> results;
+  std::vector<std::string> upstream;  // --upstream: upstream's CSVs of the same models
+  std::string markdown;               // with --upstream: write the table here too
   std::string expected;
   std::vector<std::string> flaky, flaky_yamls;
   bool fail_on_improved = false;
@@ -97,7 +102,34 @@ void require_shared_models(const std::vector<ResultRow>& actual,
       expected.size()));
 }
 
+std::vector<ResultRow> load_all_rows(const std::vector<std::string>& paths) {
+  std::vector<ResultRow> rows;
+  for (const auto& path : expand_result_paths(paths)) {
+    ResultFile file = load_result_file(path);
+    rows.insert(rows.end(), file.rows.begin(), file.rows.end());
+  }
+  return rows;
+}
+
+// --upstream: the agreement table of zoobench's rows and upstream's. A report: exit 0.
+int run_upstream_agreement(const CompareArgs& args) {
+  const report::UpstreamAgreement agreement = report::compare_with_upstream(
+      load_all_rows(args.results), load_all_rows(args.upstream));
+  if (agreement.models.empty()) throw UsageError("the files name no models");
+  const std::string table = report::format_upstream_agreement(agreement);
+  std::cout << table;
+  if (!args.markdown.empty()) {
+    write_file_atomically(args.markdown, table);
+    std::cout << "written to " << args.markdown << "\n";
+  }
+  return kExitOk;
+}
+
 int run_compare(const CompareArgs& args) {
+  if (args.upstream.empty() == args.expected.empty())
+    throw UsageError("compare needs one of --expected FILE (the CI gate) or --upstream FILES "
+                     "(agreement with upstream's harness)");
+  if (!args.upstream.empty()) return run_upstream_agreement(args);
   std::vector<ResultRow> actual = load_accuracy_rows(args.results, "results file");
   std::set<std::string> flaky(args.flaky.begin(), args.flaky.end());
   for (const auto& yaml : args.flaky_yamls) {
@@ -143,8 +175,13 @@ void setup_compare(CLI::App& app, int& exit_status) {
   command
       ->add_option(
           "--expected", args->expected,
-          "expected statuses: a CSV with name,accuracy (upstream's format) or a results file")
-      ->required();
+          "expected statuses: a CSV with name,accuracy (upstream's format) or a results file");
+  command
+      ->add_option("--upstream", args->upstream,
+                   "upstream's accuracy/performance CSVs of the same models: the agreement table "
+                   "(statuses, speedups against Python eager and their ratio)")
+      ->expected(1, -1);
+  command->add_option("--markdown", args->markdown, "with --upstream: also write the table here");
   command->add_option("--flaky", args->flaky,
                       "a flaky model: reported, never fails the gate (repeatable)");
   command->add_option(

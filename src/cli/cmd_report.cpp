@@ -22,6 +22,7 @@ struct ReportArgs {
   std::string markdown, html;
   std::string title = "zoobench report";
   double threshold = 0.05;
+  bool allow_regressions = false;
 };
 
 std::vector<ResultRow> load_rows(const std::vector<std::string>& paths) {
@@ -38,6 +39,16 @@ void write_output(const std::string& path, const std::string& contents, const ch
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
   write_file_atomically(path, contents);
   std::cout << what << " report: " << path << "\n";
+}
+
+// With --baseline, a regression fails the command (a CI gate), unless --allow-regressions.
+int regression_status(const report::ReportOptions& options, bool allow_regressions) {
+  if (!options.baseline) return kExitOk;
+  const int regressions = options.baseline->regressions();
+  if (regressions == 0) return kExitOk;
+  std::cerr << "zoobench report: " << regressions << " model(s) regressed against the baseline"
+            << (allow_regressions ? " (--allow-regressions: exit 0)" : " (exit 1)") << "\n";
+  return allow_regressions ? kExitOk : kExitFailed;
 }
 
 int run_report(const ReportArgs& args) {
@@ -58,12 +69,12 @@ int run_report(const ReportArgs& args) {
   }
   if (args.markdown.empty() && args.html.empty()) {
     std::cout << report::render_markdown(joined, options);
-    return kExitOk;
+  } else {
+    if (!args.markdown.empty())
+      write_output(args.markdown, report::render_markdown(joined, options), "markdown");
+    if (!args.html.empty()) write_output(args.html, report::render_html(joined, options), "html");
   }
-  if (!args.markdown.empty())
-    write_output(args.markdown, report::render_markdown(joined, options), "markdown");
-  if (!args.html.empty()) write_output(args.html, report::render_html(joined, options), "html");
-  return kExitOk;
+  return regression_status(options, args.allow_regressions);
 }
 
 void setup_report(CLI::App& app, int& exit_status) {
@@ -86,6 +97,8 @@ void setup_report(CLI::App& app, int& exit_status) {
   command->add_option(
       "--regression-threshold", args->threshold,
       "a speedup this fraction lower than the baseline's is a regression (default 0.05)");
+  command->add_flag("--allow-regressions", args->allow_regressions,
+                    "with --baseline, exit 0 even when a model regressed (default: exit 1)");
   command->add_option("--title", args->title, "the report's title");
   command->callback([args, &exit_status] { exit_status = run_report(*args); });
 }

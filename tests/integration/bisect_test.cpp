@@ -57,7 +57,7 @@ struct PlantedZoo {
                                                       const std::string& extra = "") {
     const std::string out = dir.file("bisect_" + model);
     auto result = zt::run_command(zoobench_command(
-        "bisect --suite planted --only " + model + " --tolerance 0.01 --zoo " + quote(zoo) +
+        "bisect --suite planted --only " + model + " --tol 0.01 --zoo " + quote(zoo) +
         " --suites-dir " + quote(suites) + " --output-directory " + quote(out) + " " + extra));
     nlohmann::json record;
     if (fs::exists(out + "/bisect.json")) record = nlohmann::json::parse(read_text(out + "/bisect.json"));
@@ -125,11 +125,11 @@ TEST(Bisect, ScaledLayerIsTheFirstDivergingSubmoduleWithARepro) {
 
   // The repro alone reproduces the failure, and passes with its patch off.
   const std::string zoo_dir = repro.parent_path().parent_path().string();
-  const std::string common = "run --suite planted --only 'scaled@planted' --accuracy --tolerance 0.01 --zoo " +
+  const std::string common = "run --suite planted --only 'scaled@planted' --accuracy --tol 0.01 --zoo " +
                              quote(zoo_dir) + " --suites-dir " + quote(zoo().suites) + " --output-directory ";
   std::string out = zoo().dir.file("repro_run");
   auto again = zt::run_command(zoobench_command(common + quote(out)));
-  ASSERT_EQ(again.exit_code, 0) << again.output;
+  ASSERT_EQ(again.exit_code, 1) << again.output;  // the failure, reproduced
   auto rows = read_csv(accuracy_csv(out, "planted"));
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].at("accuracy"), "fail_accuracy");
@@ -155,7 +155,7 @@ TEST(Bisect, FaultOfTwoPatchesTogetherIsFoundAsThePair) {
   // One offset alone stays within tolerance: the model with only one of them passes.
   const std::string out = zoo().dir.file("half_pair_run");
   auto run = zt::run_command(zoobench_command(
-      "run --suite planted --only half_pair --accuracy --tolerance 0.01 --zoo " +
+      "run --suite planted --only half_pair --accuracy --tol 0.01 --zoo " +
       quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) + " --output-directory " +
       quote(out)));
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -216,10 +216,11 @@ TEST(Bisect, CrashingAndHangingStepsAreFailingStepsWithTheirStatus) {
 TEST(SuiteSwitchesOff, KeptOffInRunAndBisectUnlessIgnored) {
   auto run_kept_off = [](const std::string& out, const std::string& extra) {
     auto run = zt::run_command(zoobench_command(
-        "run --suite planted --only kept_off --accuracy --tolerance 0.01 --zoo " +
+        "run --suite planted --only kept_off --accuracy --tol 0.01 --zoo " +
         quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) + " --output-directory " +
         quote(out) + " " + extra));
-    EXPECT_EQ(run.exit_code, 0) << run.output;
+    // Exit 1 where the planted fault fails the check (the suite's switches ignored).
+    EXPECT_EQ(run.exit_code, extra.empty() ? 0 : 1) << run.output;
     auto rows = read_csv(accuracy_csv(out, "planted"));
     EXPECT_EQ(rows.size(), 1u) << run.output;
     return rows.empty() ? std::map<std::string, std::string>{} : rows[0];
@@ -273,7 +274,7 @@ TEST(SuiteSwitchesOff, AnUnknownSwitchNameIsAnErrorRowThatNamesTheYaml) {
 TEST(Bisect, AnInterruptDuringTheSubmoduleSearchKeepsWhatTheSwitchesFound) {
   const std::string out = zoo().dir.file("bisect_interrupted"), log = zoo().dir.file("interrupted.log");
   const std::string command =
-      "exec " + zoobench_command("bisect --suite planted --only scaled --tolerance 0.01 --zoo " +
+      "exec " + zoobench_command("bisect --suite planted --only scaled --tol 0.01 --zoo " +
                                  quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) +
                                  " --output-directory " + quote(out)) +
       " > " + quote(log) + " 2>&1";
@@ -304,15 +305,15 @@ TEST(Bisect, AnInterruptDuringTheSubmoduleSearchKeepsWhatTheSwitchesFound) {
 TEST(Bisect, FromResultsBisectsEachFailingRowAndSummarisesThem) {
   const std::string run_out = zoo().dir.file("from_results_run");
   auto run = zt::run_command(zoobench_command(
-      "run --suite planted -k '^(scaled|good)$' --accuracy --tolerance 0.01 --zoo " +
+      "run --suite planted -k '^(scaled|good)$' --accuracy --tol 0.01 --zoo " +
       quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) + " --output-directory " +
       quote(run_out)));
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.exit_code, 1) << run.output;  // scaled fails
   const std::string csv = accuracy_csv(run_out, "planted");
 
   const std::string out = zoo().dir.file("from_results_bisect");
   auto bisect = zt::run_command(zoobench_command(
-      "bisect --from-results " + quote(csv) + " --tolerance 0.01 --zoo " + quote(zoo().zoo) +
+      "bisect --from-results " + quote(csv) + " --tol 0.01 --zoo " + quote(zoo().zoo) +
       " --suites-dir " + quote(zoo().suites) + " --output-directory " + quote(out)));
   ASSERT_EQ(bisect.exit_code, 0) << bisect.output;
   EXPECT_THAT(bisect.output, HasSubstr("1 failing rows"));
@@ -334,7 +335,7 @@ TEST(Bisect, FromResultsBisectsEachFailingRowAndSummarisesThem) {
 
 TEST(DisableSwitches, TurnsThePatchOffAndRefusesUnknownNames) {
   const std::string out = zoo().dir.file("switch_run");
-  const std::string common = "run --suite planted --only scaled --accuracy --tolerance 0.01 --zoo " +
+  const std::string common = "run --suite planted --only scaled --accuracy --tol 0.01 --zoo " +
                              quote(zoo().zoo) + " --suites-dir " + quote(zoo().suites) +
                              " --output-directory " + quote(out);
   auto run = zt::run_command(

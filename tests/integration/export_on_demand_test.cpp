@@ -70,7 +70,7 @@ TEST(ExportOnDemand, ARunExportsWhatItLacksAndAModelThatCannotBeBuiltIsARowWithT
   zt::ScratchDir dir;
   const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}, {"broken_init", kBrokenInit}});
   auto run = zt::run_command(run_command(s, "--accuracy --performance --repeat 3 --warmup 1"));
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.exit_code, 1) << run.output;  // broken_init's rows
 
   auto accuracy = rows_by_name(accuracy_csv(s.out, "torchbench"));
   auto performance = rows_by_name(performance_csv(s.out, "torchbench"));

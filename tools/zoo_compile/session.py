@@ -61,6 +61,8 @@ class ModelSession:
         self.module.train(self.training)
         if self.dtype != torch.float32:
             self.module.to(self.dtype)  # floating parameters and buffers only, as zoobench's cast
+        if config.get("channels_last", False):
+            self.module.to(memory_format=torch.channels_last)  # upstream's --channels-last
         self.optimizer = self._make_optimizer(config.get("optimizer", {})) if self.training else None
         if self.compile_settings:
             self._compile(self.compile_settings)
@@ -131,6 +133,7 @@ class ModelSession:
             out["graphs"] = int(counters["stats"]["unique_graphs"])
             out["graph_breaks"] = int(sum(counters["graph_break"].values()))
             out["recompiles"] = int(sum(counters["recompiles"].values()))
+            out["dynamo_stats"] = dynamo_stats(counters)
             breaks = list(counters["graph_break"])
             if breaks:
                 out["graph_break_reasons"] = [str(reason)[:200] for reason in breaks[:5]]
@@ -163,6 +166,8 @@ class ModelSession:
         # Under `zoobench bisect`'s compiler bisector (compiler_bisect.py): its state, before
         # torch.compile, which then takes the bisector's backend.
         compiler_bisect.join_from_environment()
+        # Upstream's --dynamic-shapes: every size may be dynamic from the first compile.
+        torch._dynamo.config.assume_static_by_default = not settings.get("dynamic_shapes", False)
         kwargs = compile_arguments(settings)
         target = self._forward_and_backward if self.training else self.module
         self._compiled = torch.compile(target, **kwargs)
@@ -211,6 +216,22 @@ class ModelSession:
             mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
             if mark is not None:
                 mark()
+
+
+def dynamo_stats(counters) -> Dict[str, int]:
+    """Upstream's get_dynamo_stats() (benchmarks/dynamo/common.py), the counters its CSVs carry,
+    computed the same way from dynamo's counters."""
+    graph_breaks = counters["graph_break"]
+    return {
+        "calls_captured": int(counters["stats"]["calls_captured"]),
+        "unique_graphs": int(counters["stats"]["unique_graphs"]),
+        "fallbacks_to_eager": int(counters["frames"]["total"] - counters["frames"]["ok"]),
+        "graph_breaks": int(sum(graph_breaks.values())),
+        "unique_graph_breaks": len([k for k, v in graph_breaks.items() if v > 0]),
+        "autograd_captures": int(counters["compiled_autograd"]["captures"]),
+        "autograd_compiles": int(counters["compiled_autograd"]["compiles"]),
+        "cudagraph_skips": int(counters["inductor"]["cudagraph_skips"]),
+    }
 
 
 def compile_arguments(settings: Dict[str, Any]) -> Dict[str, Any]:

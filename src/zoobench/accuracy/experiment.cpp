@@ -192,115 +192,131 @@ void save_outputs(const std::string& dir, const std::string& name, const c10::IV
 
 }  // namespace
 
-AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,
-                                       const BackendRequest& request, const std::vector<c10::IValue>& inputs,
-                                       const AccuracyOptions& options) {
-  auto start = std::chrono::steady_clock::now();
-  AccuracyRecord record;
-  record.tolerance = options.tolerance;
-  auto finish = [&]() -> AccuracyRecord& {
-    record.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return record;
-  };
-  auto fail = [&](Status status, const std::string& reason) -> AccuracyRecord& {
-    record.status = status;
-    record.reason = reason;
-    return finish();
-  };
-  SameOptions same_options;
-  same_options.tol = options.tolerance.tolerance;
-  same_options.cos_similarity = options.tolerance.cosine;
-  same_options.use_larger_multiplier_for_smaller_tensor = options.tolerance.larger_multiplier_for_smaller_tensor;
-  same_options.force_max_multiplier = options.tolerance.force_max_multiplier;
-  same_options.use_iou_for_bool = options.tolerance.use_iou_for_bool;
-  same_options.iou_threshold = options.tolerance.iou_threshold;
+namespace {
+
+SameOptions same_options_for(const AccuracyOptions& options, const BackendRequest& request) {
+  SameOptions same;
+  same.tol = options.tolerance.tolerance;
+  same.cos_similarity = options.tolerance.cosine;
+  same.use_larger_multiplier_for_smaller_tensor = options.tolerance.larger_multiplier_for_smaller_tensor;
+  same.force_max_multiplier = options.tolerance.force_max_multiplier;
+  same.use_iou_for_bool = options.tolerance.use_iou_for_bool;
+  same.iou_threshold = options.tolerance.iou_threshold;
   // Upstream's runner compares NaN as equal to NaN unless it runs --float32 (its equal_nan
   // property): a half-precision model whose outputs overflow to NaN in eager and compiled alike
   // is not a failure there, nor here.
-  same_options.equal_nan = request.precision != Precision::kFloat32;
+  same.equal_nan = request.precision != Precision::kFloat32;
+  return same;
+}
 
-  BackendRequest eager_request = request;
-  eager_request.cudagraphs = false;
-  const std::string outputs_dir = request.mode == Mode::kInference ? options.save_outputs_dir : "";
+// A check that ended early: the row's status and reason.
+struct Failure {
+  Status status;
+  std::string reason;
+};
 
-  // The float64 golden run on the same device. If the model cannot run in float64, upstream
-  // falls back to the cosine rule; so do we, and the row says so.
+// What one check holds between its steps.
+struct Check {
+  const Manifest& manifest;
+  const BackendRequest& request;
+  BackendRequest eager_request;
+  const AccuracyOptions& options;
+  SameOptions same;
+  AccuracyRecord& record;
   std::optional<RunResult> golden;
+  RunResult eager1, eager2;
+  int passes = 0;
+  SameResult last_pass, last_fail;
+};
+
+// The float64 golden run on the same device. If the model cannot run in float64, upstream
+// falls back to the cosine rule; so do we, and the row says so.
+std::optional<Failure> run_golden(Check& c, Backend& eager, const std::vector<c10::IValue>& inputs) {
   try {
-    BackendRequest fp64_request = eager_request;
+    BackendRequest fp64_request = c.eager_request;
     fp64_request.precision = Precision::kFloat32;
     fp64_request.dtype_override = c10::kDouble;
     crash_report::PhaseScope phase("accuracy: float64 golden run");
-    golden = run_once(eager, manifest, fp64_request, cast_inputs(inputs, c10::kDouble), options);
+    c.golden = run_once(eager, c.manifest, fp64_request, cast_inputs(inputs, c10::kDouble), c.options);
   } catch (const ModelLoadError& e) {
-    return fail(Status::kModelFailToLoad, first_line(e.what()));
+    return Failure{Status::kModelFailToLoad, first_line(e.what())};
   } catch (...) {
-    record.fp64_available = false;
-    same_options.cos_similarity = true;
-    record.tolerance.cosine = true;
-    record.tolerance.source +=
-        "; fp64 run failed (" + first_line(logged_exception_message(manifest.name + " (float64 golden run)")) +
-        "), cosine";
+    c.record.fp64_available = false;
+    c.same.cos_similarity = true;
+    c.record.tolerance.cosine = true;
+    c.record.tolerance.source +=
+        "; fp64 run failed (" +
+        first_line(logged_exception_message(c.manifest.name + " (float64 golden run)")) + "), cosine";
   }
+  return std::nullopt;
+}
 
-  RunResult eager1, eager2;
+// Eager twice; unless the model is non-deterministic the two runs must agree bitwise.
+std::optional<Failure> run_eager_twice(Check& c, Backend& eager, const std::vector<c10::IValue>& inputs) {
   try {
     crash_report::PhaseScope phase("accuracy: eager run 1");
-    eager1 = run_once(eager, manifest, eager_request, inputs, options);
+    c.eager1 = run_once(eager, c.manifest, c.eager_request, inputs, c.options);
   } catch (const ModelLoadError& e) {
-    return fail(Status::kModelFailToLoad, first_line(e.what()));
+    return Failure{Status::kModelFailToLoad, first_line(e.what())};
   } catch (...) {
-    std::string message = logged_exception_message(manifest.name + " (accuracy)");
-    return fail(status_for_failure(Phase::kEagerFirstRun, message), "eager: " + first_line(message));
+    std::string message = logged_exception_message(c.manifest.name + " (accuracy)");
+    return Failure{status_for_failure(Phase::kEagerFirstRun, message), "eager: " + first_line(message)};
   }
   try {
     crash_report::PhaseScope phase("accuracy: eager run 2");
-    eager2 = run_once(eager, manifest, eager_request, inputs, options);
+    c.eager2 = run_once(eager, c.manifest, c.eager_request, inputs, c.options);
   } catch (...) {
-    std::string message = logged_exception_message(manifest.name + " (accuracy)");
-    return fail(status_for_failure(Phase::kEagerSecondRun, message), "eager: " + first_line(message));
+    std::string message = logged_exception_message(c.manifest.name + " (accuracy)");
+    return Failure{status_for_failure(Phase::kEagerSecondRun, message), "eager: " + first_line(message)};
   }
   // Outside the runs' try blocks: a file that cannot be written is not a failed run.
-  if (golden) save_outputs(outputs_dir, "float64", golden->outputs);
-  save_outputs(outputs_dir, "eager", eager1.outputs);
-  if (!options.non_deterministic) {
-    SameOptions bitwise;
-    bitwise.tol = 0;
-    bitwise.equal_nan = same_options.equal_nan;
-    SameResult rerun = compare_runs(eager1, eager2, nullptr, request.mode, bitwise);
-    if (!rerun.pass) {
-      fill_from(record, rerun);
-      return fail(Status::kEagerTwoRunsDiffer,
-                  fmt::format("two eager runs differ at {} (max_abs {:.3g}); mark the model non_deterministic in "
-                              "the suite yaml if that is expected",
-                              rerun.summary.worst_path, rerun.summary.max_abs));
-    }
-  }
+  const std::string outputs_dir = c.request.mode == Mode::kInference ? c.options.save_outputs_dir : "";
+  if (c.golden) save_outputs(outputs_dir, "float64", c.golden->outputs);
+  save_outputs(outputs_dir, "eager", c.eager1.outputs);
+  if (c.options.non_deterministic) return std::nullopt;
+  SameOptions bitwise;
+  bitwise.tol = 0;
+  bitwise.equal_nan = c.same.equal_nan;
+  SameResult rerun = compare_runs(c.eager1, c.eager2, nullptr, c.request.mode, bitwise);
+  if (rerun.pass) return std::nullopt;
+  fill_from(c.record, rerun);
+  return Failure{Status::kEagerTwoRunsDiffer,
+                 fmt::format("two eager runs differ at {} (max_abs {:.3g}); mark the model non_deterministic in "
+                             "the suite yaml if that is expected",
+                             rerun.summary.worst_path, rerun.summary.max_abs)};
+}
 
-  const std::vector<c10::IValue>& compiled_inputs = options.compiled_inputs.empty() ? inputs : options.compiled_inputs;
-  int passes = 0;
-  SameResult last_pass, last_fail;
-  for (int run = 0; run < std::max(1, options.check_runs); ++run) {
+// The compiled runs (accuracy_check_runs of them), each judged against eager and float64.
+std::optional<Failure> run_compiled(Check& c, Backend& compiled, const std::vector<c10::IValue>& inputs) {
+  const std::vector<c10::IValue>& compiled_inputs = c.options.compiled_inputs.empty() ? inputs : c.options.compiled_inputs;
+  const std::string outputs_dir = c.request.mode == Mode::kInference ? c.options.save_outputs_dir : "";
+  for (int run = 0; run < std::max(1, c.options.check_runs); ++run) {
     RunResult result;
     try {
       crash_report::PhaseScope phase("accuracy: " + compiled.name() + " run");
-      result = run_once(compiled, manifest, request, compiled_inputs, options);
+      result = run_once(compiled, c.manifest, c.request, compiled_inputs, c.options);
     } catch (const ModelLoadError& e) {
-      return fail(Status::kModelFailToLoad, compiled.name() + ": " + first_line(e.what()));
+      return Failure{Status::kModelFailToLoad, compiled.name() + ": " + first_line(e.what())};
     } catch (...) {
-      std::string message = logged_exception_message(manifest.name + " (accuracy)");
-      return fail(status_for_failure(Phase::kCompiled, message), compiled.name() + ": " + first_line(message));
+      std::string message = logged_exception_message(c.manifest.name + " (accuracy)");
+      return Failure{status_for_failure(Phase::kCompiled, message), compiled.name() + ": " + first_line(message)};
     }
-    record.compiled_info = result.info;
+    c.record.compiled_info = result.info;
     save_outputs(outputs_dir, compiled.name(), result.outputs);
-    SameResult current = compare_runs(eager1, result, golden ? &*golden : nullptr, request.mode, same_options);
-    passes += current.pass ? 1 : 0;
-    (current.pass ? last_pass : last_fail) = std::move(current);
+    SameResult current = compare_runs(c.eager1, result, c.golden ? &*c.golden : nullptr, c.request.mode, c.same);
+    c.passes += current.pass ? 1 : 0;
+    (current.pass ? c.last_pass : c.last_fail) = std::move(current);
   }
-  record.check_runs = std::max(1, options.check_runs);
-  const bool pass = passes * 2 > record.check_runs;
+  return std::nullopt;
+}
+
+// The vote's verdict into the record: status, figures, reason.
+void set_verdict(Check& c) {
+  AccuracyRecord& record = c.record;
+  record.check_runs = std::max(1, c.options.check_runs);
+  const bool pass = c.passes * 2 > record.check_runs;
   // Report a run that agrees with the vote: the last passing one, or the last failing one.
-  const SameResult& verdict = pass ? last_pass : last_fail;
+  const SameResult& verdict = pass ? c.last_pass : c.last_fail;
   fill_from(record, verdict);
   record.status = pass ? Status::kPass : Status::kFailAccuracy;
   if (!pass) {
@@ -308,11 +324,37 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
                                 verdict.summary.failed, verdict.summary.total, verdict.summary.worst_path,
                                 verdict.summary.worst_margin, verdict.summary.max_abs, verdict.summary.min_passing_tol);
   }
+  if (!pass && c.options.skip_check) {
+    record.status = Status::kPassDueToSkip;
+    record.reason = "not enforced (--skip-accuracy-check): " + record.reason;
+  }
   if (!record.compiled_info.note.empty()) {
     record.reason = record.reason.empty() ? record.compiled_info.note : record.reason + "; " + record.compiled_info.note;
   }
-  if (options.summary) record.summary_text = format_summary(verdict, manifest.name);
-  return finish();
+  if (c.options.summary) record.summary_text = format_summary(verdict, c.manifest.name);
+}
+
+}  // namespace
+
+AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,
+                                       const BackendRequest& request, const std::vector<c10::IValue>& inputs,
+                                       const AccuracyOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  AccuracyRecord record;
+  record.tolerance = options.tolerance;
+  Check check{manifest, request, request, options, same_options_for(options, request), record};
+  check.eager_request.cudagraphs = false;
+  std::optional<Failure> failure = run_golden(check, eager, inputs);
+  if (!failure) failure = run_eager_twice(check, eager, inputs);
+  if (!failure) failure = run_compiled(check, compiled, inputs);
+  if (failure) {
+    record.status = failure->status;
+    record.reason = failure->reason;
+  } else {
+    set_verdict(check);
+  }
+  record.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return record;
 }
 
 }  // namespace zoobench

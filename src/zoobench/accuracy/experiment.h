@@ -23,6 +23,8 @@ struct AccuracyOptions {
   int check_runs = 1;              // accuracy_check_runs: compiled runs, majority vote
   uint64_t seed = 1337;
   bool summary = false;  // --accu-summary: fill AccuracyRecord::summary_text
+  // --skip-accuracy-check (upstream's): a mismatch is pass_due_to_skip, its reason kept.
+  bool skip_check = false;
   // Inputs for the compiled side when they differ in layout from the reference's (input-layout
   // fuzzing): same values, other strides. Empty: the reference's inputs.
   std::vector<c10::IValue> compiled_inputs;

@@ -162,10 +162,16 @@ class AotInductorBackend : public Backend {
       roles.push_back(package_role(precision, device_type));
     return roles;
   }
-  std::optional<std::string> unsupported_reason(const Manifest&, const BackendRequest& request) const override {
+  std::optional<std::string> unsupported_run(Mode mode, Precision precision,
+                                             const std::string&) const override {
     if (auto why = unavailable_reason()) return why;
-    if (request.mode == Mode::kTraining) return "aot_inductor packages are inference-only";
-    if (request.precision == Precision::kAmp) return "aot_inductor packages have no autocast; use --float16/--bfloat16";
+    if (mode == Mode::kTraining) return "aot_inductor packages are inference-only";
+    if (precision == Precision::kAmp)
+      return "aot_inductor packages have no autocast; use --float16/--bfloat16";
+    return std::nullopt;
+  }
+  std::optional<std::string> unsupported_reason(const Manifest&, const BackendRequest& request) const override {
+    if (auto why = unsupported_run(request.mode, request.precision, "")) return why;
     if (request.dtype_override && *request.dtype_override != parameter_dtype(request.precision)) {
       return "aot_inductor packages are compiled for one dtype";
     }

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,6 +45,14 @@ struct BackendRequest {
   // carry compiled code over from earlier preparations (false: every compile is cold).
   std::string compile_options_json;
   bool keep_compile_cache = false;
+  // Upstream's --freezing (Inductor's freezing, inference) and --dynamic-shapes (dynamo assumes
+  // no size static), for the torch.compile family.
+  bool freezing = false;
+  bool dynamic_shapes = false;
+  // Upstream's --channels-last: the model's 4-D parameters and buffers in channels-last memory
+  // format (zoobench's TorchScript modules after `after_load`, the Python module in its session);
+  // the runner lays out the inputs.
+  bool channels_last = false;
   // Applied right after `after_load`, by compiled backends only (jit), never by the eager
   // reference or the float64 golden run: the model's patches marked compiled_only (planted
   // faults for tests of `zoobench bisect`, adaptations the reference must not see).
@@ -89,6 +98,9 @@ struct ExecutionInfo {
   std::string note;                // e.g. the capture failure's first line
   // torch.compile's dynamo: graphs compiled, graph breaks, recompilations (other backends: unset).
   std::optional<int64_t> graphs, graph_breaks, recompiles;
+  // Upstream's get_dynamo_stats() counters by name (an object; empty for other backends): what
+  // --output-format upstream writes.
+  nlohmann::json dynamo_stats = nlohmann::json::object();
   // The compile alone, where the backend can tell it from the rest of its preparation (the
   // torch.compile family: its first calls, not the model's rebuilding); unset: the whole
   // preparation counts as compilation.
@@ -140,6 +152,11 @@ class Backend {
   // switch can turn off at run time, and what to do instead (aot_inductor: Inductor's options
   // were compiled into the package; re-export it with others).
   virtual std::string fixed_steps() const { return {}; }
+  // Why this backend cannot run any model in a run of `mode` at `precision` on a device of
+  // `device_type` ("cpu"/"cuda"), or nullopt: `zoobench run` refuses such a run before any
+  // model starts instead of writing one failed row per model. Default: unavailable_reason().
+  virtual std::optional<std::string> unsupported_run(Mode mode, Precision precision,
+                                                     const std::string& device_type) const;
   // Why this backend cannot run `request` for this model (device, dtype, mode, missing
   // artifact), or nullopt. The runner turns a reason into a clear row instead of a crash.
   virtual std::optional<std::string> unsupported_reason(const Manifest& manifest,
@@ -170,6 +187,13 @@ std::optional<std::string> dynamo_backend_of(const std::string& name);
 // UsageError naming the ones it knows. Silent where that cannot be asked (the rows say why).
 // Starts the embedded Python for torch.compile names.
 void require_known_backend(const std::string& name);
+
+// Refuses (UsageError, naming each backend and why) a run of these backends that one of them
+// cannot do at all here: not built in, torch.compile missing, a mode, dtype or device it never
+// supports. Typos in torch.compile names too (require_known_backend). Starts the embedded
+// Python for torch.compile names.
+void require_runnable_backends(const std::vector<std::string>& names, Mode mode,
+                               Precision precision, const std::string& device_type);
 
 struct BackendListing {
   std::string name;

@@ -19,6 +19,12 @@ class CudaGraphsBackend : public Backend {
     if (!compat::kHasCuda) return "cudagraphs needs CUDA; this zoobench was built against a CPU-only LibTorch";
     return std::nullopt;
   }
+  std::optional<std::string> unsupported_run(Mode, Precision,
+                                             const std::string& device_type) const override {
+    if (auto why = unavailable_reason()) return why;
+    if (device_type != "cuda") return "cudagraphs needs a CUDA device (--devices cuda)";
+    return std::nullopt;
+  }
   std::optional<std::string> unsupported_reason(const Manifest& manifest,
                                                 const BackendRequest& request) const override {
     if (!request.device.is_cuda()) return "cudagraphs needs a CUDA device (--devices cuda)";

@@ -49,6 +49,10 @@ std::vector<std::string> Backend::needed_artifacts(Mode mode, Precision,
   return {"eval"};
 }
 
+std::optional<std::string> Backend::unsupported_run(Mode, Precision, const std::string&) const {
+  return unavailable_reason();
+}
+
 std::unique_ptr<Backend> make_backend(const std::string& name) {
   for (const auto& entry : entries()) {
     if (entry.name == name) return entry.make();
@@ -77,6 +81,19 @@ void require_known_backend(const std::string& name) {
   if (auto why = unknown_dynamo_backend(*dynamo_backend)) {
     throw UsageError("--backend " + name + ": " + *why);
   }
+}
+
+void require_runnable_backends(const std::vector<std::string>& names, Mode mode,
+                               Precision precision, const std::string& device_type) {
+  std::vector<std::string> refusals;
+  for (const auto& name : names) {
+    require_known_backend(name);
+    if (auto why = make_backend(name)->unsupported_run(mode, precision, device_type))
+      refusals.push_back("--backend " + name + " cannot run here: " + *why);
+  }
+  if (refusals.empty()) return;
+  throw UsageError(join(refusals, "\n") +
+                   "\n(nothing was started; `zoobench list --backends` shows what can run here)");
 }
 
 std::vector<BackendListing> list_backends(bool probe_python) {

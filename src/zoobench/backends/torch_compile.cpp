@@ -118,6 +118,8 @@ class PythonModelExecutable : public Executable {
     if (facts.contains("graphs")) info.graphs = facts["graphs"].get<int64_t>();
     if (facts.contains("graph_breaks")) info.graph_breaks = facts["graph_breaks"].get<int64_t>();
     if (facts.contains("recompiles")) info.recompiles = facts["recompiles"].get<int64_t>();
+    if (facts.contains("dynamo_stats") && facts["dynamo_stats"].is_object())
+      info.dynamo_stats = facts["dynamo_stats"];
     if (facts.contains("graph_break_reasons") && !facts["graph_break_reasons"].empty()) {
       info.note = "graph break: " + facts["graph_break_reasons"][0].get<std::string>();
     }
@@ -202,17 +204,23 @@ class PythonModelBackend : public Backend {
         {"optimizer",
          {{"kind", request.optimizer.kind}, {"learning_rate", request.optimizer.learning_rate}}},
         {"compile", nullptr},
+        {"channels_last", request.channels_last},
     };
     if (spec_) {
       // With a mode, the Python side turns the mode into options beneath these
       // (zoo_compile.session.compile_arguments): torch.compile takes one or the other.
       const std::string options = torch_compile_options_json(*spec_, request.compile_options_json,
                                                              request.disabled_switches);
+      nlohmann::json parsed = options.empty() ? nlohmann::json() : nlohmann::json::parse(options);
+      if (request.freezing && spec_->dynamo_backend == "inductor" &&
+          request.mode == Mode::kInference)
+        parsed["freezing"] = true;
       config["compile"] = {
           {"backend", spec_->dynamo_backend},
           {"mode", spec_->mode.empty() ? nlohmann::json() : nlohmann::json(spec_->mode)},
-          {"options", options.empty() ? nlohmann::json() : nlohmann::json::parse(options)},
-          {"keep_cache", request.keep_compile_cache}};
+          {"options", parsed},
+          {"keep_cache", request.keep_compile_cache},
+          {"dynamic_shapes", request.dynamic_shapes}};
     }
     try {
       python::Object session = python::make_object("zoo_compile.session", "open_session", config);

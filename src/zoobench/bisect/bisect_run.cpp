@@ -47,7 +47,7 @@ std::vector<std::string> step_flags(const RunOptions& o, const std::string& suit
   if (o.precision == Precision::kFloat16) flags.push_back("--float16");
   if (o.precision == Precision::kBFloat16) flags.push_back("--bfloat16");
   if (o.precision == Precision::kAmp) flags.push_back("--amp");
-  if (o.tolerance) flags.insert(flags.end(), {"--tolerance", fmt::format("{}", *o.tolerance)});
+  if (o.tolerance) flags.insert(flags.end(), {"--tol", fmt::format("{}", *o.tolerance)});
   if (!o.patches) flags.push_back("--no-patches");
   if (!o.suite_switches) flags.push_back("--ignore-suite-switches");
   if (!o.cudagraphs) flags.push_back("--disable-cudagraphs");
@@ -209,7 +209,7 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
         "zoobench run --zoo {} --suites-dir {} --suite {} --only '{}' --accuracy --backend {} --devices {}{}",
         folder.parent_path().parent_path().string(), suites_dir, entry.suite,
         folder.filename().string(), options.backend, device,
-        tolerance.empty() ? "" : " --tolerance " + tolerance);
+        tolerance.empty() ? "" : " --tol " + tolerance);
     // What the check saved: the verdict again, from the files alone.
     const fs::path outputs = folder / "outputs" / entry.suite / folder.filename();
     report.repro_command += fmt::format("\nzoobench same {} {} --fp64 {}{}", (outputs / "eager.pt").string(),

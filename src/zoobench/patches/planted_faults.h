@@ -6,7 +6,7 @@
 //   test_scale_planted   class PlantedLinear: output x 1.5 (fails any tolerance alone)
 //   test_offset_pair_a   class PairA:  output + 0.006
 //   test_offset_pair_b   class PairB:  output + 0.006
-// With --tolerance 0.01 and outputs below 0.2 in magnitude, one offset (0.006) stays within
+// With --tol 0.01 and outputs below 0.2 in magnitude, one offset (0.006) stays within
 // allclose's atol + rtol * |ref|, both together (0.012) do not. Never assign them to a real model.
 #pragma once
 

@@ -75,7 +75,7 @@ ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunO
       config.tolerance(entry.name, options.mode, options.precision, device_type, options.cosine);
   if (options.tolerance) {
     plan.tolerance.tolerance = *options.tolerance;
-    plan.tolerance.source = "--tolerance";
+    plan.tolerance.source = "--tol";
   }
   plan.non_deterministic = config.is_non_deterministic(entry.name);
   plan.check_runs = config.accuracy_check_runs(entry.name);

@@ -12,6 +12,7 @@
 #include "zoobench/boundary/boundary.h"
 #include "zoobench/patches/registry.h"
 #include "zoobench/results/failure.h"
+#include "zoobench/runner/channels_last.h"
 #include "zoobench/runner/model_plan.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/util/compat.h"
@@ -102,11 +103,16 @@ BackendRequest backend_request(const ModelPlan& plan, const RunOptions& options,
   request.optimizer = options.optimizer;
   request.compile_options_json = options.compile_options_json;
   request.keep_compile_cache = options.keep_compile_cache;
+  request.freezing = options.freezing;
+  request.dynamic_shapes = options.dynamic_shapes;
+  request.channels_last = options.channels_last;
   request.loss_scale = plan.loss_scale;
   const bool training = options.mode == Mode::kTraining;
   patches::PatchScope* scope = model.patch_scope.get();
-  request.after_load = [scope, training](torch::jit::Module& module) {
+  const bool channels_last = options.channels_last;
+  request.after_load = [scope, training, channels_last](torch::jit::Module& module) {
     scope->rewrite(module, training);
+    if (channels_last) to_channels_last(module);
   };
   request.after_load_compiled = [scope, training](torch::jit::Module& module) {
     scope->rewrite(module, training, /*compiled_side=*/true);
@@ -124,6 +130,7 @@ AccuracyOptions accuracy_options(const ZooEntry& entry, const ModelPlan& plan,
   accuracy.check_runs = plan.check_runs;
   accuracy.training_steps = options.training_steps;
   accuracy.summary = options.accu_summary;
+  accuracy.skip_check = options.skip_accuracy_check;
   if (!options.save_outputs.empty())
     accuracy.save_outputs_dir = (std::filesystem::path(options.save_outputs) / entry.suite / entry.name).string();
   return accuracy;
@@ -248,6 +255,7 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
     return fail_all(Status::kModelFailToLoad, "the model has no inputs");
   }
   model.inputs = cast_inputs(model.inputs, request.dtype());
+  if (request.channels_last) model.inputs = channels_last_inputs(model.inputs);
 
   if (options.accuracy) {
     for (const auto& layout : accuracy_layouts(options)) {

@@ -35,6 +35,8 @@ void add_compile_counts(ResultRow& row, const ExecutionInfo& info) {
   set_cell(row, columns::kGraphs, count(info.graphs));
   set_cell(row, columns::kGraphBreaks, count(info.graph_breaks));
   set_cell(row, columns::kRecompiles, count(info.recompiles));
+  if (!info.dynamo_stats.empty()) row.detail["dynamo_stats"] = info.dynamo_stats;
+  if (info.compile_seconds) row.detail["compile_s"] = *info.compile_seconds;
 }
 
 // [{"name", "ms", "calls"}, ...]: per iteration, the largest first (docs/formats.md).

@@ -3,6 +3,8 @@
 #include "zoobench/runner/run_flags.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "zoobench/backends/backend.h"
@@ -11,6 +13,7 @@
 #include "zoobench/util/cli_checks.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/errors.h"
+#include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
 #include "zoobench/zoo/export_request.h"
 
@@ -40,32 +43,39 @@ void add_zoo_flags(CLI::App& c, RunFlags& f) {
       ->check(CLI::ExistingDirectory);
 }
 
-}  // namespace
-
-void add_run_flags(CLI::App& c, RunFlags& f) {
+// Which models: the suite, the selection, the yaml's skips.
+void add_selection_flags(CLI::App& c, RunFlags& f) {
   RunOptions& o = f.options;
-  add_zoo_flags(c, f);
   c.add_option("--suites-dir", o.suites_dir,
                "folder with <suite>.yaml (default: ./suites or the source tree's)")
       ->check(CLI::ExistingDirectory);
   c.add_option("--suite", o.suite, "torchbench, huggingface, timm_models, demo, ... or all")
       ->capture_default_str();
-  c.add_flag("--accuracy", o.accuracy,
-             "check the compiled result against eager and a float64 golden run");
-  c.add_flag("--performance", o.performance,
-             "measure eager vs compiled latency, kernel time, memory");
-  c.add_flag("--training", f.training, "fwd + loss + bwd + optimizer step");
-  c.add_flag("--inference", f.inference, "forward only (default)");
   c.add_option("--only", o.only,
                "run only this model (repeatable); one model runs in this process");
   c.add_option("-k,--filter", o.filters, "regex a model name must match (repeatable)");
   c.add_option("-x,--exclude", o.excludes, "regex of models to leave out (repeatable)");
+  c.add_option("--exclude-exact", o.exclude_exact, "a model to leave out, by its exact name (repeatable)");
+  c.add_flag("--no-skip", o.no_skip,
+             "run the models the suite's yaml skips (skip.all, skip.device, skip.test, "
+             "only_training/only_inference), as upstream's --no-skip; accuracy.skip.large_models "
+             "still gives pass_due_to_skip");
+  c.add_option("--total-partitions", o.total_partitions, "split the models into N partitions")
+      ->capture_default_str();
+  c.add_option("--partition-id", o.partition_id, "run partition I (0-based)")
+      ->capture_default_str();
+}
+
+// Which backends and how they compile.
+void add_backend_flags(CLI::App& c, RunFlags& f) {
+  RunOptions& o = f.options;
   c.add_option(
        "--backend", f.backends,
        "one or several (comma-separated): eager, jit, cudagraphs, aot_inductor, python_eager, or a "
        "torch.compile backend NAME[:MODE] (inductor, inductor:reduce-overhead, aot_eager, ...); "
        "`zoobench list --backends` shows them")
       ->capture_default_str();
+  c.add_flag("--inductor", f.inductor, "upstream's spelling of --backend inductor");
   c.add_option("--compile-options", f.compile_options,
                "torch.compile backends: torch.compile's options as a JSON object, e.g. "
                "'{\"triton.cudagraphs\": false}'");
@@ -73,9 +83,41 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
       "--keep-compile-cache", o.keep_compile_cache,
       "torch.compile backends: let Inductor's and Triton's caches carry compiled code between "
       "preparations (default: every compile is cold)");
+  c.add_flag("--cold-start-latency,--cold_start_latency", f.cold_start_latency,
+             "upstream's flag: every compile is cold, in fresh caches (zoobench's default)");
+  c.add_flag("--ci", f.ci,
+             "upstream's CI run: compiles are cold (as --cold-start-latency); gate the exit "
+             "status with --expected FILE as upstream's CI gates with check_accuracy.py");
+  c.add_flag("--freezing", o.freezing,
+             "inductor, inference: Inductor's freezing (torch._inductor.config.freezing), as "
+             "upstream's --freezing");
+  c.add_flag("--dynamic-shapes", o.dynamic_shapes,
+             "torch.compile backends: dynamo assumes no size static "
+             "(torch._dynamo.config.assume_static_by_default = False), as upstream's flag");
+  c.add_flag("--channels-last", o.channels_last,
+             "4-D weights and inputs in channels-last memory format, for eager and compiled "
+             "alike, as upstream's flag (its timm runner)");
   c.add_flag("--disable-cudagraphs", f.disable_cudagraphs,
              "on CUDA, do not run compiled backends in CUDA graphs");
-  c.add_option("--devices", f.devices, "cpu, cuda, cuda:N, or a comma list: one worker per device")
+  c.add_flag("--no-patches", f.no_patches, "do not apply the models' patches");
+  c.add_option("--disable-switches", f.disabled_switches,
+               "turn these optimization switches off (comma-separated): a backend's steps "
+               "(jit: freeze, fold_frozen, optimize_for_inference, executor, ...; inductor: "
+               "Inductor config steps; aot_inductor: cudagraphs, narrowing_memo) or a model's "
+               "patch, patch:NAME; each backend's: `zoobench list --switches --backend NAME`");
+  c.add_flag("--ignore-suite-switches", f.ignore_suite_switches,
+             "run with the switches the suite turns off for some models (zoobench.switches_off "
+             "in <suite>.yaml) on, to see or bisect the fault they avoid");
+}
+
+// Where and how it runs: mode, precision, devices, workers, time.
+void add_execution_flags(CLI::App& c, RunFlags& f) {
+  RunOptions& o = f.options;
+  c.add_flag("--training", f.training, "fwd + loss + bwd + optimizer step");
+  c.add_flag("--inference", f.inference, "forward only (default)");
+  c.add_option("--devices,--device,-d", f.devices,
+               "cpu, cuda, cuda:N; several (repeated or comma-separated): one worker per device")
+      ->delimiter(',')
       ->capture_default_str();
   c.add_option("--accuracy-workers", o.accuracy_workers,
                "accuracy checks at once per device (they are not timed); all of them run "
@@ -90,8 +132,29 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   c.add_flag("--float16", f.float16, "cast model and float inputs to float16");
   c.add_flag("--bfloat16", f.bfloat16, "cast model and float inputs to bfloat16");
   c.add_flag("--amp", f.amp, "autocast (float16 on CUDA, bfloat16 on CPU)");
-  c.add_option("--iterations", o.training_steps, "training steps in an accuracy check")
+  c.add_option("--timeout", o.timeout_s, "seconds per model before its process is killed (0: none)")
+      ->check(finite_number(0))
       ->capture_default_str();
+  c.add_option("--time-budget", o.time_budget_s,
+               "seconds the run may take: a job starts only while it can end within them, "
+               "judged by the rows' job_s (its model's check with that backend, scaled by the "
+               "backend's timing-to-check ratio); the jobs left over are listed for --resume "
+               "(0: no budget)")
+      ->check(finite_number(0))
+      ->capture_default_str();
+  c.add_option("--optimizer", o.optimizer.kind, "training optimizer: sgd or adam")
+      ->check(CLI::IsMember({"sgd", "adam"}))
+      ->capture_default_str();
+  c.add_option("--lr", f.lr, "training learning rate")
+      ->check(finite_number(0, /*inclusive=*/false))
+      ->capture_default_str();
+}
+
+// How latency is measured.
+void add_performance_flags(CLI::App& c, RunFlags& f) {
+  RunOptions& o = f.options;
+  c.add_flag("--performance", o.performance,
+             "measure eager vs compiled latency, kernel time, memory");
   c.add_option("--iterations-per-run", o.measurement.iterations_per_run,
                "iterations per timed sample (default: chosen so a sample lasts >= 1 ms)")
       ->check(CLI::NonNegativeNumber);
@@ -104,15 +167,23 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
                "untimed iterations of a side before each of its samples (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  c.add_option("--timeout", o.timeout_s, "seconds per model before its process is killed (0: none)")
-      ->check(finite_number(0))
-      ->capture_default_str();
-  c.add_option("--time-budget", o.time_budget_s,
-               "seconds the run may take: a job starts only while it can end within them, "
-               "judged by the rows' job_s (its model's check with that backend, scaled by the "
-               "backend's timing-to-check ratio); the jobs left over are listed for --resume "
-               "(0: no budget)")
-      ->check(finite_number(0))
+}
+
+// How accuracy is judged.
+void add_accuracy_flags(CLI::App& c, RunFlags& f) {
+  RunOptions& o = f.options;
+  c.add_flag("--accuracy", o.accuracy,
+             "check the compiled result against eager and a float64 golden run");
+  c.add_option("--tolerance", f.tolerance,
+               "upstream's mode: an accuracy check that prints each model's tolerance, the "
+               "smallest one it passes with (min_passing_tol)")
+      ->expected(0, 1);
+  c.add_option("--tol", f.tol, "tolerance for every model (overrides the suite's rule)")
+      ->check(finite_number(0));
+  c.add_flag("--skip-accuracy-check", o.skip_accuracy_check,
+             "a compiled result that does not match is pass_due_to_skip (its reason says by how "
+             "much), not fail_accuracy, as upstream's flag");
+  c.add_option("--iterations", o.training_steps, "training steps in an accuracy check")
       ->capture_default_str();
   c.add_flag("--cosine", o.cosine, "compare with cosine similarity instead of allclose/RMSE");
   c.add_flag("--accu-summary", o.accu_summary,
@@ -120,39 +191,47 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--save-outputs", o.save_outputs,
                "accuracy, inference: write the float64, eager and compiled outputs of each model "
                "to DIR/<suite>/<model>/{float64,eager,<backend>}.pt (compare them with zoobench same)");
-  c.add_option("--tolerance", f.tolerance,
-               "tolerance for every model (overrides the suite's rule)")
-      ->check(finite_number(0));
+  c.add_option("--input-layouts", f.input_layouts,
+               "with --accuracy: feed the compiled backend these layouts "
+               "(contiguous,transposed,gapped,overlapping,expanded)");
+}
+
+// Where the rows go, what the terminal says, what the exit status means.
+void add_output_flags(CLI::App& c, RunFlags& f) {
+  RunOptions& o = f.options;
   c.add_option("--output", o.output,
                "result CSV (with both experiments: <stem>_accuracy / _performance)");
   c.add_option("--output-directory", o.output_directory, "where results and logs go")
       ->capture_default_str();
-  c.add_option("--total-partitions", o.total_partitions, "split the models into N partitions")
-      ->capture_default_str();
-  c.add_option("--partition-id", o.partition_id, "run partition I (0-based)")
-      ->capture_default_str();
   c.add_flag("--resume", o.resume, "skip models that already have their rows in the output");
-  c.add_flag("--no-patches", f.no_patches, "do not apply the models' patches");
-  c.add_option("--disable-switches", f.disabled_switches,
-               "turn these optimization switches off (comma-separated): a backend's steps "
-               "(jit: freeze, fold_frozen, optimize_for_inference, executor, ...; inductor: "
-               "Inductor config steps; aot_inductor: cudagraphs, narrowing_memo) or a model's "
-               "patch, patch:NAME; each backend's: `zoobench list --switches --backend NAME`");
-  c.add_flag("--ignore-suite-switches", f.ignore_suite_switches,
-             "run with the switches the suite turns off for some models (zoobench.switches_off "
-             "in <suite>.yaml) on, to see or bisect the fault they avoid");
-  c.add_option("--input-layouts", f.input_layouts,
-               "with --accuracy: feed the compiled backend these layouts "
-               "(contiguous,transposed,gapped,overlapping,expanded)");
-  c.add_option("--optimizer", o.optimizer.kind, "training optimizer: sgd or adam")
+  c.add_option("--output-format", f.output_format,
+               "upstream: also write upstream's files ({backend}_{suite}_{dtype}_{mode}_{device}_"
+               "{accuracy|performance}.csv, its columns, speedup against Python eager) beside "
+               "zoobench's own")
+      ->check(CLI::IsMember({"zoobench", "upstream"}))
       ->capture_default_str();
-  c.add_option("--lr", f.lr, "training learning rate")
-      ->check(finite_number(0, /*inclusive=*/false))
-      ->capture_default_str();
+  c.add_option("--expected", o.expected,
+               "the exit status's expected statuses (upstream's name,accuracy CSV, as `zoobench "
+               "compare` reads it): a failure it expects does not fail the run (default: any "
+               "failed row exits 1)");
+  auto* quiet = c.add_flag("-q,--quiet", f.quiet, "warnings and errors only (and dynamo's errors)");
+  c.add_flag("-v,--verbose", f.verbose, "debug messages (and dynamo's debug log)")->excludes(quiet);
   // Internal: how a suite run talks to its per-model child processes.
   c.add_option("--row-out", o.row_out)->group("");
   c.add_option("--log-file", o.log_file)->group("");
   c.add_option("--timing-lock", o.timing_lock)->group("");
+}
+
+}  // namespace
+
+void add_run_flags(CLI::App& c, RunFlags& f) {
+  add_zoo_flags(c, f);
+  add_selection_flags(c, f);
+  add_backend_flags(c, f);
+  add_execution_flags(c, f);
+  add_performance_flags(c, f);
+  add_accuracy_flags(c, f);
+  add_output_flags(c, f);
 }
 
 const std::vector<std::string>& parent_decided_flags() {
@@ -165,9 +244,12 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--only",
                                                   "--filter",
                                                   "--exclude",
+                                                  "--exclude-exact",
+                                                  "--no-skip",
                                                   "--accuracy",
                                                   "--performance",
                                                   "--backend",
+                                                  "--inductor",
                                                   "--devices",
                                                   "--cpu-affinity",
                                                   "--accuracy-workers",
@@ -178,6 +260,9 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--total-partitions",
                                                   "--partition-id",
                                                   "--resume",
+                                                  "--expected",
+                                                  "--output-format",
+                                                  "--tolerance",
                                                   "--row-out",
                                                   "--log-file",
                                                   "--timing-lock"};
@@ -224,7 +309,77 @@ std::vector<std::string> flags_for_children(const CLI::App& command) {
 
 }  // namespace
 
-void finish_run_flags(const CLI::App& command, RunFlags& f) {
+namespace {
+
+void finish_compile_options(RunFlags& f) {
+  RunOptions& o = f.options;
+  if (f.compile_options.empty()) return;
+  nlohmann::json parsed;
+  try {
+    parsed = nlohmann::json::parse(f.compile_options);
+  } catch (const std::exception& e) {
+    throw UsageError("--compile-options is not JSON: " + first_line(e.what()));
+  }
+  if (!parsed.is_object())
+    throw UsageError(
+        "--compile-options must be a JSON object, e.g. '{\"triton.cudagraphs\": false}'");
+  for (const auto& name : o.backends) {
+    const std::string bare = starts_with(name, "compile:") ? name.substr(8) : name;
+    if (bare.find(':') != std::string::npos) {
+      throw UsageError("--compile-options with " + name +
+                       ": torch.compile takes a mode or options, not both; "
+                       "write the mode's settings as options instead");
+    }
+  }
+  o.compile_options_json = parsed.dump();
+}
+
+// A flag that only some backends take: refused when none of the run's backends takes it, a
+// warning naming those that ignore it otherwise.
+void require_backend_for(const char* flag, const std::vector<std::string>& backends,
+                         bool (*takes)(const std::string&, Mode), Mode mode, const char* who) {
+  std::vector<std::string> ignoring;
+  for (const auto& name : backends)
+    if (!takes(name, mode)) ignoring.push_back(name);
+  if (ignoring.size() == backends.size())
+    throw UsageError(std::string(flag) + " means nothing to " + join(backends, ", ") + ": it is " +
+                     who);
+  if (!ignoring.empty())
+    log::warn("{} does not apply to {} (it is {})", flag, join(ignoring, ", "), who);
+}
+
+bool takes_freezing(const std::string& name, Mode mode) {
+  return dynamo_backend_of(name) == std::optional<std::string>("inductor") &&
+         mode == Mode::kInference;
+}
+bool takes_dynamo_config(const std::string& name, Mode) { return is_torch_compile_backend(name); }
+
+// Upstream's spellings and modes (benchmarks/dynamo/common.py), checked against zoobench's.
+void finish_upstream_flags(const CLI::App& command, RunFlags& f) {
+  RunOptions& o = f.options;
+  if (f.inductor) {
+    if (command.get_option("--backend")->count() > 0)
+      throw UsageError("--inductor is upstream's --backend inductor: give one of the two");
+    f.backends = "inductor";
+  }
+  if ((f.ci || f.cold_start_latency) && o.keep_compile_cache)
+    throw UsageError(std::string(f.ci ? "--ci" : "--cold-start-latency") +
+                     " compiles cold, in fresh caches; --keep-compile-cache keeps them: drop one");
+  if (!f.tolerance.empty() && !f.tolerance.front().empty())
+    throw UsageError("--tolerance is upstream's mode now (each model's tolerance, printed after "
+                     "an accuracy check); the tolerance for every model is --tol " +
+                     f.tolerance.front());
+  o.tolerance_mode = command.get_option("--tolerance")->count() > 0;
+  if (o.tolerance_mode) o.accuracy = true;
+  if (f.quiet || f.verbose) {
+    log::set_level(f.quiet ? log::Level::kWarn : log::Level::kDebug);
+    // Upstream's -q/-v set dynamo's log level (torch._logging); TORCH_LOGS does, before torch is
+    // imported in a model's process. A TORCH_LOGS the user set wins.
+    setenv("TORCH_LOGS", f.quiet ? "-dynamo" : "+dynamo", /*overwrite=*/0);
+  }
+}
+
+void finish_precision(RunFlags& f) {
   RunOptions& o = f.options;
   if (f.training && f.inference) throw UsageError("--training and --inference exclude each other");
   o.mode = f.training ? Mode::kTraining : Mode::kInference;
@@ -234,6 +389,25 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
                 : f.bfloat16 ? Precision::kBFloat16
                 : f.amp      ? Precision::kAmp
                              : Precision::kFloat32;
+}
+
+// --output-format upstream: upstream's speedup is against Python eager, which zoobench times
+// beside the torch.compile backends only.
+void finish_output_format(RunFlags& f) {
+  RunOptions& o = f.options;
+  o.upstream_files = f.output_format == "upstream";
+  if (!o.upstream_files || !o.performance) return;
+  for (const auto& name : o.backends) {
+    if (!is_torch_compile_backend(name))
+      throw UsageError("--output-format upstream --performance: upstream's speedup is against "
+                       "Python eager, which zoobench times beside the torch.compile backends; " +
+                       name + "'s is against the TorchScript reference (its own files): run it "
+                       "without --output-format upstream");
+  }
+}
+
+void finish_backends(RunFlags& f) {
+  RunOptions& o = f.options;
   o.cudagraphs = !f.disable_cudagraphs;
   o.patches = !f.no_patches;
   o.suite_switches = !f.ignore_suite_switches;
@@ -243,28 +417,30 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
     o.disabled_switches = parse_switch_list(f.disabled_switches);
     check_switch_names(o.disabled_switches, o.backends);
   }
-  if (!f.compile_options.empty()) {
-    nlohmann::json parsed;
-    try {
-      parsed = nlohmann::json::parse(f.compile_options);
-    } catch (const std::exception& e) {
-      throw UsageError("--compile-options is not JSON: " + first_line(e.what()));
-    }
-    if (!parsed.is_object())
-      throw UsageError(
-          "--compile-options must be a JSON object, e.g. '{\"triton.cudagraphs\": false}'");
-    for (const auto& name : o.backends) {
-      const std::string bare = starts_with(name, "compile:") ? name.substr(8) : name;
-      if (bare.find(':') != std::string::npos) {
-        throw UsageError("--compile-options with " + name +
-                         ": torch.compile takes a mode or options, not both; "
-                         "write the mode's settings as options instead");
-      }
-    }
-    o.compile_options_json = parsed.dump();
-  }
+  finish_compile_options(f);
+  if (o.freezing)
+    require_backend_for("--freezing", o.backends, takes_freezing, o.mode,
+                        "Inductor's freezing, for inductor in inference (jit freezes by "
+                        "default: its switch `freeze`)");
+  if (o.channels_last &&
+      std::find(o.backends.begin(), o.backends.end(), "aot_inductor") != o.backends.end())
+    throw UsageError("--channels-last with aot_inductor: a package is compiled for the layout "
+                     "it was exported with; leave aot_inductor out of this run");
+  if (o.dynamic_shapes)
+    require_backend_for("--dynamic-shapes", o.backends, takes_dynamo_config, o.mode,
+                        "dynamo's configuration, for the torch.compile backends");
+}
+
+}  // namespace
+
+void finish_run_flags(const CLI::App& command, RunFlags& f) {
+  RunOptions& o = f.options;
+  finish_upstream_flags(command, f);
+  finish_precision(f);
+  finish_backends(f);
+  finish_output_format(f);
   o.devices.clear();
-  for (const auto& d : split(f.devices, ',')) {
+  for (const auto& d : f.devices) {
     if (!trim(d).empty()) o.devices.push_back(trim(d));
   }
   if (o.devices.empty())
@@ -276,7 +452,11 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
     }
     if (!o.accuracy) throw UsageError("--input-layouts checks accuracy: add --accuracy");
   }
-  if (f.tolerance >= 0) o.tolerance = f.tolerance;
+  if (!o.save_outputs.empty() && std::filesystem::exists(o.save_outputs) &&
+      !std::filesystem::is_directory(o.save_outputs))
+    throw UsageError("--save-outputs " + o.save_outputs +
+                     " is a file; it names a folder (DIR/<suite>/<model>/ is written under it)");
+  if (f.tol >= 0) o.tolerance = f.tol;
   o.optimizer.learning_rate = f.lr;
   if (o.measurement.repeat < 1) throw UsageError("--repeat must be at least 1");
   if (o.training_steps < 1) throw UsageError("--iterations must be at least 1");

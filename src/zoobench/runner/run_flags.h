@@ -20,13 +20,16 @@ struct RunFlags {
   bool float32 = false, float16 = false, bfloat16 = false, amp = false;
   bool disable_cudagraphs = false, no_patches = false, ignore_suite_switches = false;
   std::string backends = "jit";
-  std::string devices = "cpu";
+  std::vector<std::string> devices = {"cpu"};
   std::string cpu_affinity;
   std::string input_layouts;
   std::string compile_options;
   std::string disabled_switches;
-  double tolerance = -1;
+  double tol = -1;
+  std::vector<std::string> tolerance;  // upstream's mode flag; a value is the old numeric form
+  bool inductor = false, ci = false, cold_start_latency = false, quiet = false, verbose = false;
   bool no_export = false;
+  std::string output_format = "zoobench";
   int64_t batch_size = 0;
   double lr = 0.01;
 };

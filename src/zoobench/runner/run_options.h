@@ -43,12 +43,22 @@ struct RunOptions {
   bool cosine = false;
   bool accu_summary = false;
   std::string save_outputs;               // --save-outputs DIR: accuracy outputs for `zoobench same`
-  std::optional<double> tolerance;        // --tolerance: overrides the suite's rule
+  std::optional<double> tolerance;        // --tol: overrides the suite's rule
   std::string output;                     // --output FILE (one experiment) or stem
   std::string output_directory = "results";
   int total_partitions = 1;
   int partition_id = 0;
   bool resume = false;
+  std::string expected;                   // --expected FILE: the statuses the exit status allows
+  // Upstream's flags with upstream's meaning (benchmarks/dynamo/common.py):
+  std::vector<std::string> exclude_exact; // --exclude-exact NAME: leave these models out
+  bool no_skip = false;                   // --no-skip: run what the yaml's skip lists skip
+  bool skip_accuracy_check = false;       // --skip-accuracy-check: a mismatch is pass_due_to_skip
+  bool freezing = false;                  // --freezing: Inductor's freezing, inference
+  bool dynamic_shapes = false;            // --dynamic-shapes: dynamo assumes no size static
+  bool channels_last = false;             // --channels-last: 4-D weights and inputs NHWC
+  bool tolerance_mode = false;            // --tolerance: each model's passing tolerance, printed
+  bool upstream_files = false;            // --output-format upstream: upstream's CSVs as well
   bool patches = true;                    // --no-patches sets false
   bool bisect_submodules = true;          // zoobench bisect --no-submodules sets false
   bool bisect_compiler = true;            // zoobench bisect --no-compiler-bisector sets false

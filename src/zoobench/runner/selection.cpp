@@ -102,12 +102,19 @@ std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOpt
     }
     if (!filters.empty() && !any_match(filters, entry.name)) continue;
     if (any_match(excludes, entry.name)) continue;
+    if (std::find(options.exclude_exact.begin(), options.exclude_exact.end(), entry.name) !=
+        options.exclude_exact.end())
+      continue;
     SelectedModel model{entry, std::nullopt};
     auto config = configs.find(entry.suite);
     if (config != configs.end()) {
       // With --performance too, an accuracy.skip reason skips only the check (plan_jobs).
       model.skip_reason =
           config->second.skip_reason(entry.name, device_type, options.mode, options.accuracy);
+      // --no-skip, as upstream's: the skip lists no longer skip; the large models' accuracy
+      // skip (pass_due_to_skip, another list upstream too) stays.
+      if (options.no_skip && model.skip_reason && !starts_with(*model.skip_reason, "accuracy.skip"))
+        model.skip_reason.reset();
     }
     selected.push_back(std::move(model));
   }

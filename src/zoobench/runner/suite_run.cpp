@@ -16,13 +16,16 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "zoobench/backends/backend.h"
 #include "zoobench/perf/statistics.h"
 #include "zoobench/python/embedded_python.h"
 #include "zoobench/report/markdown.h"
 #include "zoobench/report/number_format.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
+#include "zoobench/results/upstream_format.h"
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_rows.h"
 #include "zoobench/runner/job_estimates.h"
@@ -30,6 +33,7 @@
 #include "zoobench/runner/output_lock.h"
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/record_rows.h"
+#include "zoobench/runner/run_gate.h"
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/runner/zoo_supply.h"
@@ -73,7 +77,9 @@ RunOptions for_backend(const RunOptions& options, const std::string& backend) {
 class RunSinks {
  public:
   RunSinks(const RunOptions& options, const std::vector<std::string>& command_line)
-      : context_(describe_run_context(command_line)) {
+      : context_(describe_run_context(command_line)),
+        upstream_files_(options.upstream_files),
+        output_directory_(options.output_directory) {
     const std::string label = device_label(options.devices);
     for (const auto& backend : options.backends) {
       RunOptions one = for_backend(options, backend);
@@ -105,9 +111,12 @@ class RunSinks {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!write_failure_.empty()) return;
     try {
+      // The upstream file is opened (and seeded with earlier rows) before this row is added.
+      UpstreamSink* upstream = upstream_files_ ? &upstream_sink(row) : nullptr;
       sink(cell(row, columns::kBackend), row.kind).write(row);
-    } catch (const ResultWriteError& e) {
-      write_failure_ = e.what();
+      if (upstream) upstream->write(row);
+    } catch (const std::exception& e) {  // ResultWriteError; an upstream file that cannot be
+      write_failure_ = e.what();          // written or holds other columns
       log::error("{}: stopping the run", write_failure_);
       g_interrupted.store(true);
       return;
@@ -116,6 +125,20 @@ class RunSinks {
   }
 
   const std::vector<ResultRow>& written() const { return written_; }
+  // --output-format upstream: the upstream file of the row's run, opened at its first row.
+  UpstreamSink& upstream_sink(const ResultRow& row) {
+    const std::string path = (fs::path(output_directory_) / upstream_file_name(row)).string();
+    auto it = upstream_.find(path);
+    if (it == upstream_.end()) {
+      it = upstream_.emplace(path, std::make_unique<UpstreamSink>(row.kind, path)).first;
+      // Resumed: the rows zoobench's file already has that belong in this one.
+      std::vector<ResultRow> earlier;
+      for (const auto& r : sink(cell(row, columns::kBackend), row.kind).rows())
+        if (upstream_file_name(r) == upstream_file_name(row)) earlier.push_back(r);
+      if (it->second->started_empty() && !earlier.empty()) it->second->write(earlier);
+    }
+    return *it->second;
+  }
   // "cannot write <file>: <errno text>" once a write failed, else "".
   const std::string& write_failure() const { return write_failure_; }
   // "accuracy rows: <path>" for each result file, in the order the backends were given.
@@ -124,6 +147,8 @@ class RunSinks {
       std::fprintf(out, "%s rows: %s\n",
                    std::string(experiment_name(by_path_.at(path)->kind())).c_str(), path.c_str());
     }
+    for (const auto& [path, sink] : upstream_)
+      std::fprintf(out, "upstream's file: %s\n", path.c_str());
   }
 
  private:
@@ -133,6 +158,9 @@ class RunSinks {
   std::vector<std::string> paths_;
   std::mutex mutex_;
   std::vector<ResultRow> written_;  // this run's rows, for the summary
+  bool upstream_files_ = false;
+  std::string output_directory_;
+  std::map<std::string, std::unique_ptr<UpstreamSink>> upstream_;
   std::string write_failure_;
 };
 
@@ -525,10 +553,52 @@ void run_one_in_this_process(const RunOptions& options, const std::string& suite
             });
 }
 
+// --tolerance (upstream's mode): each model's tolerance, the smallest it passes with, beside the
+// rule it was judged by.
+void print_tolerances(const std::vector<ResultRow>& rows, std::FILE* out) {
+  std::vector<std::vector<std::string>> table;
+  for (const auto& row : rows) {
+    if (row.kind != ExperimentKind::kAccuracy) continue;
+    table.push_back({cell(row, columns::kName), cell(row, columns::kBackend),
+                     cell(row, columns::kAccuracy), cell(row, columns::kMinPassingTol),
+                     cell(row, columns::kTolerance), cell(row, columns::kToleranceSource)});
+  }
+  if (table.empty()) return;
+  std::fprintf(out, "\ntolerances (min_passing_tol: the smallest tolerance each model passes with):\n%s",
+               report::markdown_table({"model", "backend", "accuracy", "min_passing_tol",
+                                       "rule_tolerance", "rule_from"},
+                                      table)
+                   .c_str());
+}
+
+// The expected file's rows (--expected), read before anything runs; none without one.
+std::vector<ResultRow> read_expected(const RunOptions& options) {
+  if (options.expected.empty()) return {};
+  if (!fs::is_regular_file(options.expected))
+    throw UsageError("--expected " + options.expected +
+                     " is not a file: create it from a good run with `zoobench compare RESULTS "
+                     "--expected " + options.expected + " --update-expected`");
+  ResultFile file = load_result_file(options.expected);
+  if (file.kind != ExperimentKind::kAccuracy)
+    throw UsageError("--expected " + options.expected +
+                     " holds performance results; it names accuracy statuses (name,accuracy)");
+  return file.rows;
+}
+
+std::set<std::string> model_names(const std::deque<ChildJob>& jobs,
+                                   const std::vector<ResultRow>& written) {
+  std::set<std::string> names;
+  for (const auto& job : jobs) names.insert(job.entry.name);
+  for (const auto& row : written) names.insert(cell(row, columns::kName));
+  return names;
+}
+
 // The run's end: the summary, the results table (one backend) or latency matrix (several), the
-// result files; 130 when interrupted.
-int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped) {
+// result files, the gate (run_gate.h); 130 when interrupted, 1 when a row failed.
+int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped,
+               const std::set<std::string>& models, const std::vector<ResultRow>& expected) {
   print_summary(sinks.written(), skipped, stdout);
+  if (options.tolerance_mode) print_tolerances(sinks.written(), stdout);
   if (options.accuracy && options.performance && !sinks.written().empty()) {
     if (options.backends.size() == 1) {
       std::printf("\n%s\n", report::format_ascend_table(sinks.written()).c_str());
@@ -549,7 +619,10 @@ int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped) 
         "interrupted: finished models keep their rows; run again with --resume to continue\n");
     return 130;
   }
-  return 0;
+  const RunGate gate = gate_run(sinks.written(), models, expected, options.expected);
+  if (!gate.message.empty())
+    std::printf("%s: %s\n", gate.fails() ? "exit 1" : "exit 0", gate.message.c_str());
+  return gate.fails() ? 1 : 0;
 }
 
 }  // namespace
@@ -577,20 +650,24 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
     if (selected.size() != 1) throw UsageError("--row-out needs exactly one model (--only NAME)");
     return run_child_mode(options, selected[0].entry, configs.at(selected[0].entry.suite));
   }
-  // A typo in a torch.compile backend's name, before anything runs.
-  for (const auto& backend : options.backends) require_known_backend(backend);
+  // A backend that cannot run here at all (or a typo in a torch.compile name): refused before
+  // anything is exported or started, not one failed row per model.
+  require_runnable_backends(options.backends, options.mode, options.precision, device_type);
+
+  const std::vector<ResultRow> expected = read_expected(options);
 
   // Before the result files are read for --resume: no second run beside this one.
   OutputLock lock = OutputLock::acquire(options.output_directory);
   RunSinks sinks(options, command_line);
   std::size_t skipped = 0;
   std::deque<ChildJob> jobs = plan_jobs(options, selected, sinks, skipped);
+  const std::set<std::string> models = model_names(jobs, sinks.written());
   if (runs_in_this_process(options, jobs, cuda_visible_devices)) {
     run_one_in_this_process(options, suites_dir, jobs.front(), configs, sinks);
   } else if (!jobs.empty()) {
     run_in_children(options, suites_dir, std::move(jobs), configs, sinks, cuda_visible_devices);
   }
-  return finish_run(options, sinks, skipped);
+  return finish_run(options, sinks, skipped, models, expected);
 }
 
 }  // namespace zoobench

@@ -14,6 +14,7 @@
 #include "zoobench/runner/child_rows.h"
 #include "zoobench/runner/job_estimates.h"
 #include "zoobench/util/cpu_affinity.h"
+#include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
 
 namespace fs = std::filesystem;
@@ -69,6 +70,7 @@ std::vector<ResultRow> run_job_child(const ChildJob& job, const WorkerPoolSettin
   auto args =
       child_arguments(options, job.entry.suite, job.entry.name, child.device, row_path, log_path);
   argv.insert(argv.end(), args.begin(), args.end());
+  log::debug("{} ({}): {}", job.entry.name, options.backend, join(argv, " "));
   outcome = run_child(argv, log_path, settings.timeout_s, interrupted, child.environment, cpus);
   auto rows = complete_rows(
       options, job.entry, config, device, log_path,

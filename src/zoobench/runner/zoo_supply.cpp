@@ -229,6 +229,7 @@ ModelSupply ZooSupply::export_model(const ZooEntry& model) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
+  log::debug("export: {}", join(argv, " "));
   const ChildOutcome outcome =
       run_child(argv, log_path, settings_.timeout_s, stop_export_, {"PYTHONUNBUFFERED=1"});
   export_done.store(true);

@@ -3,6 +3,7 @@
 // cannot be forgotten on its way to the child (this test fails until it is one or the other).
 #include "zoobench/runner/run_flags.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 namespace zoobench {
 namespace {
 
+using ::testing::HasSubstr;
+
 // A valid value for each flag that takes one. A new flag needs its entry here.
 const std::map<std::string, std::string>& sample_values() {
   static const std::map<std::string, std::string> kValues = {
@@ -23,7 +26,8 @@ const std::map<std::string, std::string>& sample_values() {
       {"--only", "resnet18"},
       {"--filter", "res"},
       {"--exclude", "vgg"},
-      {"--backend", "jit,python_eager"},
+      {"--backend", "jit,inductor"},  // inductor takes --freezing and --dynamic-shapes
+      {"--exclude-exact", "vgg16"},
       {"--compile-options", "{\"triton.cudagraphs\": false}"},
       {"--devices", "cpu"},
       {"--cpu-affinity", "0"},
@@ -35,10 +39,12 @@ const std::map<std::string, std::string>& sample_values() {
       {"--settle-iterations", "2"},
       {"--timeout", "99"},
       {"--time-budget", "600"},
-      {"--tolerance", "0.01"},
+      {"--tol", "0.01"},
       {"--save-outputs", "outputs"},
       {"--output", "out.csv"},
       {"--output-directory", "out"},
+      {"--expected", "expected.csv"},
+      {"--output-format", "zoobench"},
       {"--total-partitions", "3"},
       {"--partition-id", "1"},
       {"--input-layouts", "contiguous,transposed"},
@@ -57,7 +63,12 @@ const std::map<std::string, std::string>& sample_values() {
 // Flags that exclude each other: only the first of each group is given.
 bool left_out(const std::string& name) {
   return name == "--inference" || name == "--float16" || name == "--bfloat16" || name == "--amp" ||
-         name == "--no-export";  // --zoo-max-gb manages what the run exports
+         name == "--no-export" ||  // --zoo-max-gb manages what the run exports
+         name == "--inductor" ||   // is --backend inductor
+         name == "--keep-compile-cache" ||  // --ci and --cold-start-latency compile cold
+         name == "--verbose" ||    // -q
+         name == "--freezing" ||   // inference only; this test gives --training
+         name == "--tolerance";    // the mode, tested on its own: its value is the old form
 }
 
 TEST(RunFlags, EveryFlagIsForwardedToTheChildOrDecidedByTheParent) {
@@ -150,9 +161,9 @@ TEST(RunFlags, NumbersOutOfRangeAndMissingFoldersAreRefusedWithTheValue) {
       {"--timeout", "-1"},
       {"--timeout", "nan"},
       {"--timeout", "inf"},
-      {"--tolerance", "-5"},
-      {"--tolerance", "nan"},
-      {"--tolerance", "1e-3x"},
+      {"--tol", "-5"},
+      {"--tol", "nan"},
+      {"--tol", "1e-3x"},
       {"--warmup", "-3"},
       {"--lr", "0"},
       {"--lr", "nan"},
@@ -174,12 +185,76 @@ TEST(RunFlags, NumbersOutOfRangeAndMissingFoldersAreRefusedWithTheValue) {
   CLI::App command("run");
   RunFlags flags;
   add_run_flags(command, flags);
-  command.parse(std::vector<std::string>{"0", "--timeout", "0", "--tolerance", "0", "--warmup",
+  command.parse(std::vector<std::string>{"0", "--timeout", "0", "--tol", "0", "--warmup",
                                          "1e-3", "--lr", "--accuracy"});
   finish_run_flags(command, flags);
   EXPECT_EQ(flags.options.timeout_s, 0.0);
   EXPECT_EQ(flags.options.tolerance, 0.0);
   EXPECT_EQ(flags.options.optimizer.learning_rate, 1e-3);
+}
+
+
+// Parses `argv` (without the program name) as `zoobench run` does.
+RunFlags parsed(std::vector<std::string> argv) {
+  CLI::App command("run");
+  RunFlags flags;
+  add_run_flags(command, flags);
+  std::reverse(argv.begin(), argv.end());
+  command.parse(argv);
+  finish_run_flags(command, flags);
+  return flags;
+}
+
+std::string usage_error_of(const std::vector<std::string>& argv) {
+  try {
+    parsed(argv);
+  } catch (const UsageError& e) {
+    return e.what();
+  } catch (const CLI::ParseError& e) {
+    return std::string("parse error: ") + e.what();
+  }
+  return "<accepted>";
+}
+
+// Upstream's spellings (benchmarks/dynamo/common.py) mean what they mean there.
+TEST(RunFlags, UpstreamSpellingsMeanWhatTheyMeanUpstream) {
+  EXPECT_EQ(parsed({"--accuracy", "-d", "cpu", "--device", "cuda:1"}).options.devices,
+            (std::vector<std::string>{"cpu", "cuda:1"}));
+  EXPECT_EQ(parsed({"--accuracy", "--devices", "cpu,cuda"}).options.devices,
+            (std::vector<std::string>{"cpu", "cuda"}));
+  EXPECT_EQ(parsed({"--accuracy", "--inductor"}).options.backends,
+            (std::vector<std::string>{"inductor"}));
+  EXPECT_THAT(usage_error_of({"--accuracy", "--inductor", "--backend", "jit"}),
+              HasSubstr("give one of the two"));
+
+  const RunFlags tolerance = parsed({"--tolerance"});
+  EXPECT_TRUE(tolerance.options.tolerance_mode);
+  EXPECT_TRUE(tolerance.options.accuracy);
+  EXPECT_FALSE(tolerance.options.tolerance.has_value());
+  EXPECT_THAT(usage_error_of({"--accuracy", "--tolerance", "0.01"}), HasSubstr("--tol 0.01"));
+
+  const RunFlags freezing = parsed({"--accuracy", "--backend", "jit,inductor", "--freezing"});
+  EXPECT_TRUE(freezing.options.freezing);
+  EXPECT_THAT(usage_error_of({"--accuracy", "--backend", "jit", "--freezing"}),
+              HasSubstr("--freezing means nothing to jit"));
+  EXPECT_THAT(usage_error_of({"--accuracy", "--backend", "inductor", "--freezing", "--training"}),
+              HasSubstr("in inference"));
+  EXPECT_THAT(usage_error_of({"--accuracy", "--backend", "jit", "--dynamic-shapes"}),
+              HasSubstr("torch.compile backends"));
+  EXPECT_TRUE(parsed({"--accuracy", "--backend", "aot_eager", "--dynamic-shapes"}).options.dynamic_shapes);
+
+  EXPECT_THAT(usage_error_of({"--accuracy", "--ci", "--keep-compile-cache"}), HasSubstr("cold"));
+  EXPECT_THAT(usage_error_of({"--accuracy", "--cold-start-latency", "--keep-compile-cache"}),
+              HasSubstr("cold"));
+  EXPECT_THAT(usage_error_of({"--accuracy", "-q", "-v"}), HasSubstr("parse error"));
+  EXPECT_THAT(usage_error_of({"--accuracy", "--optimizer", "rmsprop"}), HasSubstr("rmsprop"));
+
+  const RunFlags selection =
+      parsed({"--accuracy", "--exclude-exact", "vgg16", "--exclude-exact", "alexnet", "--no-skip",
+              "--skip-accuracy-check"});
+  EXPECT_EQ(selection.options.exclude_exact, (std::vector<std::string>{"vgg16", "alexnet"}));
+  EXPECT_TRUE(selection.options.no_skip);
+  EXPECT_TRUE(selection.options.skip_accuracy_check);
 }
 
 }  // namespace

@@ -1,0 +1,128 @@
+// zoobench against upstream's harness: see upstream_agreement.h.
+#include "zoobench/report/upstream_agreement.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "zoobench/report/markdown.h"
+#include "zoobench/report/number_format.h"
+
+namespace zoobench::report {
+namespace {
+
+constexpr double kStatusTarget = 0.95;
+constexpr double kSpeedupTarget = 0.10;
+
+std::optional<double> positive(const std::string& text) {
+  auto value = parse_number(text);
+  if (value && *value > 0 && std::isfinite(*value)) return value;
+  return std::nullopt;
+}
+
+// Upstream writes speedup 0 for a model that did not run; zoobench's upstream speedup is
+// python_speedup, set only when the row passed.
+std::optional<double> speedup_of(const ResultRow& row, bool ours) {
+  return positive(cell(row, ours ? columns::kPythonSpeedup.key() : columns::kSpeedup.key()));
+}
+
+std::string fixed(std::optional<double> value, const char* suffix = "") {
+  return value ? fmt::format("{:.3f}{}", *value, suffix) : "-";
+}
+
+}  // namespace
+
+int UpstreamAgreement::both_checked() const {
+  return static_cast<int>(std::count_if(models.begin(), models.end(),
+                                        [](const ModelAgreement& m) { return m.both_checked(); }));
+}
+
+int UpstreamAgreement::agreeing() const {
+  return static_cast<int>(std::count_if(models.begin(), models.end(),
+                                        [](const ModelAgreement& m) { return m.agrees(); }));
+}
+
+std::optional<double> UpstreamAgreement::median_abs_speedup_deviation() const {
+  std::vector<double> deviations;
+  for (const auto& m : models)
+    if (m.ratio) deviations.push_back(std::abs(*m.ratio - 1.0));
+  if (deviations.empty()) return std::nullopt;
+  std::sort(deviations.begin(), deviations.end());
+  const std::size_t n = deviations.size();
+  return n % 2 ? deviations[n / 2] : (deviations[n / 2 - 1] + deviations[n / 2]) / 2;
+}
+
+UpstreamAgreement compare_with_upstream(const std::vector<ResultRow>& ours,
+                                        const std::vector<ResultRow>& theirs) {
+  std::map<std::pair<std::string, std::string>, ModelAgreement> by_model;
+  auto entry = [&](const ResultRow& row) -> ModelAgreement& {
+    // Upstream names devices by type: cuda:1 and cuda meet.
+    std::string dev = cell(row, columns::kDev);
+    dev = dev.substr(0, dev.find(':'));
+    ModelAgreement& m = by_model[{cell(row, columns::kName), dev}];
+    m.name = cell(row, columns::kName);
+    m.dev = dev;
+    return m;
+  };
+  for (const auto& row : ours) {
+    ModelAgreement& m = entry(row);
+    if (row.kind == ExperimentKind::kAccuracy) {
+      m.ours = cell(row, columns::kAccuracy);
+      m.our_reason = cell(row, columns::kReason);
+    } else {
+      m.our_speedup = speedup_of(row, /*ours=*/true);
+    }
+  }
+  for (const auto& row : theirs) {
+    ModelAgreement& m = entry(row);
+    if (row.kind == ExperimentKind::kAccuracy)
+      m.theirs = cell(row, columns::kAccuracy);
+    else
+      m.their_speedup = speedup_of(row, /*ours=*/false);
+  }
+  UpstreamAgreement out;
+  for (auto& [key, m] : by_model) {
+    if (m.our_speedup && m.their_speedup) m.ratio = *m.our_speedup / *m.their_speedup;
+    out.models.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::string format_upstream_agreement(const UpstreamAgreement& a) {
+  std::vector<std::vector<std::string>> table;
+  for (const auto& m : a.models) {
+    table.push_back({m.name, m.dev, m.ours.empty() ? "-" : m.ours,
+                     m.theirs.empty() ? "-" : m.theirs,
+                     !m.both_checked() ? "" : m.agrees() ? "yes" : "NO", fixed(m.our_speedup, "x"),
+                     fixed(m.their_speedup, "x"), fixed(m.ratio)});
+  }
+  std::string out = markdown_table({"model", "dev", "zoobench", "upstream", "agree",
+                                    "zoobench speedup", "upstream speedup", "ratio"},
+                                   table);
+  const int both = a.both_checked(), agree = a.agreeing();
+  out += fmt::format("\nstatuses agree on {} of the {} models both checked", agree, both);
+  if (both > 0) {
+    const double share = static_cast<double>(agree) / both;
+    out += fmt::format(" ({:.1f}%; target >= {:.0f}%: {})", 100 * share, 100 * kStatusTarget,
+                       share >= kStatusTarget ? "met" : "NOT met");
+  }
+  if (auto median = a.median_abs_speedup_deviation()) {
+    out += fmt::format("; median |zoobench/upstream - 1| of the speedups {:.1f}% (target <= {:.0f}%: {})",
+                       100 * *median, 100 * kSpeedupTarget,
+                       *median <= kSpeedupTarget ? "met" : "NOT met");
+  }
+  out += "\n";
+  bool first = true;
+  for (const auto& m : a.models) {
+    if (!m.both_checked() || m.agrees()) continue;
+    if (first) out += "\ndisagreements (zoobench's reason):\n";
+    first = false;
+    out += fmt::format("- {} ({}): zoobench {}, upstream {}: {}\n", m.name, m.dev, m.ours,
+                       m.theirs, m.our_reason.empty() ? "(no reason recorded)" : m.our_reason);
+  }
+  return out;
+}
+
+}  // namespace zoobench::report

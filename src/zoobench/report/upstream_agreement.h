@@ -1,0 +1,40 @@
+// `zoobench compare RESULTS --upstream FILES`: zoobench's verdicts and speedups beside those of
+// upstream's benchmarks/dynamo on the same models, model by model. Statuses are compared as
+// strings (both speak upstream's vocabulary); speedups as upstream defines them, against Python
+// eager (zoobench's python_speedup, upstream's speedup), as the ratio zoobench/upstream.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zoobench/results/rows.h"
+
+namespace zoobench::report {
+
+struct ModelAgreement {
+  std::string name, dev;
+  std::string ours, theirs;  // accuracy statuses; "" where that side has no row
+  std::optional<double> our_speedup, their_speedup, ratio;  // ratio = ours / theirs
+  std::string our_reason;    // zoobench's diagnosis of its status, for a disagreement
+  bool both_checked() const { return !ours.empty() && !theirs.empty(); }
+  bool agrees() const { return both_checked() && ours == theirs; }
+};
+
+struct UpstreamAgreement {
+  std::vector<ModelAgreement> models;  // sorted by name, then device
+  int both_checked() const;
+  int agreeing() const;
+  std::optional<double> median_abs_speedup_deviation() const;  // median of |ratio - 1|
+};
+
+// `ours`: zoobench's accuracy and performance rows; `theirs`: upstream's (from its CSVs).
+UpstreamAgreement compare_with_upstream(const std::vector<ResultRow>& ours,
+                                        const std::vector<ResultRow>& theirs);
+
+// The table (markdown), the counts against the targets (statuses agree on >= 95% of the models
+// both checked; median |zoobench/upstream - 1| <= 10%), then each disagreement with zoobench's
+// reason.
+std::string format_upstream_agreement(const UpstreamAgreement& agreement);
+
+}  // namespace zoobench::report

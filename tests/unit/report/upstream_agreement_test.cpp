@@ -1,0 +1,56 @@
+// zoobench against upstream's harness, model by model: statuses, speedups against Python eager,
+// and the targets.
+#include "zoobench/report/upstream_agreement.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "report_rows.h"
+
+namespace zoobench::report {
+namespace {
+
+using testing::accuracy_row;
+using testing::performance_row;
+using ::testing::HasSubstr;
+
+ResultRow upstream_performance(const std::string& name, double speedup) {
+  ResultRow row;
+  row.kind = ExperimentKind::kPerformance;
+  row.cells = {{"dev", "cuda"}, {"name", name}, {"batch_size", "8"},
+               {"speedup", format_cell(speedup)}, {"abs_latency", "1.0"}};
+  return row;
+}
+
+TEST(UpstreamAgreement, StatusesAndPythonEagerSpeedupsMeetModelByModel) {
+  const std::vector<ResultRow> ours = {
+      accuracy_row("cuda:0", "a", "pass"),
+      accuracy_row("cuda:0", "b", "fail_accuracy", {{"reason", "3/10 tensors failed"}}),
+      accuracy_row("cuda:0", "only_ours", "pass"),
+      performance_row("cuda:0", "a", "inductor", 2.0, 1.0, {{"python_speedup", "1.05"}}),
+      performance_row("cuda:0", "b", "inductor", 2.0, 1.0, {{"python_speedup", "2.0"}})};
+  const std::vector<ResultRow> theirs = {accuracy_row("cuda", "a", "pass"),
+                                         accuracy_row("cuda", "b", "pass"),
+                                         upstream_performance("a", 1.0),
+                                         upstream_performance("b", 0.0)};  // did not run
+  const UpstreamAgreement agreement = compare_with_upstream(ours, theirs);
+  ASSERT_EQ(agreement.models.size(), 3u);
+  EXPECT_EQ(agreement.both_checked(), 2);
+  EXPECT_EQ(agreement.agreeing(), 1);
+  const ModelAgreement& a = agreement.models[0];
+  EXPECT_EQ(a.name, "a");
+  EXPECT_EQ(a.dev, "cuda");  // cuda:0 and cuda meet
+  ASSERT_TRUE(a.ratio.has_value());
+  EXPECT_DOUBLE_EQ(*a.ratio, 1.05);  // python_speedup, not zoobench's speedup of 2
+  EXPECT_FALSE(agreement.models[1].ratio.has_value());  // upstream's 0: not a speedup
+  ASSERT_TRUE(agreement.median_abs_speedup_deviation().has_value());
+  EXPECT_NEAR(*agreement.median_abs_speedup_deviation(), 0.05, 1e-12);
+
+  const std::string text = format_upstream_agreement(agreement);
+  EXPECT_THAT(text, HasSubstr("statuses agree on 1 of the 2 models both checked (50.0%; target >= 95%: NOT met)"));
+  EXPECT_THAT(text, HasSubstr("5.0% (target <= 10%: met)"));
+  EXPECT_THAT(text, HasSubstr("- b (cuda): zoobench fail_accuracy, upstream pass: 3/10 tensors failed"));
+}
+
+}  // namespace
+}  // namespace zoobench::report
