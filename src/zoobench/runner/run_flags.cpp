@@ -307,10 +307,6 @@ std::vector<std::string> flags_for_children(const CLI::App& command) {
   return tokens;
 }
 
-}  // namespace
-
-namespace {
-
 void finish_compile_options(RunFlags& f) {
   RunOptions& o = f.options;
   if (f.compile_options.empty()) return;
