@@ -21,9 +21,9 @@ struct RunGate {
   bool fails() const { return failed > 0; }
 };
 
-// `rows`: the rows this run wrote; `models`: the names of the models it set out to run (with an
-// expected file, one of them without an accuracy row is MISSING); `expected`: the expected
-// file's rows (empty: no expected file), `expected_path` its name for the messages.
+// `rows`: the rows this run wrote; `models`: the names of the models whose accuracy it set out
+// to check (with an expected file, one of them without an accuracy row is MISSING); `expected`:
+// the expected file's rows (empty: no expected file), `expected_path` its name for the messages.
 RunGate gate_run(const std::vector<ResultRow>& rows, const std::set<std::string>& models,
                  const std::vector<ResultRow>& expected, const std::string& expected_path);
 

@@ -69,6 +69,14 @@ TEST(RunGate, AnExpectedFileForgivesKnownFailuresAndNamesNewOnes) {
   EXPECT_THAT(other.message, HasSubstr("c (expected fail_accuracy, now fail_to_run)"));
   EXPECT_THAT(other.message, HasSubstr("a performance (fail_to_run)"));
 
+  // A timing-only run (no model's accuracy to miss): a failed timing of a model whose accuracy
+  // is expected to fail is known; of one expected to pass, a failure.
+  const RunGate timing = gate_run({failed_performance("c"), failed_performance("a")}, {},
+                                  expected, "exp.csv");
+  EXPECT_EQ(timing.known, 1);
+  EXPECT_EQ(timing.failed, 1);
+  EXPECT_THAT(timing.message, HasSubstr("a performance (fail_to_run)"));
+
   const RunGate better =
       gate_run({accuracy_row("cpu", "c", "pass")}, {"c"}, expected, "exp.csv");
   EXPECT_FALSE(better.fails());
