@@ -457,6 +457,7 @@ std::string latency_matrices(const JoinedResults& joined) {
         const bool fastest = row.fastest == b;
         std::string text = cell.latency_ms ? format_ms(cell.latency_ms)
                                            : (cell.status.empty() ? "-" : cell.status);
+        if (cell.unstable) text += "\u2020";
         if (cell.accuracy_failed()) text += " \u2717";
         out += fmt::format(
             "<td class=\"num{}\" data-backend=\"{}\"{}>{}</td>", fastest ? " fastest" : "",

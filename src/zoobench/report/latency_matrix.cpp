@@ -215,6 +215,7 @@ std::vector<LatencyMatrix> build_latency_matrices(const std::vector<ResultRow>& 
     auto latency = parse_number(cell(row, columns::kAbsLatency));
     if (model.cells[b].status == "pass" && latency && *latency > 0) {
       model.cells[b].latency_ms = latency;
+      model.cells[b].unstable = cell(row, columns::kUnstable) == "1";
       auto speedup = parse_number(cell(row, columns::kSpeedup));
       if (speedup && *speedup > 0) model.cells[b].speedup = speedup;
       auto kernels = parse_number(cell(row, columns::kCompiledOpMs));

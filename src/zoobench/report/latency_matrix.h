@@ -29,6 +29,7 @@ struct MatrixCell {
   std::string accuracy;              // the accuracy row's status for this backend ("" when none)
   std::optional<double> speedup;     // eager / compiled, both timed in that backend's process
   std::optional<double> kernel_ms;   // compiled_op_ms: the device's kernel time per iteration
+  bool unstable = false;             // the row's samples varied too much: it may not reproduce
   bool accuracy_failed() const;      // an accuracy row that is neither pass nor pass_due_to_skip
 };
 

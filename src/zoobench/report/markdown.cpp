@@ -264,6 +264,7 @@ std::string matrix_cell(const MatrixCell& cell, bool fastest) {
   if (!cell.latency_ms) return cell.status.empty() ? "-" : cell.status;
   std::string text = format_ms(cell.latency_ms);
   if (fastest) text = "**" + text + "**";
+  if (cell.unstable) text += "\u2020";
   if (cell.accuracy_failed()) text += " \u2717";
   return text;
 }
@@ -328,7 +329,9 @@ std::string format_latency_matrix(const std::vector<ResultRow>& rows) {
 
 std::string latency_matrix_legend() {
   return "Latency in ms per iteration (the compiled side's median); in bold: the fastest backend "
-         "whose accuracy did not fail; \u2717: the backend's accuracy check failed; "
+         "whose accuracy did not fail; \u2020: unstable, the coefficient of variation of its "
+         "samples exceeded the row's threshold (it may not reproduce); \u2717: the backend's "
+         "accuracy check failed; "
          "zoobench/torch.compile: zoobench's fastest backend / torch.compile's fastest (below 1: "
          "zoobench is faster); per eager: the same ratio with each latency divided by the eager "
          "reference timed beside it in its own process, which cancels drift between processes; "

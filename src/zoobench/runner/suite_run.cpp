@@ -203,6 +203,7 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
   std::map<std::string, int> by_status;
   std::map<std::string, std::pair<int, int>> accuracy;  // backend -> (passed, total)
   std::map<std::string, std::vector<double>> speedups;  // backend -> speedups
+  std::map<std::string, int> unstable;                  // backend -> rows among them unstable
   std::vector<std::string> backends;
   for (const auto& row : rows) {
     const std::string& backend = cell(row, columns::kBackend);
@@ -214,8 +215,10 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
       accuracy[backend].second++;
       accuracy[backend].first += is_passing(row.status()) ? 1 : 0;
     } else if (row.status() == Status::kPass) {
-      if (auto s = report::parse_number(cell(row, columns::kSpeedup)); s && *s > 0)
+      if (auto s = report::parse_number(cell(row, columns::kSpeedup)); s && *s > 0) {
         speedups[backend].push_back(*s);
+        unstable[backend] += cell(row, columns::kUnstable) == "1" ? 1 : 0;
+      }
     }
   }
   std::fprintf(out, "\nsummary:");
@@ -226,8 +229,12 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
                    100.0 * it->second.first / it->second.second);
     }
     if (auto it = speedups.find(backend); it != speedups.end() && !it->second.empty()) {
-      std::fprintf(out, " geomean speedup %.3fx over %zu models;",
-                   stats::geometric_mean(it->second), it->second.size());
+      std::fprintf(out, " geomean speedup %.3fx over %zu models", stats::geometric_mean(it->second),
+                   it->second.size());
+      // An unstable speedup is never shown as a clean one.
+      if (unstable[backend] > 0)
+        std::fprintf(out, " (%d of them unstable \u2020: may not reproduce)", unstable[backend]);
+      std::fprintf(out, ";");
     }
   }
   if (skipped) std::fprintf(out, "%s %zu skipped;", backends.size() > 1 ? "\n " : "", skipped);

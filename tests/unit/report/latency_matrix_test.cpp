@@ -105,6 +105,23 @@ TEST(LatencyMatrix, WorkersOnSeveralGpusShareOneMatrix) {
   EXPECT_DOUBLE_EQ(*matrices[0].rows[0].zoobench_vs_torch_compile, 2.0);
 }
 
+// A latency whose samples varied too much is marked in both reports, never shown clean.
+TEST(LatencyMatrix, AnUnstableLatencyIsMarked) {
+  ResultRow shaky = timed("resnet", "inductor", "torch.compile", 1.0);
+  shaky.cells["unstable"] = "1";
+  ResultRow steady = timed("resnet", "jit", "zoobench", 2.0);
+  steady.cells["unstable"] = "0";
+  const std::vector<ResultRow> rows = {steady, shaky};
+  const auto matrices = build_latency_matrices(rows);
+  ASSERT_EQ(matrices.size(), 1u);
+  EXPECT_FALSE(matrices[0].rows[0].cells[0].unstable);
+  EXPECT_TRUE(matrices[0].rows[0].cells[1].unstable);
+  const std::string markdown = markdown_latency_matrices(join_results(rows));
+  EXPECT_NE(markdown.find("**1.000**\u2020"), std::string::npos) << markdown;
+  EXPECT_EQ(markdown.find("2.000\u2020"), std::string::npos) << markdown;
+  EXPECT_NE(format_latency_matrix(rows).find("\u2020: unstable"), std::string::npos);
+}
+
 TEST(LatencyMatrix, FailedRunsShowTheirStatusAndNoComparisonWithoutTorchCompileResults) {
   ResultRow failed = timed("resnet", "inductor", "torch.compile", 1.0);
   failed.cells["status"] = "fail_to_run";
