@@ -459,9 +459,12 @@ std::string latency_matrices(const JoinedResults& joined) {
                                            : (cell.status.empty() ? "-" : cell.status);
         if (cell.unstable) text += "\u2020";
         if (cell.accuracy_failed()) text += " \u2717";
+        // The marks (unstable, accuracy failed) follow the number: sorting reads data-sort.
+        const std::string sort_key =
+            cell.latency_ms ? fmt::format(" data-sort=\"{}\"", *cell.latency_ms) : "";
         out += fmt::format(
-            "<td class=\"num{}\" data-backend=\"{}\"{}>{}</td>", fastest ? " fastest" : "",
-            escape_html(matrix.backends[b]), fastest ? " data-fastest=\"1\"" : "",
+            "<td class=\"num{}\" data-backend=\"{}\"{}{}>{}</td>", fastest ? " fastest" : "",
+            escape_html(matrix.backends[b]), fastest ? " data-fastest=\"1\"" : "", sort_key,
             fastest ? "<strong>" + escape_html(text) + "</strong>" : escape_html(text));
       }
       if (compare) {
