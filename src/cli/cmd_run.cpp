@@ -2,8 +2,8 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "zoobench/runner/accuracy_batch.h"
 #include "zoobench/runner/run_flags.h"
-#include "zoobench/runner/suite_run.h"
 
 namespace zoobench::cli {
 namespace {
@@ -15,7 +15,7 @@ void setup_run(CLI::App& app, int& exit_status) {
   add_run_flags(*c, *flags);
   c->callback([flags, command_line, c, &exit_status] {
     finish_run_flags(*c, *flags);
-    exit_status = execute_run(flags->options, *command_line);
+    exit_status = execute_upstream_passes(flags->options, *command_line);
   });
   // The command line is recorded with the results (run context).
   c->parse_complete_callback([command_line, c] {

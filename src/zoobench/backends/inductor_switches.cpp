@@ -19,7 +19,7 @@ namespace {
 enum class Modes {
   kEvery,        // every mode, torch.compile's default included
   kMaxAutotune,  // max-autotune, max-autotune-no-cudagraphs (max_autotune and its tuning)
-  kCudaGraphs,   // reduce-overhead, max-autotune (triton.cudagraphs)
+  kCudaGraphs,   // upstream's inductor (no mode), reduce-overhead, max-autotune (triton.cudagraphs)
 };
 
 struct InductorSwitch {
@@ -81,7 +81,7 @@ bool on_in_mode(Modes modes, const std::string& mode) {
     case Modes::kMaxAutotune:
       return mode == "max-autotune" || mode == "max-autotune-no-cudagraphs";
     case Modes::kCudaGraphs:
-      return mode == "reduce-overhead" || mode == "max-autotune";
+      return mode.empty() || mode == "reduce-overhead" || mode == "max-autotune";
   }
   return false;
 }
@@ -119,6 +119,14 @@ std::string torch_compile_options_json(const TorchCompileSpec& spec,
       options[s->config_key] = s->off;
   }
   return options.empty() ? std::string() : options.dump();
+}
+
+std::optional<bool> torch_compile_cudagraphs(const TorchCompileSpec& spec, bool on_cuda,
+                                             bool cudagraphs_allowed) {
+  if (spec.dynamo_backend != "inductor" || !on_cuda) return std::nullopt;
+  if (!cudagraphs_allowed) return false;
+  if (spec.mode.empty()) return true;
+  return std::nullopt;
 }
 
 std::string torch_compile_fixed_steps(const TorchCompileSpec& spec) {

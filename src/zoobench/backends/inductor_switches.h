@@ -4,6 +4,7 @@
 // once the user's --compile-options and the disabled switches are merged.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,16 @@ std::vector<OptimizationSwitch> torch_compile_switches(const TorchCompileSpec& s
 std::string torch_compile_options_json(const TorchCompileSpec& spec,
                                        const std::string& user_options_json,
                                        const std::vector<std::string>& disabled_switches);
+
+// triton.cudagraphs for a run of `spec`, or nullopt to leave it to the mode. Upstream's
+// --backend inductor runs inside CUDA graphs on CUDA (its harness sets
+// inductor_config.triton.cudagraphs unless --disable-cudagraphs or the suite's
+// disable_cudagraph), so zoobench's `inductor` (no mode) does too, while `inductor:default` is
+// torch.compile's default mode, without them. `cudagraphs_allowed` false (--disable-cudagraphs,
+// the suite's list) turns them off in every mode of inductor. A disabled switch or
+// --compile-options naming the key wins over this (the caller sets it only where absent).
+std::optional<bool> torch_compile_cudagraphs(const TorchCompileSpec& spec, bool on_cuda,
+                                             bool cudagraphs_allowed);
 
 // One line for `zoobench list --switches`: what no switch of `spec` turns off, and how to.
 std::string torch_compile_fixed_steps(const TorchCompileSpec& spec);

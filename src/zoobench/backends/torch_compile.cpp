@@ -150,6 +150,15 @@ StepResult UncompiledSide::step(const std::vector<c10::IValue>& inputs) {
 }
 TrainingState UncompiledSide::training_state() const { return owner_.training_state(); }
 
+// triton.cudagraphs as torch_compile_cudagraphs says, where a switch or --compile-options
+// has not set it.
+void set_cudagraphs(nlohmann::json& options, const BackendRequest& request,
+                    const TorchCompileSpec& spec) {
+  if (options.is_object() && options.contains("triton.cudagraphs")) return;
+  if (auto on = torch_compile_cudagraphs(spec, request.device.is_cuda(), request.cudagraphs))
+    options["triton.cudagraphs"] = *on;
+}
+
 class PythonModelBackend : public Backend {
  public:
   explicit PythonModelBackend(std::optional<TorchCompileSpec> spec) : spec_(std::move(spec)) {}
@@ -160,8 +169,12 @@ class PythonModelBackend : public Backend {
     if (!spec_)
       return "the zoo model's Python module, uncompiled (upstream's eager baseline), in embedded "
              "Python";
+    const bool upstream_inductor = spec_->dynamo_backend == "inductor" && spec_->mode.empty();
     return "torch.compile(backend=\"" + spec_->dynamo_backend + "\"" +
-           (spec_->mode.empty() ? "" : ", mode=\"" + spec_->mode + "\"") + ") in embedded Python";
+           (spec_->mode.empty() ? "" : ", mode=\"" + spec_->mode + "\"") + ") in embedded Python" +
+           (upstream_inductor ? "; on CUDA inside CUDA graphs, as upstream's --backend inductor "
+                                "(--disable-cudagraphs, or inductor:default, without)"
+                              : "");
   }
 
   std::optional<std::string> unavailable_reason() const override {
@@ -215,6 +228,7 @@ class PythonModelBackend : public Backend {
       if (request.freezing && spec_->dynamo_backend == "inductor" &&
           request.mode == Mode::kInference)
         parsed["freezing"] = true;
+      set_cudagraphs(parsed, request, *spec_);
       config["compile"] = {
           {"backend", spec_->dynamo_backend},
           {"mode", spec_->mode.empty() ? nlohmann::json() : nlohmann::json(spec_->mode)},
@@ -278,8 +292,7 @@ std::optional<TorchCompileSpec> parse_torch_compile_name(
     throw UsageError("'" + name + "': unknown torch.compile mode '" + mode +
                      "' (modes: " + join(modes, ", ") + ")");
   }
-  if (mode == "default") mode.clear();
-  spec.mode = mode;
+  spec.mode = mode;  // "default" stays: torch.compile's default mode, without CUDA graphs
   spec.name = (explicit_prefix ? kExplicit : std::string()) + spec.dynamo_backend +
               (mode.empty() ? "" : ":" + mode);
   return spec;

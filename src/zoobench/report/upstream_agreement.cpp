@@ -44,6 +44,12 @@ int UpstreamAgreement::agreeing() const {
                                         [](const ModelAgreement& m) { return m.agrees(); }));
 }
 
+int UpstreamAgreement::checked_at_other_batch_sizes() const {
+  return static_cast<int>(std::count_if(models.begin(), models.end(), [](const ModelAgreement& m) {
+    return m.both_checked() && !m.same_inputs();
+  }));
+}
+
 std::optional<double> UpstreamAgreement::median_abs_speedup_deviation() const {
   std::vector<double> deviations;
   for (const auto& m : models)
@@ -71,15 +77,17 @@ UpstreamAgreement compare_with_upstream(const std::vector<ResultRow>& ours,
     if (row.kind == ExperimentKind::kAccuracy) {
       m.ours = cell(row, columns::kAccuracy);
       m.our_reason = cell(row, columns::kReason);
+      m.our_batch = cell(row, columns::kBatchSize);
     } else {
       m.our_speedup = speedup_of(row, /*ours=*/true);
     }
   }
   for (const auto& row : theirs) {
     ModelAgreement& m = entry(row);
-    if (row.kind == ExperimentKind::kAccuracy)
+    if (row.kind == ExperimentKind::kAccuracy) {
       m.theirs = cell(row, columns::kAccuracy);
-    else
+      m.their_batch = cell(row, columns::kBatchSize);
+    } else
       m.their_speedup = speedup_of(row, /*ours=*/false);
   }
   UpstreamAgreement out;
@@ -93,14 +101,19 @@ UpstreamAgreement compare_with_upstream(const std::vector<ResultRow>& ours,
 std::string format_upstream_agreement(const UpstreamAgreement& a) {
   std::vector<std::vector<std::string>> table;
   for (const auto& m : a.models) {
+    const std::string batches = m.our_batch.empty() && m.their_batch.empty()
+                                    ? "-"
+                                    : (m.our_batch.empty() ? "-" : m.our_batch) + " / " +
+                                          (m.their_batch.empty() ? "-" : m.their_batch);
     table.push_back({m.name, m.dev, m.ours.empty() ? "-" : m.ours,
-                     m.theirs.empty() ? "-" : m.theirs,
+                     m.theirs.empty() ? "-" : m.theirs, batches,
                      !m.both_checked() ? "" : m.agrees() ? "yes" : "NO", fixed(m.our_speedup, "x"),
                      fixed(m.their_speedup, "x"), fixed(m.ratio)});
   }
-  std::string out = markdown_table({"model", "dev", "zoobench", "upstream", "agree",
+  std::string out = markdown_table({"model", "dev", "zoobench", "upstream", "batch", "agree",
                                     "zoobench speedup", "upstream speedup", "ratio"},
                                    table);
+  out += "\n*batch*: the accuracy checks' batch sizes, zoobench / upstream.\n";
   const int both = a.both_checked(), agree = a.agreeing();
   out += fmt::format("\nstatuses agree on {} of the {} models both checked", agree, both);
   if (both > 0) {
@@ -114,6 +127,11 @@ std::string format_upstream_agreement(const UpstreamAgreement& a) {
                        *median <= kSpeedupTarget ? "met" : "NOT met");
   }
   out += "\n";
+  if (const int other = a.checked_at_other_batch_sizes(); other > 0)
+    out += fmt::format(
+        "{} of the {} models both checked were checked at different batch sizes: their statuses "
+        "are not the same experiment\n",
+        other, both);
   bool first = true;
   for (const auto& m : a.models) {
     if (!m.both_checked() || m.agrees()) continue;

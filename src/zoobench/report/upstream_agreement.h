@@ -17,6 +17,8 @@ struct ModelAgreement {
   std::string ours, theirs;  // accuracy statuses; "" where that side has no row
   std::optional<double> our_speedup, their_speedup, ratio;  // ratio = ours / theirs
   std::string our_reason;    // zoobench's diagnosis of its status, for a disagreement
+  std::string our_batch, their_batch;  // the accuracy rows' batch sizes ("" without a row)
+  bool same_inputs() const { return our_batch == their_batch; }
   bool both_checked() const { return !ours.empty() && !theirs.empty(); }
   bool agrees() const { return both_checked() && ours == theirs; }
 };
@@ -25,6 +27,7 @@ struct UpstreamAgreement {
   std::vector<ModelAgreement> models;  // sorted by name, then device
   int both_checked() const;
   int agreeing() const;
+  int checked_at_other_batch_sizes() const;  // of the models both checked
   std::optional<double> median_abs_speedup_deviation() const;  // median of |ratio - 1|
 };
 
@@ -33,8 +36,8 @@ UpstreamAgreement compare_with_upstream(const std::vector<ResultRow>& ours,
                                         const std::vector<ResultRow>& theirs);
 
 // The table (markdown), the counts against the targets (statuses agree on >= 95% of the models
-// both checked; median |zoobench/upstream - 1| <= 10%), then each disagreement with zoobench's
-// reason.
+// both checked; median |zoobench/upstream - 1| <= 10%), how many verdicts were reached at
+// different batch sizes, then each disagreement with zoobench's reason.
 std::string format_upstream_agreement(const UpstreamAgreement& agreement);
 
 }  // namespace zoobench::report

@@ -52,6 +52,16 @@ std::vector<std::string> plan_patches(const Manifest& manifest, const RunOptions
   return names;
 }
 
+void plan_cudagraphs(ModelPlan& plan, const RunOptions& options, const SuiteConfig& config) {
+  plan.cudagraphs = options.cudagraphs;
+  if (!options.cudagraphs) {
+    plan.cudagraphs_off_reason = "--disable-cudagraphs";
+  } else if (config.disables_cudagraphs(plan.model) && plan.backend != "cudagraphs") {
+    plan.cudagraphs = false;
+    plan.cudagraphs_off_reason = config.suite() + ".yaml disable_cudagraph";
+  }
+}
+
 }  // namespace
 
 ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunOptions& options,
@@ -80,6 +90,7 @@ ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunO
   plan.non_deterministic = config.is_non_deterministic(entry.name);
   plan.check_runs = config.accuracy_check_runs(entry.name);
   plan.loss_scale = config.loss_scale(entry.name);
+  plan_cudagraphs(plan, options, config);
   return plan;
 }
 
@@ -105,6 +116,9 @@ std::string describe(const ModelPlan& plan) {
       plan.tolerance.source, plan.check_runs,
       plan.non_deterministic ? "may differ (non_deterministic)" : "must agree bitwise");
   if (plan.mode == Mode::kTraining) text += fmt::format("plan: loss scale {}\n", plan.loss_scale);
+  if (plan.device.rfind("cuda", 0) == 0)
+    text += fmt::format("plan: CUDA graphs {}\n",
+                        plan.cudagraphs ? "allowed" : "off (" + plan.cudagraphs_off_reason + ")");
   if (plan.invalid) text += "plan: cannot run: " + *plan.invalid + "\n";
   return text;
 }

@@ -30,6 +30,10 @@ struct ModelPlan {
   bool non_deterministic = false;         // eager runs may differ (upstream's non_deterministic)
   int check_runs = 1;                     // compiled runs the verdict votes over
   double loss_scale = 1.0;                // training: extra factor on the loss
+  // On CUDA, compiled runs inside CUDA graphs: off with --disable-cudagraphs, and for the
+  // models of the suite's disable_cudagraph list (all backends but `cudagraphs` itself).
+  bool cudagraphs = true;
+  std::string cudagraphs_off_reason;      // why not, when not
   // Set when the suite's configuration cannot be applied (a switch the backend does not
   // have): the rows then say so instead of running with the pass on.
   std::optional<std::string> invalid;

@@ -99,7 +99,7 @@ BackendRequest backend_request(const ModelPlan& plan, const RunOptions& options,
   request.device = model.device;
   request.mode = options.mode;
   request.precision = options.precision;
-  request.cudagraphs = options.cudagraphs;
+  request.cudagraphs = plan.cudagraphs;
   request.optimizer = options.optimizer;
   request.compile_options_json = options.compile_options_json;
   request.keep_compile_cache = options.keep_compile_cache;

@@ -48,7 +48,11 @@ std::map<std::string, SuiteConfig> load_suite_configs(const std::string& suites_
 
 void add_listed_models(ZooCatalog& catalog, const RunOptions& options,
                        const std::string& suites_dir) {
-  const auto list = std::filesystem::path(suites_dir) / (options.suite + "_models_list.txt");
+  // suites/<suite>_models_list.txt; upstream's timm suite `timm_models` names its list
+  // timm_models_list.txt, so a suite named *_models may use <suite>_list.txt (as the exporter).
+  auto list = std::filesystem::path(suites_dir) / (options.suite + "_models_list.txt");
+  if (!std::filesystem::exists(list) && ends_with(options.suite, "_models"))
+    list = std::filesystem::path(suites_dir) / (options.suite + "_list.txt");
   if (!std::filesystem::exists(list)) return;
   for (const auto& entry : read_model_list(list.string())) {
     catalog.add_to_export(options.suite, entry.name);

@@ -45,6 +45,10 @@ class SuiteConfig {
   bool is_canary(const std::string& model) const { return canary_.count(model) > 0; }
   bool is_non_deterministic(const std::string& model) const;
   bool is_flaky(const std::string& model) const { return flaky_.count(model) > 0; }
+  // Upstream's disable_cudagraph: models whose compiled runs stay out of CUDA graphs.
+  bool disables_cudagraphs(const std::string& model) const {
+    return disable_cudagraph_.count(model) > 0;
+  }
 
   // Upstream's get_tolerance_and_cosine_flag for this suite (torchbench, huggingface,
   // timm_models rules; others use torchbench's), then our per-model override.
@@ -81,7 +85,7 @@ class SuiteConfig {
   std::set<std::string> skip_all_, skip_training_, skip_inference_, only_training_, only_inference_;
   std::map<std::string, std::set<std::string>> skip_device_;
   std::set<std::string> accuracy_skip_large_, accuracy_skip_eager_nondeterministic_;
-  std::set<std::string> canary_, non_deterministic_, flaky_;
+  std::set<std::string> canary_, non_deterministic_, flaky_, disable_cudagraph_;
   std::map<std::string, std::set<std::string>> tolerance_lists_;  // "higher" -> models
   std::set<std::string> larger_multiplier_, iou_for_bool_;
   std::map<std::string, double> iou_thresholds_;  // tolerance.iou_thresholds (default 0.99)

@@ -63,7 +63,8 @@ TEST(BackendSwitches, AotInductorDeclaresItsRunTimeSteps) {
 }
 
 // Inductor's switches follow the mode: the steps every mode takes, plus the ones a mode turns
-// on (max_autotune and its tuning, triton.cudagraphs); other dynamo backends take no options.
+// on (max_autotune and its tuning, triton.cudagraphs: on in upstream's `inductor`, off in
+// torch.compile's default mode); other dynamo backends take no options.
 TEST(BackendSwitches, InductorSwitchesFollowTheMode) {
   const std::vector<std::string> every_mode = {"pattern_matcher",
                                                "joint_graph_constant_folding",
@@ -78,8 +79,11 @@ TEST(BackendSwitches, InductorSwitchesFollowTheMode) {
                                                "shape_padding",
                                                "comprehensive_padding",
                                                "triton.persistent_reductions"};
-  EXPECT_EQ(switch_names("inductor"), every_mode);
-  EXPECT_EQ(switch_names("compile:inductor"), every_mode);
+  EXPECT_EQ(switch_names("inductor:default"), every_mode);
+  auto with_graphs = every_mode;
+  with_graphs.push_back("triton.cudagraphs");
+  EXPECT_EQ(switch_names("inductor"), with_graphs);
+  EXPECT_EQ(switch_names("compile:inductor"), with_graphs);
   EXPECT_THAT(switch_names("inductor:reduce-overhead"), IsSupersetOf(every_mode));
   EXPECT_THAT(switch_names("inductor:reduce-overhead"), IsSupersetOf({"triton.cudagraphs"}));
   EXPECT_THAT(switch_names("inductor:reduce-overhead"), Not(IsSupersetOf({"max_autotune"})));
@@ -137,7 +141,9 @@ TEST(BackendSwitches, DisabledInductorSwitchesBecomeCompileOptions) {
   EXPECT_EQ(options(spec("inductor"), "", {"cpp_vectorization", "triton.persistent_reductions"}),
             (nlohmann::json{{"cpp.simdlen", 1}, {"triton.persistent_reductions", false}}));
   // triton.cudagraphs is a switch only where the mode turns it on.
-  EXPECT_EQ(torch_compile_options_json(spec("inductor"), "", {"triton.cudagraphs"}), "");
+  EXPECT_EQ(torch_compile_options_json(spec("inductor", "default"), "", {"triton.cudagraphs"}), "");
+  EXPECT_EQ(options(spec("inductor"), "", {"triton.cudagraphs"}),
+            (nlohmann::json{{"triton.cudagraphs", false}}));
   EXPECT_EQ(options(spec("inductor", "reduce-overhead"), "", {"triton.cudagraphs"}),
             (nlohmann::json{{"triton.cudagraphs", false}}));
   EXPECT_EQ(options(spec("inductor", "max-autotune"), "",
@@ -149,6 +155,20 @@ TEST(BackendSwitches, DisabledInductorSwitchesBecomeCompileOptions) {
   EXPECT_EQ(torch_compile_options_json(spec("aot_eager"), "", {"pattern_matcher"}), "");
   EXPECT_EQ(options(spec("aot_eager"), R"({"a": 1})", {"pattern_matcher"}),
             (nlohmann::json{{"a", 1}}));
+}
+
+// CUDA graphs as upstream's harness runs Inductor: on for `inductor` on CUDA, never on the CPU
+// or for torch.compile's default mode, off in every mode without them (--disable-cudagraphs,
+// the suite's disable_cudagraph list).
+TEST(BackendSwitches, InductorRunsInsideCudaGraphsAsUpstream) {
+  EXPECT_EQ(torch_compile_cudagraphs(spec("inductor"), true, true), true);
+  EXPECT_EQ(torch_compile_cudagraphs(spec("inductor"), false, true), std::nullopt);
+  EXPECT_EQ(torch_compile_cudagraphs(spec("inductor", "default"), true, true), std::nullopt);
+  EXPECT_EQ(torch_compile_cudagraphs(spec("inductor", "reduce-overhead"), true, true),
+            std::nullopt);
+  EXPECT_EQ(torch_compile_cudagraphs(spec("inductor"), true, false), false);
+  EXPECT_EQ(torch_compile_cudagraphs(spec("inductor", "reduce-overhead"), true, false), false);
+  EXPECT_EQ(torch_compile_cudagraphs(spec("aot_eager"), true, true), std::nullopt);
 }
 
 // --disable-switches names are checked against the backends' own switches, and a name that is
@@ -167,10 +187,10 @@ TEST(BackendSwitches, UnknownNamesAreRefusedWithTheKnownOnes) {
     EXPECT_THAT(e.what(), HasSubstr("layout_optimization"));
   }
   try {
-    check_switch_names({"triton.cudagraphs"}, {"inductor"});
+    check_switch_names({"triton.cudagraphs"}, {"inductor:default"});
     FAIL() << "triton.cudagraphs was accepted for the default mode, which does not capture";
   } catch (const UsageError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("'triton.cudagraphs' is not a switch of inductor"));
+    EXPECT_THAT(e.what(), HasSubstr("'triton.cudagraphs' is not a switch of inductor:default"));
   }
   try {
     check_switch_names({"pattern_matcher"}, {"aot_inductor"});

@@ -52,5 +52,20 @@ TEST(UpstreamAgreement, StatusesAndPythonEagerSpeedupsMeetModelByModel) {
   EXPECT_THAT(text, HasSubstr("- b (cuda): zoobench fail_accuracy, upstream pass: 3/10 tensors failed"));
 }
 
+// A verdict reached at another batch size is not the same experiment: the table shows both
+// sizes and the summary counts those models.
+TEST(UpstreamAgreement, DifferentAccuracyBatchSizesAreShownAndCounted) {
+  const std::vector<ResultRow> ours = {accuracy_row("cuda", "a", "pass", {{"batch_size", "128"}}),
+                                       accuracy_row("cuda", "b", "pass", {{"batch_size", "8"}})};
+  const std::vector<ResultRow> theirs = {accuracy_row("cuda", "a", "pass", {{"batch_size", "8"}}),
+                                         accuracy_row("cuda", "b", "pass", {{"batch_size", "8"}})};
+  const UpstreamAgreement agreement = compare_with_upstream(ours, theirs);
+  EXPECT_EQ(agreement.checked_at_other_batch_sizes(), 1);
+  EXPECT_FALSE(agreement.models[0].same_inputs());
+  const std::string text = format_upstream_agreement(agreement);
+  EXPECT_THAT(text, HasSubstr("| 128 / 8 |"));
+  EXPECT_THAT(text, HasSubstr("1 of the 2 models both checked were checked at different batch sizes"));
+}
+
 }  // namespace
 }  // namespace zoobench::report

@@ -1,0 +1,60 @@
+// Upstream's accuracy batch sizes: the run's passes (accuracy_batch.h).
+#include "zoobench/runner/accuracy_batch.h"
+
+#include <algorithm>
+
+#include "zoobench/runner/suite_run.h"
+#include "zoobench/util/log.h"
+#include "zoobench/zoo/export_request.h"
+
+namespace zoobench {
+
+std::optional<int64_t> upstream_accuracy_batch_size(const std::string& suite) {
+  if (suite == "huggingface") return 1;
+  if (suite == "torchbench") return 4;
+  if (suite == "timm_models") return 8;
+  return std::nullopt;
+}
+
+std::vector<RunOptions> upstream_passes(const RunOptions& options) {
+  const auto size = upstream_accuracy_batch_size(options.suite);
+  // A model's own child (--row-out) runs what its parent decided.
+  if (!options.accuracy || options.batch_size || !size || !options.row_out.empty())
+    return {options};
+  RunOptions accuracy = options;
+  accuracy.performance = false;
+  accuracy.batch_size = *size;
+  accuracy.zoo_dir = zoo_for_batch_size(options.zoo_dir, *size);
+  std::vector<RunOptions> passes = {accuracy};
+  if (options.performance) {
+    RunOptions performance = options;
+    performance.accuracy = false;
+    // --output FILE names both experiments' files (FILE_accuracy, FILE_performance): each pass
+    // keeps its own.
+    if (!options.output.empty()) {
+      passes[0].output = result_csv_path(options, "accuracy", "");
+      performance.output = result_csv_path(options, "performance", "");
+    }
+    passes.push_back(performance);
+  }
+  return passes;
+}
+
+int execute_upstream_passes(const RunOptions& options,
+                            const std::vector<std::string>& command_line) {
+  const auto passes = upstream_passes(options);
+  if (passes.size() > 1 || passes[0].batch_size != options.batch_size) {
+    log::info("accuracy at batch size {} (upstream's for {}; --batch-size N to choose){}",
+              *passes[0].batch_size, options.suite,
+              passes.size() > 1 ? ", then performance at the list's batch sizes" : "");
+  }
+  int status = 0;
+  for (const auto& pass : passes) {
+    const int pass_status = execute_run(pass, command_line);
+    if (pass_status == 130) return pass_status;
+    status = std::max(status, pass_status);
+  }
+  return status;
+}
+
+}  // namespace zoobench

@@ -1,0 +1,96 @@
+// Upstream's accuracy batch sizes, against upstream's own: read from the TorchBench checkout's
+// benchmarks/dynamo/common.py (../shared/torchbench), and the passes a run splits into.
+#include "zoobench/runner/accuracy_batch.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "testing/testing.h"
+
+namespace zoobench {
+namespace {
+
+// common.py's `if args.accuracy:` branch, past its batch-invariant sizes: each suite's
+// `args.batch_size = N` when --batch-size is not given.
+std::map<std::string, int64_t> upstream_sizes() {
+  const auto path = std::filesystem::path(zoobench::testing::repo_root()) / ".." / "shared" /
+                    "torchbench" / "userbenchmark" / "dynamo" / "dynamobench" / "common.py";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string source = text.str();
+  const auto from = source.find("args.batch_size = 16", source.find("if args.accuracy:"));
+  const auto to = source.find("# Remove sources of randomness", from);
+  if (from == std::string::npos || to == std::string::npos) return {};
+  const std::string branch = source.substr(from, to - from);
+  std::map<std::string, int64_t> sizes;
+  const std::regex named(R"re(suite_name == "(\w+)":\s*args\.batch_size = (\d+))re");
+  for (std::sregex_iterator it(branch.begin(), branch.end(), named), end; it != end; ++it)
+    sizes[(*it)[1]] = std::stoll((*it)[2]);
+  std::smatch timm;
+  if (std::regex_search(branch, timm, std::regex(R"re('timm_models'[\s\S]*?args\.batch_size = (\d+))re")))
+    sizes["timm_models"] = std::stoll(timm[1]);
+  return sizes;
+}
+
+TEST(AccuracyBatch, UpstreamsSizesPerSuite) {
+  const auto sizes = upstream_sizes();
+  ASSERT_EQ(sizes.size(), 3u) << "common.py's accuracy batch sizes were not found";
+  for (const auto& [suite, size] : sizes) {
+    SCOPED_TRACE(suite);
+    EXPECT_EQ(upstream_accuracy_batch_size(suite), size);
+  }
+  EXPECT_EQ(upstream_accuracy_batch_size("demo"), std::nullopt);
+}
+
+RunOptions run_options(const std::string& suite, bool accuracy, bool performance) {
+  RunOptions o;
+  o.suite = suite;
+  o.accuracy = accuracy;
+  o.performance = performance;
+  o.zoo_dir = "zoo";
+  return o;
+}
+
+TEST(AccuracyBatch, AccuracyAtUpstreamsSizePerformanceAtTheLists) {
+  const auto passes = upstream_passes(run_options("timm_models", true, true));
+  ASSERT_EQ(passes.size(), 2u);
+  EXPECT_TRUE(passes[0].accuracy);
+  EXPECT_FALSE(passes[0].performance);
+  EXPECT_EQ(passes[0].batch_size, 8);
+  EXPECT_EQ(passes[0].zoo_dir, "zoo/batch-8");
+  EXPECT_FALSE(passes[1].accuracy);
+  EXPECT_TRUE(passes[1].performance);
+  EXPECT_EQ(passes[1].batch_size, std::nullopt);
+  EXPECT_EQ(passes[1].zoo_dir, "zoo");
+
+  auto named = run_options("timm_models", true, true);
+  named.output = "out/rows.csv";
+  const auto named_passes = upstream_passes(named);
+  EXPECT_EQ(named_passes[0].output, "out/rows_accuracy.csv");
+  EXPECT_EQ(named_passes[1].output, "out/rows_performance.csv");
+
+  const auto accuracy_only = upstream_passes(run_options("huggingface", true, false));
+  ASSERT_EQ(accuracy_only.size(), 1u);
+  EXPECT_EQ(accuracy_only[0].batch_size, 1);
+}
+
+TEST(AccuracyBatch, AChosenBatchSizeAnotherSuiteOrAChildRunAsAsked) {
+  auto chosen = run_options("torchbench", true, true);
+  chosen.batch_size = 16;
+  EXPECT_EQ(upstream_passes(chosen).size(), 1u);
+  EXPECT_EQ(upstream_passes(chosen)[0].batch_size, 16);
+  EXPECT_EQ(upstream_passes(run_options("demo", true, true)).size(), 1u);
+  EXPECT_EQ(upstream_passes(run_options("torchbench", false, true))[0].batch_size, std::nullopt);
+  auto child = run_options("torchbench", true, false);
+  child.row_out = "rows.json";
+  EXPECT_EQ(upstream_passes(child)[0].batch_size, std::nullopt);
+}
+
+}  // namespace
+}  // namespace zoobench
