@@ -52,7 +52,7 @@ int regression_status(const report::ReportOptions& options, bool allow_regressio
 }
 
 int run_report(const ReportArgs& args) {
-  if (args.threshold <= 0 || args.threshold >= 1) {
+  if (!(args.threshold > 0 && args.threshold < 1)) {  // NaN too
     throw UsageError(
         "--regression-threshold must be a fraction between 0 and 1 (0.05 = 5% slower)");
   }

@@ -93,7 +93,7 @@ void setup_same(CLI::App& app, int& exit_status) {
                             "compare boolean masks by intersection over union");
   cmd->add_option("--iou-threshold", args->options.iou_threshold, "IoU needed to pass")
       ->default_val(0.99)
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(zoobench::finite_range(0.0, 1.0))
       ->needs(iou);
   cmd->callback([args, &exit_status] { exit_status = run_same(*args); });
 }

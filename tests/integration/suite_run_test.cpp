@@ -738,6 +738,23 @@ TEST(SuiteRunErrors, SameRefusesAToleranceThatIsNotAFiniteNonNegativeNumber) {
   }
 }
 
+// NaN passes every comparison: --iou-threshold nan once let a mask with IoU 0.67 pass, and
+// --regression-threshold nan showed 90% regressions as none.
+TEST(SuiteRunErrors, NanThresholdsAreRefused) {
+  for (const std::string bad : {"nan", "inf", "1.5"}) {
+    auto same = zt::run_command(
+        zoobench_command("same ref.pt res.pt --iou-for-bool --iou-threshold " + bad));
+    EXPECT_EQ(same.exit_code, 2) << bad << ": " << same.output;
+    EXPECT_THAT(same.output, HasSubstr("'" + bad + "' is out of range")) << bad;
+  }
+  zt::ScratchDir dir;
+  std::ofstream(dir.file("rows.csv")) << "dev,name,batch_size,accuracy\ncpu,a,1,pass\n";
+  auto report = zt::run_command(
+      zoobench_command("report " + quote(dir.file("rows.csv")) + " --regression-threshold nan"));
+  EXPECT_EQ(report.exit_code, 2) << report.output;
+  EXPECT_THAT(report.output, HasSubstr("--regression-threshold must be a fraction"));
+}
+
 TEST(SuiteRunErrors, NothingToMeasureSaysWhatToAdd) {
   zt::ScratchDir dir;
   auto result = zt::run_command(zoobench_command("run --zoo " + quote(fake_zoo(dir))));

@@ -38,6 +38,14 @@ class ListFormatTest(unittest.TestCase):
                 parse_models_list(text, "models.txt")
             self.assertIn(needle, str(ctx.exception))
 
+    def test_names_that_would_be_paths_are_refused(self):
+        # the exporter once deleted `<entry>.partial` for a `../` line, outside the zoo
+        for bad in ("../outside", "a/b", "..", "bell\a"):
+            with self.assertRaises(SuiteError) as ctx:
+                parse_models_list(f"ok 1\n{bad} 2\n", "models.txt")
+            self.assertIn("models.txt:2:", str(ctx.exception))
+            self.assertIn("cannot be a model's name", str(ctx.exception))
+
     def test_upstream_reference_lists_parse(self):
         for suite, n in (("timm_models", 14), ("huggingface", 37)):
             cfg = SuiteConfig.load(os.path.join(REPO_ROOT, "suites"), suite)

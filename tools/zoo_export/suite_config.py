@@ -29,6 +29,20 @@ class ListEntry:
     line: int
 
 
+def name_problem(name: str) -> Optional[str]:
+    """Why `name` cannot be a model's name, which becomes one component of a path (zoo/<suite>/
+    <name>/, <name>.partial): the same rule as zoobench's (util/text.h name_problem)."""
+    if name in (".", ".."):
+        return f"it is {name!r}"
+    if len(name.encode()) > 200:
+        return "it is longer than 200 characters"
+    if "/" in name or "\\" in name:
+        return "it holds a path separator"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return "it holds a control character"
+    return None
+
+
 def parse_models_list(text: str, path: str = "<list>") -> List[ListEntry]:
     """Parses a models list; `#` starts a comment. A later line for the same name wins."""
     entries: Dict[str, ListEntry] = {}
@@ -43,6 +57,9 @@ def parse_models_list(text: str, path: str = "<list>") -> List[ListEntry]:
         if len(fields) > 2 or not fields[0]:
             raise SuiteError(
                 f"{path}:{number}: expected `name`, `name bs` or `name,bs`, got {raw.strip()!r}")
+        problem = name_problem(fields[0])
+        if problem:
+            raise SuiteError(f"{path}:{number}: {fields[0]!r} cannot be a model's name: {problem}")
         batch_size = None
         if len(fields) == 2 and fields[1]:
             try:

@@ -31,12 +31,20 @@ std::size_t display_width(const std::string& text) {
   return width;
 }
 
+// A cell's text as literal text: model names and reasons come from files people exchange, so
+// `<script>`, `<img onerror=...>` and `[x](javascript:...)` must not become HTML or links in a
+// viewer (backslash escapes are CommonMark's), and control characters (terminal escapes) go.
 std::string escape_cell(const std::string& text) {
   std::string out;
-  for (char c : text) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n' || c == '\r') {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto byte = static_cast<unsigned char>(c);
+    // `](` is what makes an inline link; a lone bracket (output[0]) stays as it reads.
+    const bool link_paren = c == '(' && i > 0 && text[i - 1] == ']';
+    if (c == '|' || c == '<' || c == '>' || c == '&' || c == '`' || link_paren) {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
       out += ' ';
     } else {
       out += c;

@@ -94,7 +94,12 @@ std::vector<CsvRecord> split_csv_records(const std::string& text) {
 }
 
 CsvTable parse_csv(const std::string& text, const std::string& source_name) {
-  std::vector<CsvRecord> records = split_csv_records(text);
+  // A spreadsheet's "CSV UTF-8" starts with a byte-order mark, which would become part of the
+  // first column's name (`dev` then read as missing).
+  static const std::string kByteOrderMark = "\xEF\xBB\xBF";
+  std::vector<CsvRecord> records = split_csv_records(
+      text.compare(0, kByteOrderMark.size(), kByteOrderMark) == 0 ? text.substr(kByteOrderMark.size())
+                                                                   : text);
   if (!records.empty() && records.back().open_quote_line != 0) {
     throw std::runtime_error(source_name + ":" + std::to_string(records.back().open_quote_line) +
                              ": unterminated quoted cell");

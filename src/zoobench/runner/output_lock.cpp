@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,8 +21,18 @@ namespace zoobench {
 OutputLock OutputLock::acquire(const std::string& directory) {
   std::filesystem::create_directories(directory);
   const std::string path = (std::filesystem::path(directory) / ".zoobench.lock").string();
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+  // Never through a link (a planted .zoobench.lock -> some file would have that file truncated
+  // to our pid), and only a regular file.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+  if (fd < 0 && errno == ELOOP)
+    throw UsageError(path + " is a symbolic link; zoobench writes its lock only into a file of " +
+                     "its own: remove the link and run again");
   if (fd < 0) throw UsageError("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw UsageError(path + " is not a regular file; remove it and run again");
+  }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     char owner[32] = {};

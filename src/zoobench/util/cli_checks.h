@@ -32,4 +32,20 @@ inline CLI::Validator finite_number(double minimum, bool inclusive = true) {
       "NUMBER " + range, "finite number " + range);
 }
 
+// A finite number in [minimum, maximum] (CLI::Range lets NaN through).
+inline CLI::Validator finite_range(double minimum, double maximum) {
+  std::ostringstream bounds;
+  bounds << "in [" << minimum << ", " << maximum << "]";
+  const std::string range = bounds.str();
+  CLI::Validator at_least = finite_number(minimum);
+  return CLI::Validator(
+      [at_least, maximum, range](std::string& text) -> std::string {
+        std::string copy = text;
+        std::string problem = at_least(copy);
+        if (problem.empty() && std::stod(text) > maximum) problem = "too large";
+        return problem.empty() ? "" : "'" + text + "' is out of range: a finite number " + range;
+      },
+      "NUMBER " + range, "finite number " + range);
+}
+
 }  // namespace zoobench

@@ -4,7 +4,7 @@
 #include <c10/util/Exception.h>
 
 #include <exception>
-#include <regex>
+#include <cctype>
 #include <vector>
 
 #include "zoobench/util/log.h"
@@ -19,10 +19,36 @@ std::string trimmed_line(const std::string& message, std::size_t begin, std::siz
   return line;
 }
 
+bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
 // "<file>(<line>): <function>", as TorchScript prints the Python frames of traced code.
+// Scanned by hand, not by std::regex: libstdc++'s matcher recurses once per character and a
+// model's error line can be tens of thousands of characters long.
 bool is_traced_frame(const std::string& line) {
-  static const std::regex kFrame(R"(^\S.*\(\d+\): [\w<>.]+$)");
-  return std::regex_match(line, kFrame);
+  if (line.empty() || std::isspace(static_cast<unsigned char>(line[0]))) return false;
+  const std::size_t colon = line.rfind("): ");
+  if (colon == std::string::npos || colon + 3 == line.size()) return false;
+  for (std::size_t i = colon + 3; i < line.size(); ++i) {
+    const char c = line[i];
+    if (!is_word_char(c) && c != '<' && c != '>' && c != '.') return false;
+  }
+  std::size_t open = colon;
+  while (open > 0 && std::isdigit(static_cast<unsigned char>(line[open - 1]))) --open;
+  return open < colon && open >= 2 && line[open - 1] == '(';
+}
+
+// "<Name>Error: ..." or "<Name>Exception: ..." (dotted names too: builtins.RuntimeError).
+bool names_error_class(const std::string& line) {
+  if (line.empty() || !(std::isalpha(static_cast<unsigned char>(line[0])) || line[0] == '_'))
+    return false;
+  std::size_t end = 1;
+  while (end < line.size() && (is_word_char(line[end]) || line[end] == '.')) ++end;
+  const std::string name = line.substr(0, end);
+  const auto ends = [&name](const std::string& suffix) {
+    return name.size() >= suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return (ends("Error") || ends("Exception")) && line.compare(end, 2, ": ") == 0;
 }
 
 }  // namespace
@@ -35,7 +61,6 @@ std::string first_line(const std::string& message) {
   // line that names an error class; failing that, the first line that is no traceback line.
   static const std::string kInterpreter =
       "The following operation failed in the TorchScript interpreter.";
-  static const std::regex kErrorLine(R"(^[A-Za-z_][\w.]*(Error|Exception): .*)");
   if (message.rfind(kInterpreter, 0) == 0) {
     std::vector<std::string> lines;
     for (std::size_t begin = message.find('\n'); begin != std::string::npos;) {
@@ -45,7 +70,7 @@ std::string first_line(const std::string& message) {
       begin = end;
     }
     for (const std::string& line : lines) {
-      if (std::regex_match(line, kErrorLine)) return line;
+      if (names_error_class(line)) return line;
     }
     for (const std::string& line : lines) {
       if (!line.empty() && line[0] != ' ' && line[0] != '\t' &&

@@ -90,4 +90,15 @@ std::vector<std::string> closest_names(const std::string& name,
   return out;
 }
 
+std::optional<std::string> name_problem(std::string_view name) {
+  if (name.empty()) return "it is empty";
+  if (name == "." || name == "..") return "it is '" + std::string(name) + "'";
+  if (name.size() > 200) return "it is longer than 200 characters";
+  for (const char c : name) {
+    if (c == '/' || c == '\\') return "it holds a path separator";
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "it holds a control character";
+  }
+  return std::nullopt;
+}
+
 }  // namespace zoobench

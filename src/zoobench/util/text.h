@@ -1,6 +1,7 @@
 // Small string helpers used by parsers and error messages.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,11 @@ std::vector<std::string> split(std::string_view text, char separator);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
+
+// Why `name` cannot be a model's or suite's name, which becomes one component of a path
+// (zoo/<suite>/<name>/, results/logs/<name>.log): empty, `.` or `..`, a `/` or `\`, a control
+// character, or longer than 200 bytes. nullopt when it can.
+std::optional<std::string> name_problem(std::string_view name);
 
 // Up to `limit` candidates closest to `name` (case-insensitive edit distance, substring
 // matches first): what "unknown model X; did you mean ..." shows.

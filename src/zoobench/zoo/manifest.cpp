@@ -1,12 +1,16 @@
 // Manifest parsing and artifact verification.
 #include "zoobench/zoo/manifest.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <optional>
 
 #include "zoobench/util/files.h"
 #include "zoobench/util/sha256.h"
+#include "zoobench/util/text.h"
 
 namespace zoobench {
 namespace {
@@ -115,6 +119,35 @@ std::string confined_path(const std::string& manifest_path, const std::string& d
   return joined.string();
 }
 
+bool is_sha256(const std::string& digest) {
+  return digest.size() == 64 &&
+         std::all_of(digest.begin(), digest.end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+std::string lower_case(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The fields that become paths (name, suite) or multiply every gradient (loss_scale): refused
+// with the field and the rule, as the suite yaml refuses its own.
+void check_names_and_numbers(const Manifest& manifest, const std::string& manifest_path) {
+  if (auto problem = name_problem(manifest.name))
+    throw ModelLoadError(manifest_path + ": name '" + manifest.name +
+                         "' cannot be a model's name: " + *problem);
+  if (!manifest.suite.empty()) {
+    if (auto problem = name_problem(manifest.suite))
+      throw ModelLoadError(manifest_path + ": suite '" + manifest.suite +
+                           "' cannot be a suite's name: " + *problem);
+  }
+  if (!(std::isfinite(manifest.loss_scale) && manifest.loss_scale > 0 &&
+        manifest.loss_scale <= 1e6))
+    throw ModelLoadError(manifest_path + ": training.loss_scale " +
+                         std::to_string(manifest.loss_scale) +
+                         " is out of range: a finite number greater than 0, at most 1e6");
+}
+
 }  // namespace
 
 Manifest read_manifest(const std::string& manifest_path) {
@@ -184,6 +217,7 @@ Manifest read_manifest(const std::string& manifest_path) {
     throw ModelLoadError(manifest_path + " is missing or has a malformed field (" + e.what() +
                          "); re-export the model");
   }
+  check_names_and_numbers(manifest, manifest_path);
   if (manifest.loss != "mean_of_floating_outputs" && manifest.loss != "first_output") {
     throw ModelLoadError(manifest_path + ": unknown training.loss '" + manifest.loss +
                          "' (expected mean_of_floating_outputs or first_output)");
@@ -200,8 +234,13 @@ void verify_artifact(const std::string& path, const std::string& expected_sha256
   if (!std::filesystem::is_regular_file(path)) {
     throw ModelLoadError(what + " " + path + " is not a regular file; re-export the model");
   }
+  if (!is_sha256(expected_sha256)) {
+    throw ModelLoadError("the manifest's sha256 of " + what + " " + path + " ('" +
+                         expected_sha256.substr(0, 80) +
+                         "') is not 64 hexadecimal digits; re-export the model");
+  }
   std::string actual = sha256_file(path);
-  if (actual != expected_sha256) {
+  if (actual != lower_case(expected_sha256)) {  // a digest in capitals is the same digest
     throw ModelLoadError(what + " " + path + " has sha256 " + actual.substr(0, 12) +
                          "..., the manifest says " + expected_sha256.substr(0, 12) +
                          "...: the file changed after export; not loading it. Re-export the model");

@@ -322,6 +322,7 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
     }
     config.canary_ = yaml.names(root["canary_models"]);
     config.non_deterministic_ = yaml.names(root["non_deterministic"]);
+    config.disable_cudagraph_ = yaml.names(root["disable_cudagraph"]);
     if (auto tolerance = root["tolerance"]; tolerance && tolerance.IsMap()) {
       for (const auto& item : tolerance) {
         config.tolerance_lists_[item.first.as<std::string>()] = yaml.names(item.second);
@@ -589,6 +590,10 @@ std::vector<ModelListEntry> read_model_list(const std::string& path) {
     parts.erase(std::remove_if(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }),
                 parts.end());
     ModelListEntry entry{parts[0], std::nullopt};
+    if (auto problem = name_problem(entry.name)) {
+      throw UsageError(path + ":" + std::to_string(line_number) + ": '" + entry.name +
+                       "' cannot be a model's name: " + *problem);
+    }
     if (parts.size() >= 2) {
       try {
         entry.batch_size = std::stoll(parts[1]);

@@ -47,6 +47,23 @@ TEST(Markdown, AscendTableForASmallRun) {
   EXPECT_EQ(format_ascend_table(small_run()), expected);
 }
 
+// Names and reasons come from files people exchange: in a viewer they stay text (no HTML, no
+// links), and no terminal escape reaches a report.
+TEST(Markdown, CellsCannotBecomeHtmlLinksOrTerminalEscapes) {
+  const std::string table = markdown_table(
+      {"model", "reason"},
+      {{"<script>alert(1)</script>", "[x](javascript:alert(1)) \x1b[31mred\x1b[0m"},
+       {"<img src=x onerror=alert(1)>", "a & b `code`"}});
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (std::string("<>&`").find(table[i]) != std::string::npos ||
+        (table[i] == '(' && i > 0 && table[i - 1] == ']'))
+      EXPECT_TRUE(i > 0 && table[i - 1] == '\\') << "unescaped " << table[i] << " in\n" << table;
+  }
+  EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
+  EXPECT_NE(table.find("\\<script\\>alert(1)\\</script\\>"), std::string::npos) << table;
+  EXPECT_NE(table.find("a \\& b \\`code\\`"), std::string::npos) << table;
+}
+
 TEST(Markdown, TwoDevicesAndTwoBackends) {
   std::vector<ResultRow> rows = {
       accuracy_row("cuda", "m", "pass"),

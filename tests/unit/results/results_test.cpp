@@ -68,6 +68,13 @@ TEST(Csv, ReadsUpstreamFileWithFewerColumns) {
   EXPECT_EQ(table.get(0, "accuracy"), "pass");
 }
 
+// A spreadsheet's "CSV UTF-8" export starts with a byte-order mark: `dev` is still `dev`.
+TEST(Csv, ByteOrderMarkIsNotPartOfTheFirstColumn) {
+  CsvTable table = parse_csv("\xEF\xBB\xBF" "dev,name,accuracy\ncuda,resnet18,pass\n");
+  EXPECT_EQ(table.header.front(), "dev");
+  EXPECT_EQ(table.get(0, "dev"), "cuda");
+}
+
 TEST(ResultSink, AppendsKeepsRowsAndRewritesJson) {
   testing::ScratchDir dir;
   std::string path = dir.file("out/run_accuracy.csv");

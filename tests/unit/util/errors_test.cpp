@@ -53,5 +53,18 @@ TEST(FirstLine, TracedErrorSkipsThePythonFrames) {
             "devices, cuda:0 and cuda:1!");
 }
 
+// A model's error can be one enormous line (a tensor printed whole): it is kept, and reading it
+// neither overflows the stack (std::regex recursed per character) nor loses the error class.
+TEST(FirstLine, HugeLinesAreReadWithoutRecursion) {
+  const std::string huge(200000, 'x');
+  const std::string interpreter =
+      "The following operation failed in the TorchScript interpreter.\n";
+  EXPECT_EQ(first_line(interpreter + "  File \"code.py\", line 1\nRuntimeError: " + huge + "\n"),
+            "RuntimeError: " + huge);
+  EXPECT_EQ(first_line(interpreter + "/a/b.py(12): " + huge + "\nplain " + huge), "plain " + huge);
+  EXPECT_EQ(first_line(interpreter + "/a/b.py(12): f\n(3): g\nthe line"), "(3): g");
+  EXPECT_EQ(first_line("ValueError " + huge), "ValueError " + huge);
+}
+
 }  // namespace
 }  // namespace zoobench

@@ -3,10 +3,13 @@
 // ModelLoadError that names the file.
 #include "zoobench/zoo/manifest.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include "testing/testing.h"
@@ -281,6 +284,41 @@ TEST(VerifyArtifact, MatchingShaPassesMismatchIsRefused) {
   // One changed byte in the file, same manifest: refused.
   std::ofstream(path, std::ios::app) << "!";
   EXPECT_THROW(verify_artifact(path, good, "TorchScript"), ModelLoadError);
+}
+
+// A digest in capitals is the same digest; a manifest whose digest is no digest says so (it
+// read as "the file changed after export").
+TEST(VerifyArtifact, DigestsInCapitalsPassMalformedOnesAreNamed) {
+  ScratchDir dir;
+  const std::string path = dir.file("eval.pt");
+  std::ofstream(path) << "the model's bytes";
+  std::string upper = sha256_file(path);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  EXPECT_NO_THROW(verify_artifact(path, upper, "TorchScript"));
+  try {
+    verify_artifact(path, "aa", "TorchScript");
+    FAIL() << "a two-digit digest was accepted";
+  } catch (const ModelLoadError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("is not 64 hexadecimal digits"));
+  }
+}
+
+// name and suite become paths (zoo/<suite>/<name>, bisect's repro folders); loss_scale
+// multiplies every gradient: out of their rules, the manifest is refused naming the field.
+TEST(ReadManifest, NamesThatWouldBePathsAndWildLossScalesAreRefused) {
+  ScratchDir dir;
+  const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> cases = {
+      {"name '../../x'", [](nlohmann::json& j) { j["name"] = "../../x"; }},
+      {"suite '/tmp'", [](nlohmann::json& j) { j["suite"] = "/tmp"; }},
+      {"training.loss_scale 0", [](nlohmann::json& j) { j["training"]["loss_scale"] = 0; }},
+      {"training.loss_scale -1", [](nlohmann::json& j) { j["training"]["loss_scale"] = -1; }},
+      {"training.loss_scale 1000000000", [](nlohmann::json& j) { j["training"]["loss_scale"] = 1e9; }},
+  };
+  for (const auto& [expected, edit] : cases) {
+    nlohmann::json json = example_manifest();
+    edit(json);
+    EXPECT_THAT(load_error(write_manifest(dir, json.dump())), ::testing::HasSubstr(expected));
+  }
 }
 
 TEST(VerifyArtifact, MissingFileIsRefused) {

@@ -5,6 +5,7 @@
 // file:line, and the three model-list formats.
 #include "zoobench/zoo/suite_config.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -74,6 +75,9 @@ slow:
 
 non_deterministic:
   - mobilenet_v3_large
+
+disable_cudagraph:
+  - tts_angular
 
 canary_models:
   - torchrec_dlrm
@@ -198,6 +202,8 @@ TEST_F(TorchbenchYaml, BatchSizesCanaryNonDeterministic) {
   EXPECT_TRUE(
       config_.is_non_deterministic("pytorch_unet"));  // accuracy.skip.eager_not_deterministic
   EXPECT_FALSE(config_.is_non_deterministic("resnet18"));
+  EXPECT_TRUE(config_.disables_cudagraphs("tts_angular"));
+  EXPECT_FALSE(config_.disables_cudagraphs("resnet18"));
 }
 
 // Upstream torchbench.py (PyTorch 2.11):
@@ -715,6 +721,22 @@ TEST(ReadModelList, BadBatchSizeNamesFileAndLine) {
     EXPECT_EQ(std::string(e.what()).rfind(path + ":2:", 0), 0u) << e.what();
   }
   EXPECT_THROW(read_model_list(dir.file("missing.txt")), UsageError);
+}
+
+// A list's name becomes zoo/<suite>/<name>/ and results/logs/<name>.log: a path out of them
+// (the exporter once deleted `<entry>.partial` for a `../` line) is refused with file and line.
+TEST(ReadModelList, NamesThatWouldBePathsAreRefused) {
+  ScratchDir dir;
+  for (const std::string bad : {"../outside", "a/b", "..", "bell\a"}) {
+    const std::string path = write(dir, "names.txt", "resnet18\n" + bad + " 4\n");
+    try {
+      read_model_list(path);
+      FAIL() << bad << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(path + ":2:")) << bad;
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot be a model's name")) << bad;
+    }
+  }
 }
 
 }  // namespace
