@@ -6,7 +6,7 @@
 #   scripts/gpu-check.sh                 env build test smoke
 #   scripts/gpu-check.sh STAGE...        the named stages, in the plan's order
 #
-# Stages: env build test smoke lists lists-train table dropout overhead pack
+# Stages: env build test smoke lists lists-train upstream table dropout overhead pack
 # shellcheck disable=SC2317  # the stages are called by name
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -21,13 +21,14 @@ JOBS=${JOBS:-$(nproc)}
 TORCHBENCH_DIR=${TORCHBENCH_DIR:-$ROOT/.torchbench}
 LISTS=${LISTS:-torchbench huggingface timm_models}
 LISTS_BACKEND=${LISTS_BACKEND:-inductor}
+KINDS=${KINDS:-accuracy performance}  # what lists and upstream check and time
 ZOO_MAX_GB=${ZOO_MAX_GB:-30}
-TABLE_BACKENDS=${TABLE_BACKENDS:-python_eager,jit,cudagraphs,aot_inductor,inductor,inductor:reduce-overhead}
+TABLE_BACKENDS=${TABLE_BACKENDS:-python_eager,jit,cudagraphs,aot_inductor,inductor:default,inductor}
 mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env build test smoke lists lists-train table dropout overhead pack)
+PLAN=(env build test smoke lists lists-train upstream table dropout overhead pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -74,10 +75,11 @@ stage_smoke() {
 # The seed job: each list with torch.compile, every model exported on demand within a disk
 # budget; --resume continues a run that a deadline (ZB_DEADLINE) or an interrupt ended.
 stage_lists() {
-  local suite rc=0
+  local suite rc=0 kind kinds=()
+  for kind in $KINDS; do kinds+=("--$kind"); done
   for suite in $LISTS; do
     run_zb "lists-$LISTS_BACKEND-inference" 16 --suite "$suite" --backend "$LISTS_BACKEND" \
-      --accuracy --performance --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" \
+      "${kinds[@]}" --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" \
       --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume \
       --output-format upstream || rc=1
   done
@@ -91,6 +93,26 @@ stage_lists-train() {
       --training --accuracy --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" \
       --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume \
       --output-format upstream || rc=1
+  done
+  return "$rc"
+}
+
+# Upstream's own harness on the same lists and settings as `lists` (the reference side of
+# `zoobench compare --upstream`, docs/upstream-agreement.md): .upstream is made by
+# scripts/upstream_harness.py prepare; a cut run continues without the models it has rows for.
+stage_upstream() {
+  local suite kind file filter rc=0 out=$ROOT/$RESULTS/upstream
+  mkdir -p "$out"
+  for suite in $LISTS; do
+    for kind in $KINDS; do
+      file=inductor_${suite}_float32_inference_cuda_$kind.csv
+      filter=$($PY scripts/upstream_harness.py models "suites/${suite%_models}_models_list.txt" --done "$out/$file")
+      [[ -n $filter ]] || continue
+      (cd .upstream && export HF_HUB_OFFLINE=1 && within_deadline "$PY" "$suite.py" "--$kind" --inference \
+        --backend inductor --device cuda -k "$filter" --retain-output --output-directory "$out" \
+        --output "$file" --timeout "${MODEL_TIMEOUT_S:-900}") >> "$LOGS/upstream-$suite.log" 2>&1 || rc=1
+      tail -3 "$LOGS/upstream-$suite.log"
+    done
   done
   return "$rc"
 }

@@ -31,6 +31,14 @@ run_zb() {
   return "${PIPESTATUS[0]}"
 }
 
+# within_deadline COMMAND...: the command, interrupted DEADLINE_MARGIN_S before ZB_DEADLINE.
+within_deadline() {
+  [[ -n ${ZB_DEADLINE:-} ]] || { "$@"; return; }
+  local left=$((ZB_DEADLINE - $(date +%s) - ${DEADLINE_MARGIN_S:-30}))
+  [[ $left -gt 20 ]] || { echo "-- not started, ZB_DEADLINE is near: $*"; return 0; }
+  timeout -k 30 -s INT "$left" "$@"
+}
+
 # symbolize_crashes FILE...: the zoobench frames of crash reports in these logs, as function
 # names (the binary here is not stripped; the copy on the CPU machine is another build).
 symbolize_crashes() {

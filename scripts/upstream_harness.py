@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Upstream's benchmarks/dynamo harness, made runnable offline beside zoobench.
+
+  scripts/upstream_harness.py prepare OUT --torchbench-dir DIR --extras DIR
+  scripts/upstream_harness.py models SUITE_LIST [--done CSV...]
+
+`prepare` copies the harness from a TorchBench checkout (userbenchmark/dynamo/dynamobench) into
+OUT and makes the four offline changes that docs/upstream-agreement.md lists: timm_models.yaml
+and huggingface_llm_models.py added, timm models built with random weights, and the HuggingFace
+configs that upstream downloads at import built from zoobench's exporter's offline copies (the
+same configs zoobench's models use). Nothing else of upstream's code changes.
+
+`models` prints upstream's -k filter for a zoobench model list (names matched whole), less the
+names that already have a row in the given upstream CSVs (to continue a run that was cut).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import re
+import shutil
+import sys
+
+HARNESS = os.path.join("userbenchmark", "dynamo", "dynamobench")
+
+# The one module upstream imports that the checkout lacks: its LLM entries stay out (their names
+# then fail to load, as on any machine without the hub).
+LLM_MODULE = "HF_LLM_MODELS = {}\n"
+
+# Hub config names upstream reads at import -> zoobench's exporter's name for the same model.
+OFFLINE_MODULE = '''"""The hub configs upstream's huggingface.py downloads, built offline by zoobench's exporter."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from zoo_export.sources.huggingface import EXTRA_MODELS  # noqa: E402
+
+HUB_NAMES = {
+    "allenai/longformer-base-4096": "AllenaiLongformerBase",
+    "t5-small": "T5Small",
+    "distilgpt2": "DistillGPT2",
+    "google/fnet-base": "GoogleFnet",
+    "YituTech/conv-bert-base": "YituTechConvBert",
+}
+
+
+def from_pretrained(hub_name):
+    import transformers
+
+    return EXTRA_MODELS[HUB_NAMES[hub_name]][0](transformers)
+'''
+
+# (file, text upstream has, text it becomes, how many times)
+PATCHES = [
+    ("timm_models.py", "scriptable=False, num_classes=None, pretrained=True)",
+     "scriptable=False, num_classes=None, pretrained=False)", 1),
+    ("huggingface.py", "AutoConfig.from_pretrained(", "zoobench_offline.from_pretrained(", 5),
+    ("huggingface.py", "\nEXTRA_MODELS = {", "\nimport zoobench_offline  # noqa: E402\n\nEXTRA_MODELS = {", 1),
+]
+
+
+def prepare(out: str, torchbench_dir: str, extras: str) -> None:
+    source = os.path.join(torchbench_dir, HARNESS)
+    if not os.path.isfile(os.path.join(source, "common.py")):
+        sys.exit(f"upstream_harness: no {HARNESS}/common.py under {torchbench_dir}")
+    yaml = os.path.join(extras, "timm_models.yaml")
+    if not os.path.isfile(yaml):
+        sys.exit(f"upstream_harness: no timm_models.yaml in {extras} (../shared/upstream-dynamo)")
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    shutil.copytree(source, out)
+    os.chmod(out, 0o755)
+    shutil.copy(yaml, os.path.join(out, "timm_models.yaml"))
+    with open(os.path.join(out, "huggingface_llm_models.py"), "w") as f:
+        f.write(LLM_MODULE)
+    with open(os.path.join(out, "zoobench_offline.py"), "w") as f:
+        f.write(OFFLINE_MODULE)
+    for name, old, new, count in PATCHES:
+        path = os.path.join(out, name)
+        os.chmod(path, 0o644)
+        with open(path) as f:
+            text = f.read()
+        if text.count(old) != count:
+            sys.exit(f"upstream_harness: {name} has {text.count(old)} of {old!r}, expected "
+                     f"{count}: the checkout's harness changed; update PATCHES")
+        with open(path, "w") as f:
+            f.write(text.replace(old, new))
+    print(f"upstream's harness, offline, in {out}")
+
+
+def done_names(paths) -> set:
+    names = set()
+    for path in paths:
+        if os.path.isfile(path):
+            with open(path, newline="") as f:
+                names.update(row["name"] for row in csv.DictReader(f) if row.get("name"))
+    return names
+
+
+def models(model_list: str, done: list) -> None:
+    with open(model_list) as f:
+        names = [line.replace(",", " ").split()[0] for line in f
+                 if line.strip() and not line.startswith("#")]
+    left = [n for n in names if n not in done_names(done)]
+    # upstream: re.search("|".join(filters), name, re.IGNORECASE); anchored, each name whole
+    print("^(" + "|".join(re.escape(n) for n in left) + ")$" if left else "")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("prepare")
+    p.add_argument("out")
+    p.add_argument("--torchbench-dir", required=True)
+    p.add_argument("--extras", required=True, help="the folder with timm_models.yaml")
+    m = commands.add_parser("models")
+    m.add_argument("model_list")
+    m.add_argument("--done", nargs="*", default=[])
+    args = parser.parse_args()
+    if args.command == "prepare":
+        prepare(args.out, args.torchbench_dir, args.extras)
+    else:
+        models(args.model_list, args.done)
+
+
+if __name__ == "__main__":
+    main()
