@@ -18,8 +18,10 @@ std::optional<int64_t> upstream_accuracy_batch_size(const std::string& suite) {
 
 std::vector<RunOptions> upstream_passes(const RunOptions& options) {
   const auto size = upstream_accuracy_batch_size(options.suite);
-  // A model's own child (--row-out) runs what its parent decided.
-  if (!options.accuracy || options.batch_size || !size || !options.row_out.empty())
+  // A model's own child (--row-out) runs what its parent decided; --no-export runs the zoo's
+  // entries as they are.
+  if (!options.accuracy || options.batch_size || !size || !options.row_out.empty() ||
+      !options.export_missing)
     return {options};
   RunOptions accuracy = options;
   accuracy.performance = false;
@@ -43,6 +45,12 @@ std::vector<RunOptions> upstream_passes(const RunOptions& options) {
 int execute_upstream_passes(const RunOptions& options,
                             const std::vector<std::string>& command_line) {
   const auto passes = upstream_passes(options);
+  const auto size = upstream_accuracy_batch_size(options.suite);
+  if (options.accuracy && !options.batch_size && size && !options.export_missing) {
+    log::info("--no-export: accuracy at the zoo's batch sizes (upstream checks {} at {}; "
+              "--batch-size {} with a zoo exported at it does the same)",
+              options.suite, *size, *size);
+  }
   if (passes.size() > 1 || passes[0].batch_size != options.batch_size) {
     log::info("accuracy at batch size {} (upstream's for {}; --batch-size N to choose){}",
               *passes[0].batch_size, options.suite,

@@ -4,7 +4,8 @@
 // lists' batch sizes. zoobench does the same, so its verdicts are upstream's verdicts on the
 // same inputs: a run of those suites that checks accuracy without --batch-size checks it at
 // upstream's size, from the zoo's entry for that batch size (exported on demand), and times
-// performance at the lists' sizes as a second pass over the same models.
+// performance at the lists' sizes as a second pass over the same models. A run with
+// --no-export takes the zoo's entries as they are (and says so).
 #pragma once
 
 #include <cstdint>

@@ -15,12 +15,41 @@
 
 namespace zoobench {
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+std::string read_text_file(const std::string& path, std::uintmax_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO without a writer returns at once, and fstat then refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw std::runtime_error("cannot read " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw std::runtime_error("cannot read " + path + ": not a regular file");
+  }
+  if (static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    throw std::runtime_error("cannot read " + path + ": " + std::to_string(st.st_size) +
+                             " bytes, more than the " + std::to_string(max_bytes) +
+                             " such a file may hold");
+  }
+  std::string bytes;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw std::runtime_error("cannot read " + path + ": " + std::strerror(error));
+    }
+    if (n == 0) break;
+    bytes.append(buffer, static_cast<std::size_t>(n));
+    if (bytes.size() > max_bytes) {  // it grew while being read
+      ::close(fd);
+      throw std::runtime_error("cannot read " + path + ": more than " +
+                               std::to_string(max_bytes) + " bytes");
+    }
+  }
+  ::close(fd);
+  return bytes;
 }
 
 int write_fully(int fd, const std::string& bytes) {

@@ -1,13 +1,22 @@
 // Whole-file reads and crash-safe writes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace zoobench {
 
-// The file's bytes; throws std::runtime_error naming the file when it cannot be read.
-std::string read_text_file(const std::string& path);
+// What read_text_file reads at most unless told otherwise (results, logs).
+inline constexpr std::uintmax_t kReadLimitBytes = std::uintmax_t{1} << 30;
+// Files zoobench writes small (a manifest, a zoo's index.json): a 60 MB one is hostile, and
+// every model process would parse it.
+inline constexpr std::uintmax_t kSmallFileLimitBytes = std::uintmax_t{16} << 20;
+
+// The file's bytes; throws std::runtime_error naming the file when it cannot be read, is not a
+// regular file (a FIFO would block the run, /dev/zero never end) or holds more than
+// `max_bytes`. Symbolic links are followed to what they name, which must be regular.
+std::string read_text_file(const std::string& path, std::uintmax_t max_bytes = kReadLimitBytes);
 
 // Writes to `path + ".tmp<pid>"`, syncs, then renames over `path`: a reader (or a process killed
 // mid-write) sees either the old file or the new one, never half of it. On a failure (a full

@@ -71,7 +71,7 @@ ZooCatalog ZooCatalog::scan_or_empty(const std::string& zoo_dir) {
   fs::path index = fs::path(zoo_dir) / "index.json";
   if (fs::exists(index)) {
     try {
-      auto json = nlohmann::json::parse(read_text_file(index.string()));
+      auto json = nlohmann::json::parse(read_text_file(index.string(), kSmallFileLimitBytes));
       for (const auto& item : json.value("models", nlohmann::json::array())) {
         if (item.value("status", "") == "failed") {
           catalog.failures_.push_back(

@@ -66,7 +66,8 @@ std::optional<ExportRecord> export_record(const std::string& zoo_dir, const std:
                                           const std::string& name) {
   try {
     const auto index =
-        nlohmann::json::parse(read_text_file((fs::path(zoo_dir) / "index.json").string()));
+        nlohmann::json::parse(
+            read_text_file((fs::path(zoo_dir) / "index.json").string(), kSmallFileLimitBytes));
     for (const auto& item : index.value("models", nlohmann::json::array())) {
       if (item.value("suite", "") != suite || item.value("name", "") != name) continue;
       ExportRecord record;

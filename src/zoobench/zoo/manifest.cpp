@@ -153,9 +153,9 @@ void check_names_and_numbers(const Manifest& manifest, const std::string& manife
 Manifest read_manifest(const std::string& manifest_path) {
   std::string text;
   try {
-    text = read_text_file(manifest_path);
-  } catch (const std::exception&) {
-    throw ModelLoadError("cannot read " + manifest_path + "; re-export the model");
+    text = read_text_file(manifest_path, kSmallFileLimitBytes);
+  } catch (const std::exception& e) {
+    throw ModelLoadError(std::string(e.what()) + "; re-export the model");
   }
   nlohmann::json json;
   try {

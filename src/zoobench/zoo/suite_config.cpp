@@ -283,21 +283,12 @@ SuiteConfig::SuiteConfig(std::string suite) : suite_(std::move(suite)) {
   rule_ = suite_ == "huggingface" || suite_ == "timm_models" ? suite_ : "torchbench";
 }
 
-SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& suite) {
-  SuiteConfig config(suite);
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(yaml_path);
-  } catch (const YAML::BadFile&) {
-    throw UsageError("cannot read " + yaml_path);
-  } catch (const YAML::Exception& e) {
-    throw UsageError(where(yaml_path, e.mark) + ": " + e.msg);
-  }
-  if (!root || root.IsNull()) return config;
-  if (!root.IsMap()) throw UsageError(yaml_path + ": expected a mapping at the top level");
-  SuiteYaml yaml(yaml_path);
-  try {
-    check_known_keys(yaml, root);
+// SuiteConfig::load's steps, each the reader of one part of the yaml.
+struct SuiteYamlReader {
+  SuiteConfig& config;
+  SuiteYaml& yaml;
+
+  void upstream_lists(const YAML::Node& root) {
     if (auto batch = root["batch_size"]) {
       config.batch_training_ = yaml.sizes(batch["training"]);
       config.batch_inference_ = yaml.sizes(batch["inference"]);
@@ -323,100 +314,131 @@ SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& s
     config.canary_ = yaml.names(root["canary_models"]);
     config.non_deterministic_ = yaml.names(root["non_deterministic"]);
     config.disable_cudagraph_ = yaml.names(root["disable_cudagraph"]);
-    if (auto tolerance = root["tolerance"]; tolerance && tolerance.IsMap()) {
-      for (const auto& item : tolerance) {
-        config.tolerance_lists_[item.first.as<std::string>()] = yaml.names(item.second);
-      }
-      // upstream's tolerance.accuracy_check_runs: {model: N} compiled runs, majority vote
-      if (auto runs = tolerance["accuracy_check_runs"]; runs && runs.IsMap()) {
-        for (const auto& item : runs) {
-          const std::string model = item.first.as<std::string>();
-          config.accuracy_check_runs_[model] = static_cast<int>(whole_number_in(
-              yaml, item.second, "tolerance.accuracy_check_runs", model, 1, kMaxAccuracyCheckRuns));
-        }
-      }
-      // An IoU is in [0, 1]: a threshold above 1 fails every mask, 0 or less passes every one.
-      if (auto thresholds = tolerance["iou_thresholds"]; thresholds && thresholds.IsMap()) {
-        for (const auto& item : thresholds) {
-          const std::string model = item.first.as<std::string>();
-          config.iou_thresholds_[model] = number_in(
-              yaml, item.second, "tolerance.iou_thresholds", model, is_share, kShareRange);
-        }
-      }
-    }
     config.larger_multiplier_ = yaml.names(root["require_larger_multiplier_for_smaller_tensor"]);
-    if (auto ours = root["zoobench"]) {
-      if (ours["tolerance_rule"]) config.rule_ = tolerance_rule(yaml, ours["tolerance_rule"]);
-      config.patches_ = yaml.patch_map(ours["patches"]);
-      config.training_patches_ = yaml.patch_map(ours["training_patches"]);
-      config.flaky_ = yaml.names(ours["flaky"]);
-      for (const auto& name : yaml.names(ours["use_iou_for_bool"]))
-        config.iou_for_bool_.insert(name);
-      if (auto overrides = ours["tolerance_overrides"]; overrides && overrides.IsMap()) {
-        for (const auto& item : overrides) {
-          const std::string model = item.first.as<std::string>();
-          const auto& body = item.second;
-          yaml.expect_known_keys(body, "zoobench.tolerance_overrides." + model, kOverrideKeys);
-          Override o;
-          o.tolerance = override_tolerance(yaml, body, model);
-          if (body["cosine"]) o.cosine = body["cosine"].as<bool>();
-          o.mode = override_mode(yaml, body, model);
-          o.reason = body["reason"] ? body["reason"].as<std::string>() : "";
-          if (o.reason.empty()) {
-            yaml.refuse(body, "tolerance override for '" + model +
-                                  "' needs a `reason:` (it is shown in results)");
-          }
-          config.overrides_[model] = o;
-        }
-      }
-      // {model: {backend: [switch, ...], reason: text}}; the switch names are checked against
-      // the backend when a run uses them (the backends live above this library).
-      if (auto off = ours["switches_off"]; off && off.IsMap()) {
-        for (const auto& item : off) {
-          const std::string model = item.first.as<std::string>();
-          const auto& body = item.second;
-          if (!body.IsMap()) {
-            yaml.refuse(body, "zoobench.switches_off." + model +
-                                  " must be a mapping: {BACKEND: [switch, ...], reason: ...}");
-          }
-          ModelSwitchesOff entry;
-          for (const auto& field : body) {
-            const std::string key = field.first.as<std::string>();
-            if (key == "reason") {
-              entry.reason = field.second.as<std::string>();
-            } else {
-              std::set<std::string> listed = yaml.names(field.second);
-              entry.by_backend[key] = std::vector<std::string>(listed.begin(), listed.end());
-            }
-          }
-          if (entry.reason.empty()) {
-            yaml.refuse(body, "switches turned off for '" + model +
-                                  "' need a `reason:` (the run's log and bisect's report show it)");
-          }
-          if (entry.by_backend.empty()) {
-            yaml.refuse(body, "zoobench.switches_off." + model +
-                                  " names no backend: {BACKEND: [switch, ...], reason: ...}");
-          }
-          config.switches_off_[model] = std::move(entry);
-        }
-      }
-      // Why a model of a skip list is skipped, in words: {model: reason}.
-      if (auto reasons = ours["skip_reasons"]; reasons && reasons.IsMap()) {
-        for (const auto& item : reasons) {
-          config.skip_reasons_[item.first.as<std::string>()] = item.second.as<std::string>();
-        }
-      }
-      // The training loss is multiplied by it: 0 or a negative scale trains nothing or the
-      // wrong way, NaN or infinity makes every gradient NaN.
-      if (auto scales = ours["loss_scale"]; scales && scales.IsMap()) {
-        for (const auto& item : scales) {
-          const std::string model = item.first.as<std::string>();
-          config.loss_scale_[model] = number_in(
-              yaml, item.second, "zoobench.loss_scale", model,
-              [](double v) { return std::isfinite(v) && v > 0; }, "a finite number greater than 0");
-        }
+  }
+
+  void tolerance(const YAML::Node& tolerance) {
+    if (!tolerance || !tolerance.IsMap()) return;
+    for (const auto& item : tolerance) {
+      config.tolerance_lists_[item.first.as<std::string>()] = yaml.names(item.second);
+    }
+    // upstream's tolerance.accuracy_check_runs: {model: N} compiled runs, majority vote
+    if (auto runs = tolerance["accuracy_check_runs"]; runs && runs.IsMap()) {
+      for (const auto& item : runs) {
+        const std::string model = item.first.as<std::string>();
+        config.accuracy_check_runs_[model] = static_cast<int>(whole_number_in(
+            yaml, item.second, "tolerance.accuracy_check_runs", model, 1, kMaxAccuracyCheckRuns));
       }
     }
+    // An IoU is in [0, 1]: a threshold above 1 fails every mask, 0 or less passes every one.
+    if (auto thresholds = tolerance["iou_thresholds"]; thresholds && thresholds.IsMap()) {
+      for (const auto& item : thresholds) {
+        const std::string model = item.first.as<std::string>();
+        config.iou_thresholds_[model] = number_in(yaml, item.second, "tolerance.iou_thresholds",
+                                                  model, is_share, kShareRange);
+      }
+    }
+  }
+
+  void tolerance_overrides(const YAML::Node& overrides) {
+    if (!overrides || !overrides.IsMap()) return;
+    for (const auto& item : overrides) {
+      const std::string model = item.first.as<std::string>();
+      const auto& body = item.second;
+      yaml.expect_known_keys(body, "zoobench.tolerance_overrides." + model, kOverrideKeys);
+      SuiteConfig::Override o;
+      o.tolerance = override_tolerance(yaml, body, model);
+      if (body["cosine"]) o.cosine = body["cosine"].as<bool>();
+      o.mode = override_mode(yaml, body, model);
+      o.reason = body["reason"] ? body["reason"].as<std::string>() : "";
+      if (o.reason.empty()) {
+        yaml.refuse(body, "tolerance override for '" + model +
+                              "' needs a `reason:` (it is shown in results)");
+      }
+      config.overrides_[model] = o;
+    }
+  }
+
+  // {model: {backend: [switch, ...], reason: text}}; the switch names are checked against the
+  // backend when a run uses them (the backends live above this library).
+  void switches_off(const YAML::Node& off) {
+    if (!off || !off.IsMap()) return;
+    for (const auto& item : off) {
+      const std::string model = item.first.as<std::string>();
+      const auto& body = item.second;
+      if (!body.IsMap()) {
+        yaml.refuse(body, "zoobench.switches_off." + model +
+                              " must be a mapping: {BACKEND: [switch, ...], reason: ...}");
+      }
+      SuiteConfig::ModelSwitchesOff entry;
+      for (const auto& field : body) {
+        const std::string key = field.first.as<std::string>();
+        if (key == "reason") {
+          entry.reason = field.second.as<std::string>();
+        } else {
+          std::set<std::string> listed = yaml.names(field.second);
+          entry.by_backend[key] = std::vector<std::string>(listed.begin(), listed.end());
+        }
+      }
+      if (entry.reason.empty()) {
+        yaml.refuse(body, "switches turned off for '" + model +
+                              "' need a `reason:` (the run's log and bisect's report show it)");
+      }
+      if (entry.by_backend.empty()) {
+        yaml.refuse(body, "zoobench.switches_off." + model +
+                              " names no backend: {BACKEND: [switch, ...], reason: ...}");
+      }
+      config.switches_off_[model] = std::move(entry);
+    }
+  }
+
+  void zoobench_keys(const YAML::Node& ours) {
+    if (!ours) return;
+    if (ours["tolerance_rule"]) config.rule_ = tolerance_rule(yaml, ours["tolerance_rule"]);
+    config.patches_ = yaml.patch_map(ours["patches"]);
+    config.training_patches_ = yaml.patch_map(ours["training_patches"]);
+    config.flaky_ = yaml.names(ours["flaky"]);
+    for (const auto& name : yaml.names(ours["use_iou_for_bool"])) config.iou_for_bool_.insert(name);
+    tolerance_overrides(ours["tolerance_overrides"]);
+    switches_off(ours["switches_off"]);
+    // Why a model of a skip list is skipped, in words: {model: reason}.
+    if (auto reasons = ours["skip_reasons"]; reasons && reasons.IsMap()) {
+      for (const auto& item : reasons) {
+        config.skip_reasons_[item.first.as<std::string>()] = item.second.as<std::string>();
+      }
+    }
+    // The training loss is multiplied by it: 0 or a negative scale trains nothing or the wrong
+    // way, NaN or infinity makes every gradient NaN.
+    if (auto scales = ours["loss_scale"]; scales && scales.IsMap()) {
+      for (const auto& item : scales) {
+        const std::string model = item.first.as<std::string>();
+        config.loss_scale_[model] = number_in(
+            yaml, item.second, "zoobench.loss_scale", model,
+            [](double v) { return std::isfinite(v) && v > 0; }, "a finite number greater than 0");
+      }
+    }
+  }
+};
+
+SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& suite) {
+  SuiteConfig config(suite);
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(yaml_path);
+  } catch (const YAML::BadFile&) {
+    throw UsageError("cannot read " + yaml_path);
+  } catch (const YAML::Exception& e) {
+    throw UsageError(where(yaml_path, e.mark) + ": " + e.msg);
+  }
+  if (!root || root.IsNull()) return config;
+  if (!root.IsMap()) throw UsageError(yaml_path + ": expected a mapping at the top level");
+  SuiteYaml yaml(yaml_path);
+  try {
+    check_known_keys(yaml, root);
+    SuiteYamlReader reader{config, yaml};
+    reader.upstream_lists(root);
+    reader.tolerance(root["tolerance"]);
+    reader.zoobench_keys(root["zoobench"]);
   } catch (const YAML::Exception& e) {
     throw UsageError(where(yaml_path, e.mark) + ": " + e.msg);
   }

@@ -79,6 +79,7 @@ class SuiteConfig {
   SwitchesOff switches_off(const std::string& model, const std::string& backend) const;
 
  private:
+  friend struct SuiteYamlReader;  // suite_config.cpp: load's steps, one part of the yaml each
   std::string suite_;
   std::string rule_;  // which upstream tolerance rule applies: torchbench | huggingface | timm_models
   std::map<std::string, int64_t> batch_training_, batch_inference_;

@@ -80,13 +80,16 @@ TEST(AccuracyBatch, AccuracyAtUpstreamsSizePerformanceAtTheLists) {
   EXPECT_EQ(accuracy_only[0].batch_size, 1);
 }
 
-TEST(AccuracyBatch, AChosenBatchSizeAnotherSuiteOrAChildRunAsAsked) {
+TEST(AccuracyBatch, AChosenBatchSizeAnotherSuiteNoExportOrAChildRunAsAsked) {
   auto chosen = run_options("torchbench", true, true);
   chosen.batch_size = 16;
   EXPECT_EQ(upstream_passes(chosen).size(), 1u);
   EXPECT_EQ(upstream_passes(chosen)[0].batch_size, 16);
   EXPECT_EQ(upstream_passes(run_options("demo", true, true)).size(), 1u);
   EXPECT_EQ(upstream_passes(run_options("torchbench", false, true))[0].batch_size, std::nullopt);
+  auto no_export = run_options("torchbench", true, false);
+  no_export.export_missing = false;
+  EXPECT_EQ(upstream_passes(no_export)[0].batch_size, std::nullopt);
   auto child = run_options("torchbench", true, false);
   child.row_out = "rows.json";
   EXPECT_EQ(upstream_passes(child)[0].batch_size, std::nullopt);

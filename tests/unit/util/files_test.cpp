@@ -2,7 +2,9 @@
 // break) and the atomic write, including its failures (a full disk, a rename that fails).
 #include "zoobench/util/files.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +15,32 @@ namespace zoobench {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string read_error(const std::string& path, std::uintmax_t limit = kReadLimitBytes) {
+  try {
+    read_text_file(path, limit);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A FIFO in a manifest's place blocked a run forever, /dev/zero behind a link read gigabytes:
+// every whole-file read refuses what is not a regular file, at once, and what is too large.
+TEST(ReadTextFile, OnlyRegularFilesWithinTheLimit) {
+  testing::ScratchDir dir;
+  std::ofstream(dir.file("small.json")) << "{}";
+  EXPECT_EQ(read_text_file(dir.file("small.json")), "{}");
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  EXPECT_THAT(read_error(dir.file("fifo")), ::testing::HasSubstr("not a regular file"));
+  fs::create_symlink("/dev/zero", dir.file("zero"));
+  EXPECT_THAT(read_error(dir.file("zero")), ::testing::HasSubstr("not a regular file"));
+  EXPECT_THAT(read_error(dir.path()), ::testing::HasSubstr("not a regular file"));
+  std::ofstream(dir.file("big.json")) << std::string(1000, ' ');
+  EXPECT_THAT(read_error(dir.file("big.json"), 999), ::testing::HasSubstr("1000 bytes, more than the 999"));
+  EXPECT_EQ(read_text_file(dir.file("big.json"), 1000).size(), 1000u);
+  EXPECT_THAT(read_error(dir.file("missing")), ::testing::HasSubstr("No such file"));
+}
 
 TEST(RemoveTree, RemovesNestedFilesAndFoldersButNotWhatSymlinksPointTo) {
   testing::ScratchDir dir;
