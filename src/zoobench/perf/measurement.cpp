@@ -64,7 +64,8 @@ SideSummary summarize_side(std::vector<double> samples_ms, const MeasurementSett
   for (const SideStatistic& registered : side_statistics()) {
     s.*registered.field = registered.statistic.compute(samples_ms);
   }
-  s.unstable = std::isfinite(s.cov) && s.cov > settings.unstable_cov;
+  s.spread = stats::robust_spread(samples_ms);
+  s.unstable = std::isfinite(s.spread) && s.spread > settings.unstable_cov;
   s.samples_ms = std::move(samples_ms);
   return s;
 }
@@ -115,8 +116,9 @@ PairedMeasurement measure_interleaved(const std::function<void()>& eager,
       m.eager.samples_ms, m.compiled.samples_ms, 0.95, settings.bootstrap_resamples);
   m.unstable = m.eager.unstable || m.compiled.unstable;
   if (m.unstable) {
-    m.note = fmt::format("unstable: CoV eager {:.1f}%, compiled {:.1f}% (> {:.1f}%)",
-                         m.eager.cov * 100, m.compiled.cov * 100, settings.unstable_cov * 100);
+    m.note = fmt::format(
+        "unstable: spread (1.4826 MAD / median) eager {:.1f}%, compiled {:.1f}% (> {:.1f}%)",
+        m.eager.spread * 100, m.compiled.spread * 100, settings.unstable_cov * 100);
   }
   return m;
 }

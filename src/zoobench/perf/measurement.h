@@ -29,13 +29,17 @@ struct MeasurementSettings {
   double min_sample_ms =
       1.0;  // a sample lasts at least this long (clock resolution, launch jitter)
   int64_t max_iterations_per_run = 10000;
-  double unstable_cov = 0.025;  // trtexec's threshold
+  double unstable_cov = 0.025;  // trtexec's 2.5%, applied to the robust spread
   int bootstrap_resamples = 2000;
 };
 
 struct SideSummary {
   std::vector<double> samples_ms;  // per-iteration time of each sample
   double median_ms = 0, min_ms = 0, p10_ms = 0, p90_ms = 0, cov = 0;
+  // stats::robust_spread: what the unstable flag reads. The CoV (mean and standard deviation)
+  // is reported too, but one slow sample among 30 (a page fault, another process) trips it
+  // while the median it would question barely moves.
+  double spread = 0;
   std::optional<double> device_median_ms;  // CUDA events, per iteration
   double first_iteration_ms = 0;  // the very first call (compile/lazy-init cost shows here)
   bool unstable = false;
@@ -68,7 +72,7 @@ struct PairedMeasurement {
 // Picks the iterations per sample so that a sample of the faster side lasts `min_sample_ms`.
 int64_t choose_iterations_per_run(double fastest_iteration_ms, const MeasurementSettings& settings);
 
-// Summarises one side's samples (median, percentiles, CoV, unstable flag).
+// Summarises one side's samples (median, percentiles, CoV, robust spread, unstable flag).
 SideSummary summarize_side(std::vector<double> samples_ms, const MeasurementSettings& settings);
 
 // Runs the whole protocol. `eager` and `compiled` (and `uncompiled`, when given) each perform

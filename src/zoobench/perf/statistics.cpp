@@ -49,6 +49,16 @@ double coefficient_of_variation(const std::vector<double>& values) {
   return standard_deviation(values) / m;
 }
 
+double robust_spread(const std::vector<double>& values) {
+  if (values.empty()) return kNaN;
+  const double centre = median(values);
+  if (centre == 0) return kNaN;
+  std::vector<double> deviations;
+  deviations.reserve(values.size());
+  for (double v : values) deviations.push_back(std::abs(v - centre));
+  return 1.4826 * median(std::move(deviations)) / centre;
+}
+
 double geometric_mean(const std::vector<double>& values) {
   if (values.empty()) return kNaN;
   double log_sum = 0;

@@ -24,6 +24,9 @@ double minimum(const std::vector<double>& values);
 double standard_deviation(const std::vector<double>& values);
 // Coefficient of variation: standard deviation / mean.
 double coefficient_of_variation(const std::vector<double>& values);
+// Robust relative spread: 1.4826 x the median absolute deviation / the median (for normal
+// samples about the coefficient of variation; one outlier among many barely moves it).
+double robust_spread(const std::vector<double>& values);
 double geometric_mean(const std::vector<double>& values);
 
 // Percentile bootstrap confidence interval of median(eager) / median(compiled) over paired

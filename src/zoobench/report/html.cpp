@@ -130,7 +130,7 @@ std::string td_number(const std::string& text, std::optional<double> sort_value,
 }
 
 std::string unstable_mark(const std::string& threshold) {
-  return "<span class=\"mark\" title=\"unstable: CoV above " + escape_html(threshold) +
+  return "<span class=\"mark\" title=\"unstable: spread above " + escape_html(threshold) +
          "\">\u2020</span>";
 }
 
@@ -149,7 +149,7 @@ std::string status_cell(const std::optional<AccuracyCell>& cell,
                      status, status, title, status, was);
 }
 
-// `unstable_threshold`: the CoV threshold the measurement exceeded, "" when it was stable.
+// `unstable_threshold`: the spread threshold the measurement exceeded, "" when it was stable.
 std::string speedup_cell(std::optional<double> speedup, std::optional<double> ci_low,
                          std::optional<double> ci_high, const std::string& unstable_threshold) {
   if (!speedup) return td_number("-", std::nullopt);
@@ -235,7 +235,7 @@ std::string cards(const JoinedResults& joined, const ReportSummary& summary,
     }
     out += card(
         "Unstable measurements", std::to_string(unstable), unstable > 0 ? "bad" : "good",
-        fmt::format("of {} performance rows (CoV above {})", measured, joined.unstable_threshold));
+        fmt::format("of {} performance rows (spread above {})", measured, joined.unstable_threshold));
   }
   if (options.baseline) {
     int regressions = options.baseline->regressions();

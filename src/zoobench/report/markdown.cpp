@@ -168,7 +168,7 @@ std::string baseline_section(const JoinedResults& joined, const ReportOptions& o
 
 std::string unstable_footnote(const JoinedResults& joined) {
   return std::string(kUnstableMark) +
-         " unstable: the coefficient of variation of the eager or compiled samples exceeded " +
+         " unstable: the spread of the eager or compiled samples (1.4826 MAD / median) exceeded " +
          joined.unstable_threshold + "; the speedup may not reproduce.";
 }
 
@@ -337,7 +337,7 @@ std::string format_latency_matrix(const std::vector<ResultRow>& rows) {
 
 std::string latency_matrix_legend() {
   return "Latency in ms per iteration (the compiled side's median); in bold: the fastest backend "
-         "whose accuracy did not fail; \u2020: unstable, the coefficient of variation of its "
+         "whose accuracy did not fail; \u2020: unstable, the spread (1.4826 MAD / median) of its "
          "samples exceeded the row's threshold (it may not reproduce); \u2717: the backend's "
          "accuracy check failed; "
          "zoobench/torch.compile: zoobench's fastest backend / torch.compile's fastest (below 1: "

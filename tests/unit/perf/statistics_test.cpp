@@ -80,6 +80,10 @@ TEST(CoefficientOfVariation, StandardDeviationOverMean) {
               1e-15);
   EXPECT_DOUBLE_EQ(coefficient_of_variation({3, 3, 3}), 0.0);
   EXPECT_TRUE(std::isnan(coefficient_of_variation({-1, 1})));  // mean 0
+  // median 4.5, absolute deviations 2.5 0.5 0.5 0.5 0.5 0.5 2.5 4.5: their median 0.5
+  EXPECT_NEAR(robust_spread({2, 4, 4, 4, 5, 5, 7, 9}), 1.4826 * 0.5 / 4.5, 1e-15);
+  EXPECT_DOUBLE_EQ(robust_spread({3, 3, 3}), 0.0);
+  EXPECT_TRUE(std::isnan(robust_spread({})));
   EXPECT_TRUE(std::isnan(coefficient_of_variation({})));
 }
 

@@ -36,7 +36,7 @@ TEST(Markdown, AscendTableForASmallRun) {
       "Summary: pass rate 50.0% (1/2) \u00b7 geomean E2E_speed_up_rate 1.00x over 2 models \u00b7 "
       "geomean OP_speed_up_rate -\n"
       "\n"
-      "\u2020 unstable: the coefficient of variation of the eager or compiled samples exceeded "
+      "\u2020 unstable: the spread of the eager or compiled samples (1.4826 MAD / median) exceeded "
       "2.5%; the speedup may not reproduce.\n"
       "\n"
       "Failures:\n"
