@@ -113,6 +113,9 @@ TEST(SuiteRun, AnAccuracySkipSkipsTheCheckNotTheTimingAndResumeAddsNoSecondRow) 
   auto both = zt::run_command(zoobench_command(
       common + " --accuracy --performance --repeat 3 --warmup 1 --iterations-per-run 1"));
   ASSERT_EQ(both.exit_code, 0) << both.output;
+  // The summary says what the host was doing while it timed.
+  EXPECT_THAT(both.output, ::testing::ContainsRegex("host: load average [0-9.]+ over the last "
+                                                    "minute on [0-9]+ CPU"));
   using Statuses = std::multiset<std::pair<std::string, std::string>>;
   const Statuses checked = {{"big", "pass_due_to_skip"}, {"small", "pass"}};
   EXPECT_EQ(names_and_statuses(read_csv(accuracy_csv(out, "sized"))), checked) << both.output;

@@ -199,6 +199,19 @@ MissingRows missing_rows(const RunOptions& options, RunSinks& sinks, const ZooEn
   return missing;
 }
 
+// What the host was doing while the run timed models: the load over the last minute against
+// its CPUs (the run's own model process counts as about one).
+void print_host_load(std::FILE* out) {
+  double load[1] = {0};
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (::getloadavg(load, 1) != 1 || cpus <= 0) return;
+  std::fprintf(out, "  host: load average %.1f over the last minute on %ld CPU(s)%s\n", load[0],
+               cpus,
+               load[0] > static_cast<double>(cpus)
+                   ? ": busier than its CPUs, so latencies may read slow and spread wide"
+                   : "");
+}
+
 void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std::FILE* out) {
   std::map<std::string, int> by_status;
   std::map<std::string, std::pair<int, int>> accuracy;  // backend -> (passed, total)
@@ -240,6 +253,7 @@ void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std:
   if (skipped) std::fprintf(out, "%s %zu skipped;", backends.size() > 1 ? "\n " : "", skipped);
   std::fprintf(out, "\n");
   for (const auto& [key, count] : by_status) std::fprintf(out, "  %-40s %d\n", key.c_str(), count);
+  if (!speedups.empty()) print_host_load(out);
 }
 
 // --cpu-affinity must name CPUs this process may use, at least one per worker.
