@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "integration_helpers.h"
+#include "zoobench/runner/output_lock.h"
 #include "testing/testing.h"
 
 namespace {
@@ -724,6 +725,21 @@ TEST(SuiteRunErrors, UnknownModelSuggestsCloseNames) {
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_THAT(result.output, HasSubstr("unknown model 'good_mpl'"));
   EXPECT_THAT(result.output, HasSubstr("did you mean: good_mlp"));
+}
+
+// Two runs with different --output-directory and the same --output interleaved their rows:
+// the folder of an --output file elsewhere is locked as the output folder is.
+TEST(SuiteRunErrors, AnOutputFileElsewhereIsLockedToo) {
+  zt::ScratchDir dir;
+  fs::create_directories(dir.file("suites"));
+  zoobench::OutputLock live = zoobench::OutputLock::acquire(dir.file("shared"));
+  auto result = zt::run_command(zoobench_command(
+      "run --accuracy --suite faulty --zoo " + quote(fake_zoo(dir)) + " --suites-dir " +
+      quote(dir.file("suites")) + " --output-directory " + quote(dir.file("mine")) +
+      " --output " + quote(dir.file("shared/rows.csv"))));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("another zoobench run"));
+  EXPECT_THAT(result.output, HasSubstr(dir.file("shared")));
 }
 
 TEST(SuiteRunErrors, UnknownFlagIsNamed) {

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "zoobench/backends/backend.h"
@@ -648,6 +649,17 @@ int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped,
   return gate.fails() ? 1 : 0;
 }
 
+std::optional<OutputLock> lock_output_file_folder(const RunOptions& options) {
+  if (options.output.empty()) return std::nullopt;
+  const fs::path csv = result_csv_path(options, "accuracy", "");
+  const fs::path folder = csv.parent_path().empty() ? fs::path(".") : csv.parent_path();
+  std::error_code error;
+  if (fs::exists(folder, error) &&
+      fs::equivalent(folder, fs::path(options.output_directory), error))
+    return std::nullopt;
+  return OutputLock::acquire(folder.string());
+}
+
 }  // namespace
 
 int execute_run(const RunOptions& options, const std::vector<std::string>& command_line) {
@@ -679,8 +691,11 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
 
   const std::vector<ResultRow> expected = read_expected(options);
 
-  // Before the result files are read for --resume: no second run beside this one.
+  // Before the result files are read for --resume: no second run beside this one, in the
+  // output folder or in the folder of an --output file elsewhere (two runs with different
+  // --output-directory and one --output would interleave their rows).
   OutputLock lock = OutputLock::acquire(options.output_directory);
+  std::optional<OutputLock> output_lock = lock_output_file_folder(options);
   RunSinks sinks(options, command_line);
   std::size_t skipped = 0;
   std::deque<ChildJob> jobs = plan_jobs(options, selected, sinks, skipped);
