@@ -111,6 +111,18 @@ std::vector<ResultRow> load_all_rows(const std::vector<std::string>& paths) {
   return rows;
 }
 
+// --update-expected writes `name,accuracy` over the expected file: never over one of the
+// results it reads (a 33-column results file replaced by two columns is lost work).
+void refuse_overwriting_results(const CompareArgs& args) {
+  std::error_code error;
+  if (!std::filesystem::exists(args.expected, error)) return;
+  for (const auto& path : expand_result_paths(args.results)) {
+    if (std::filesystem::equivalent(path, args.expected, error))
+      throw UsageError("--update-expected would overwrite " + args.expected +
+                       ", one of the results it reads: name another file for --expected");
+  }
+}
+
 // --upstream: the agreement table of zoobench's rows and upstream's. A report: exit 0.
 int run_upstream_agreement(const CompareArgs& args) {
   const report::UpstreamAgreement agreement = report::compare_with_upstream(
@@ -135,6 +147,7 @@ int run_compare(const CompareArgs& args) {
   for (const auto& yaml : args.flaky_yamls) {
     for (const auto& name : report::read_flaky_models(yaml)) flaky.insert(name);
   }
+  if (args.update_expected) refuse_overwriting_results(args);
   bool have_expected = std::filesystem::exists(args.expected);
   if (!have_expected && !args.update_expected) {
     throw UsageError("expected file " + args.expected +

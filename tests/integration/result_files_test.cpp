@@ -154,6 +154,19 @@ TEST(ResultFiles, CompareRefusesAnExpectedFileThatCannotGate) {
   EXPECT_EQ(good.exit_code, 0) << good.output;
 }
 
+// `compare X --expected X --update-expected` replaced a results file by `name,accuracy`.
+TEST(ResultFiles, UpdateExpectedNeverOverwritesTheResultsItReads) {
+  zt::ScratchDir dir;
+  const std::string results = dir.file("run_accuracy.csv");
+  const std::string rows = "dev,name,batch_size,accuracy\ncpu,a_mlp,4,pass\n";
+  write_text(results, rows);
+  auto same = zt::run_command(zoobench_command("compare " + quote(results) + " --expected " +
+                                               quote(results) + " --update-expected") + " 2>&1");
+  EXPECT_EQ(same.exit_code, 2) << same.output;
+  EXPECT_THAT(same.output, HasSubstr("one of the results it reads"));
+  EXPECT_EQ(read_text(results), rows);
+}
+
 // `zoobench merge` of a JSON nested 100,000 deep died with SIGSEGV.
 TEST(ResultFiles, MergeRefusesAJsonNestedTooDeep) {
   zt::ScratchDir dir;
