@@ -10,6 +10,7 @@
 
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
+#include "zoobench/util/log.h"
 
 namespace fs = std::filesystem;
 
@@ -51,14 +52,24 @@ ZooCatalog ZooCatalog::scan_or_empty(const std::string& zoo_dir) {
   ZooCatalog catalog;
   catalog.directory_ = zoo_dir;
   if (!fs::is_directory(zoo_dir)) return catalog;
+  // One entry that cannot be read (a symbolic-link loop, no permission) is named and passed
+  // over: it must not refuse the whole run.
+  const auto readable_folder = [](const fs::directory_entry& entry) {
+    std::error_code error;
+    const bool folder = entry.is_directory(error);
+    if (error) log::warn("zoo: passing over {}: {}", entry.path().string(), error.message());
+    return folder && !error;
+  };
   for (const auto& suite_dir : fs::directory_iterator(zoo_dir)) {
-    if (!suite_dir.is_directory()) continue;
+    if (!readable_folder(suite_dir)) continue;
     for (const auto& model_dir : fs::directory_iterator(suite_dir.path())) {
       // A model folder without a manifest (or with a broken one) still counts: loading it
       // yields a model_fail_to_load row rather than silently dropping the model.
-      if (!model_dir.is_directory()) continue;
+      if (!readable_folder(model_dir)) continue;
       fs::path manifest = model_dir.path() / "manifest.json";
-      bool has_artifacts = fs::exists(manifest) || fs::exists(model_dir.path() / "eval.pt");
+      std::error_code error;
+      bool has_artifacts =
+          fs::exists(manifest, error) || fs::exists(model_dir.path() / "eval.pt", error);
       if (!has_artifacts) continue;
       catalog.entries_.push_back({suite_dir.path().filename().string(),
                                   model_dir.path().filename().string(), manifest.string()});
