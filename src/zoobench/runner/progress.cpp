@@ -85,7 +85,14 @@ void Progress::set_aside(const std::string& model, const std::string& device,
                                 format_duration(seconds)));
 }
 
-void Progress::print_line_locked(const std::string& line) {
+void Progress::print_line_locked(const std::string& raw) {
+  // A line is made of model names and statuses read from files: their control characters
+  // (a terminal escape in a folder's name) are shown as '?', never sent to the terminal.
+  std::string line = raw;
+  for (char& c : line) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) c = '?';
+  }
   if (live_) {
     std::fprintf(out_, "\r\033[K%s\n", line.c_str());
     redraw_locked();
