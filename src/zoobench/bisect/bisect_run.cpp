@@ -134,6 +134,108 @@ std::optional<std::string> why_no_submodules(const std::string& backend, Mode mo
   return backend + " compiles the Python module, not TorchScript submodules that could run alone";
 }
 
+// The `zoobench bisect --capture-children` child that writes the children `parent` calls (the
+// model's own when `parent` is empty) into `dir`, with the precision and patches of the check.
+std::vector<std::string> capture_argv(const RunOptions& options, const ZooEntry& entry,
+                                      const std::string& suites_dir, const std::string& device,
+                                      const std::string& parent, const fs::path& dir) {
+  std::vector<std::string> argv = {current_executable(), "bisect", "--capture-children",
+                                   parent.empty() ? "." : parent, "--capture-into", dir.string(),
+                                   "--zoo", options.zoo_dir, "--suites-dir", suites_dir,
+                                   "--suite", entry.suite, "--only", entry.name,
+                                   "--devices", device};
+  if (!options.patches) argv.push_back("--no-patches");
+  if (options.precision == Precision::kFloat16) argv.push_back("--float16");
+  if (options.precision == Precision::kBFloat16) argv.push_back("--bfloat16");
+  return argv;
+}
+
+// The children a capture child listed in its level.json, each a repro folder or why it is none.
+std::vector<SubmoduleCandidate> read_level(const fs::path& level_file) {
+  std::vector<SubmoduleCandidate> candidates;
+  const auto level = nlohmann::json::parse(read_text_file(level_file.string()));
+  for (const auto& item : level.at("children")) {
+    candidates.push_back({item.value("path", ""), item.value("type", ""), item.value("model", ""),
+                          item.value("folder", ""), item.value("skipped", ""),
+                          item.value("calls", 0)});
+  }
+  return candidates;
+}
+
+// One level of the search: the children of `parent`, captured into `dir` by a child process
+// (a crash while capturing ends that child, not the bisect). Throws Interrupted.
+std::vector<SubmoduleCandidate> capture_level(const RunOptions& options, const ZooEntry& entry,
+                                              const std::string& suites_dir,
+                                              const std::string& device, const std::string& parent,
+                                              const fs::path& dir) {
+  remove_tree(dir.string());
+  fs::create_directories(dir);
+  const std::vector<std::string> argv =
+      capture_argv(options, entry, suites_dir, device, parent, dir);
+  const std::string log = (dir / "capture.log").string();
+  std::fprintf(stderr, "bisect: capturing the children of %s ...\n",
+               parent.empty() ? "the model" : parent.c_str());
+  ChildOutcome outcome = run_child(argv, log, options.timeout_s, g_interrupted);
+  if (outcome.kind == ChildOutcome::Kind::kInterrupted || g_interrupted.load()) throw Interrupted{};
+  const fs::path level_file = dir / "level.json";
+  if (outcome.kind != ChildOutcome::Kind::kExited || outcome.exit_code != 0 ||
+      !fs::exists(level_file))
+    throw std::runtime_error(fmt::format("capturing the children of '{}' failed: {}", parent,
+                                         child_failure_reason(outcome, log, options.timeout_s)));
+  return read_level(level_file);
+}
+
+// The check of one captured child alone: its repro folder's zoo as the zoo, the tolerance the
+// whole model was checked with, and its outputs saved next to it for `zoobench same`.
+RunOptions check_alone_options(const RunOptions& options, const std::string& suites_dir,
+                               const std::string& tolerance, const SubmoduleCandidate& candidate) {
+  RunOptions step = options;
+  step.zoo_dir = (fs::path(candidate.folder).parent_path().parent_path()).string();
+  step.only = {candidate.model};
+  step.accuracy = true;
+  step.performance = false;
+  step.backends = {options.backend};
+  if (!tolerance.empty()) step.tolerance = std::stod(tolerance);
+  step.save_outputs = (fs::path(candidate.folder) / "outputs").string();
+  step.child_flags = step_flags(step, suites_dir, {});
+  return step;
+}
+
+// The commands that reproduce the divergence found in the repro `folder`: its check again, then
+// the verdict from the outputs that check saved.
+std::string divergence_repro_command(const RunOptions& options, const ZooEntry& entry,
+                                     const std::string& suites_dir, const std::string& device,
+                                     const std::string& tolerance, const fs::path& folder) {
+  std::string command = fmt::format(
+      "zoobench run --zoo {} --suites-dir {} --suite {} --only '{}' --accuracy --backend {} "
+      "--devices {}{}",
+      folder.parent_path().parent_path().string(), suites_dir, entry.suite,
+      folder.filename().string(), options.backend, device,
+      tolerance.empty() ? "" : " --tol " + tolerance);
+  // What the check saved: the verdict again, from the files alone.
+  const fs::path outputs = folder / "outputs" / entry.suite / folder.filename();
+  command +=
+      fmt::format("\nzoobench same {} {} --fp64 {}{}", (outputs / "eager.pt").string(),
+                  (outputs / (options.backend + ".pt")).string(), (outputs / "float64.pt").string(),
+                  tolerance.empty() ? "" : " --tol " + tolerance);
+  return command;
+}
+
+// Only the repro is kept: every other child written out on the way is a model-sized folder.
+// (Listed first, removed after: no folder changes under an open iterator.)
+void remove_all_but_repro(const fs::path& root, const std::string& suite,
+                          const std::string& repro) {
+  std::vector<fs::path> written;
+  for (const auto& level : fs::directory_iterator(root)) {
+    const fs::path models = level.path() / "zoo" / suite;
+    if (!fs::is_directory(models)) continue;
+    for (const auto& model : fs::directory_iterator(models)) {
+      if (model.path() != fs::path(repro)) written.push_back(model.path());
+    }
+  }
+  for (const auto& folder : written) remove_tree(folder.string());
+}
+
 // The divergence search of one failing model: each level's children captured by a
 // `zoobench bisect --capture-children` child, each child checked by a `zoobench run` child.
 DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& entry,
@@ -143,45 +245,15 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
   int level_number = 0, check_number = 0;
   CaptureLevel capture = [&](const std::string& parent) {
     if (g_interrupted.load()) throw Interrupted{};
-    const fs::path dir = root / fmt::format("level{:02d}", ++level_number);
-    remove_tree(dir.string());
-    fs::create_directories(dir);
-    std::vector<std::string> argv = {current_executable(), "bisect", "--capture-children",
-                                     parent.empty() ? "." : parent, "--capture-into", dir.string(),
-                                     "--zoo", options.zoo_dir, "--suites-dir", suites_dir,
-                                     "--suite", entry.suite, "--only", entry.name, "--devices", device};
-    if (!options.patches) argv.push_back("--no-patches");
-    if (options.precision == Precision::kFloat16) argv.push_back("--float16");
-    if (options.precision == Precision::kBFloat16) argv.push_back("--bfloat16");
-    const std::string log = (dir / "capture.log").string();
-    std::fprintf(stderr, "bisect: capturing the children of %s ...\n", parent.empty() ? "the model" : parent.c_str());
-    ChildOutcome outcome = run_child(argv, log, options.timeout_s, g_interrupted);
-    if (outcome.kind == ChildOutcome::Kind::kInterrupted || g_interrupted.load()) throw Interrupted{};
-    const fs::path level_file = dir / "level.json";
-    if (outcome.kind != ChildOutcome::Kind::kExited || outcome.exit_code != 0 || !fs::exists(level_file))
-      throw std::runtime_error(fmt::format("capturing the children of '{}' failed: {}", parent,
-                                           child_failure_reason(outcome, log, options.timeout_s)));
-    std::vector<SubmoduleCandidate> candidates;
-    const auto level = nlohmann::json::parse(read_text_file(level_file.string()));
-    for (const auto& item : level.at("children")) {
-      candidates.push_back({item.value("path", ""), item.value("type", ""), item.value("model", ""),
-                            item.value("folder", ""), item.value("skipped", ""), item.value("calls", 0)});
-    }
-    return candidates;
+    return capture_level(options, entry, suites_dir, device, parent,
+                         root / fmt::format("level{:02d}", ++level_number));
   };
   auto configs = load_suite_configs(suites_dir, {entry.suite});
   CheckSubmodule check = [&](const SubmoduleCandidate& candidate) {
-    RunOptions step = options;
-    step.zoo_dir = (fs::path(candidate.folder).parent_path().parent_path()).string();
-    step.only = {candidate.model};
-    step.accuracy = true;
-    step.performance = false;
-    step.backends = {options.backend};
-    if (!tolerance.empty()) step.tolerance = std::stod(tolerance);
-    step.save_outputs = (fs::path(candidate.folder) / "outputs").string();
-    step.child_flags = step_flags(step, suites_dir, {});
+    const RunOptions step = check_alone_options(options, suites_dir, tolerance, candidate);
     std::fprintf(stderr, "bisect: %s alone ...\n", candidate.path.c_str());
-    const ZooEntry repro{entry.suite, candidate.model, (fs::path(candidate.folder) / "manifest.json").string()};
+    const ZooEntry repro{entry.suite, candidate.model,
+                         (fs::path(candidate.folder) / "manifest.json").string()};
     const auto started = std::chrono::steady_clock::now();
     const auto row = run_accuracy_child(
         repro, step, configs, device,
@@ -193,7 +265,8 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
       result.rmse_res = cell(*row, columns::kRmseRes);
       result.rmse_ref = cell(*row, columns::kRmseRef);
     }
-    std::fprintf(stderr, "bisect: %s alone: %s\n", candidate.path.c_str(), result.summary().c_str());
+    std::fprintf(stderr, "bisect: %s alone: %s\n", candidate.path.c_str(),
+                 result.summary().c_str());
     return result;
   };
   DivergenceReport report;
@@ -204,30 +277,10 @@ DivergenceReport search_submodules(const RunOptions& options, const ZooEntry& en
     return report;
   }
   if (report.verdict == DivergenceVerdict::kFound) {
-    const fs::path folder(report.repro);
-    report.repro_command = fmt::format(
-        "zoobench run --zoo {} --suites-dir {} --suite {} --only '{}' --accuracy --backend {} --devices {}{}",
-        folder.parent_path().parent_path().string(), suites_dir, entry.suite,
-        folder.filename().string(), options.backend, device,
-        tolerance.empty() ? "" : " --tol " + tolerance);
-    // What the check saved: the verdict again, from the files alone.
-    const fs::path outputs = folder / "outputs" / entry.suite / folder.filename();
-    report.repro_command += fmt::format("\nzoobench same {} {} --fp64 {}{}", (outputs / "eager.pt").string(),
-                                        (outputs / (options.backend + ".pt")).string(),
-                                        (outputs / "float64.pt").string(),
-                                        tolerance.empty() ? "" : " --tol " + tolerance);
+    report.repro_command = divergence_repro_command(options, entry, suites_dir, device, tolerance,
+                                                    fs::path(report.repro));
   }
-  // Only the repro is kept: every other child written out on the way is a model-sized folder.
-  // (Listed first, removed after: no folder changes under an open iterator.)
-  std::vector<fs::path> written;
-  for (const auto& level : fs::directory_iterator(root)) {
-    const fs::path models = level.path() / "zoo" / entry.suite;
-    if (!fs::is_directory(models)) continue;
-    for (const auto& model : fs::directory_iterator(models)) {
-      if (model.path() != fs::path(report.repro)) written.push_back(model.path());
-    }
-  }
-  for (const auto& folder : written) remove_tree(folder.string());
+  remove_all_but_repro(root, entry.suite, report.repro);
   return report;
 }
 
@@ -281,71 +334,102 @@ CompilerBisectorReport bisect_inductor(const RunOptions& options, const ZooEntry
   return *result;
 }
 
-}  // namespace
+// What one bisect works on: the model, its suite's configs, and the switches searched.
+struct BisectTarget {
+  std::string suites_dir, device;
+  std::map<std::string, SuiteConfig> configs;
+  ZooEntry entry;
+  SearchedSwitches searched;
+  SuiteConfig::SwitchesOff suite_off;
+};
 
-std::optional<BisectReport> run_bisect(const RunOptions& options) {
+// The one model `options` names and the switches its bisect searches. Throws UsageError.
+BisectTarget bisect_target(const RunOptions& options) {
   if (options.only.size() != 1) throw UsageError("bisect needs one model: --only NAME");
-  if (options.devices.size() != 1) throw UsageError("bisect runs on one device: --devices cpu|cuda[:N]");
-  const std::string suites_dir =
+  if (options.devices.size() != 1)
+    throw UsageError("bisect runs on one device: --devices cpu|cuda[:N]");
+  BisectTarget target;
+  target.suites_dir =
       fs::absolute(options.suites_dir.empty() ? default_suites_dir() : options.suites_dir).string();
   ZooCatalog catalog = ZooCatalog::scan(options.zoo_dir);
   std::vector<std::string> suites =
       options.suite == "all" ? catalog.suites() : std::vector<std::string>{options.suite};
-  auto configs = load_suite_configs(suites_dir, suites);
-  const std::string device = options.devices[0];
-  const std::string device_type = device.substr(0, device.find(':'));
-  auto selected = select_models(catalog, options, configs, device_type);
+  target.configs = load_suite_configs(target.suites_dir, suites);
+  target.device = options.devices[0];
+  const std::string device_type = target.device.substr(0, target.device.find(':'));
+  auto selected = select_models(catalog, options, target.configs, device_type);
   if (selected.size() != 1)
     throw UsageError(fmt::format("--only {} names {} models; add --suite", options.only[0],
                                  selected.size()));
-  const ZooEntry entry = selected[0].entry;
+  target.entry = selected[0].entry;
+  const ZooEntry& entry = target.entry;
   if (selected[0].skip_reason)
     throw UsageError(fmt::format("{} is skipped by its suite: {}", entry.name,
                                  *selected[0].skip_reason));
   require_known_backend(options.backend);
-  const SuiteConfig& config = configs.at(entry.suite);
+  const SuiteConfig& config = target.configs.at(entry.suite);
   auto patches = options.patches ? config.patches_for(entry.name, options.mode)
                                  : std::vector<std::string>{};
-  SearchedSwitches searched = searched_switches(options.backend, options.mode, device_type, patches);
+  target.searched = searched_switches(options.backend, options.mode, device_type, patches);
+  SearchedSwitches& searched = target.searched;
   // The switches the suite keeps off for this model are off in every step (the children apply
   // them as `zoobench run` does), so searching them, or the ones that need them (fold_frozen
   // without freeze does nothing), would find nothing.
-  const auto suite_off = options.suite_switches ? config.switches_off(entry.name, options.backend)
-                                                : SuiteConfig::SwitchesOff{};
-  std::set<std::string> unsearched(suite_off.switches.begin(), suite_off.switches.end());
+  target.suite_off = options.suite_switches ? config.switches_off(entry.name, options.backend)
+                                            : SuiteConfig::SwitchesOff{};
+  std::set<std::string> unsearched(target.suite_off.switches.begin(),
+                                   target.suite_off.switches.end());
   for (bool grew = !unsearched.empty(); grew;) {
     grew = false;
     for (const auto& [name, needed] : searched.requires_switch)
       if (unsearched.count(needed) && unsearched.insert(name).second) grew = true;
   }
-  searched.names.erase(std::remove_if(searched.names.begin(), searched.names.end(),
-                                      [&](const std::string& n) { return unsearched.count(n) > 0; }),
-                       searched.names.end());
+  searched.names.erase(
+      std::remove_if(searched.names.begin(), searched.names.end(),
+                     [&](const std::string& n) { return unsearched.count(n) > 0; }),
+      searched.names.end());
+  return target;
+}
+
+// Step `step_number` of the switch search: the model with `disabled` off, checked in a
+// `zoobench run` child. Throws Interrupted.
+BisectStep run_switch_step(const RunOptions& options, const BisectTarget& target, int step_number,
+                           const std::vector<std::string>& disabled) {
+  RunOptions step = options;
+  step.accuracy = true;
+  step.performance = false;
+  step.backends = {options.backend};
+  step.child_flags = step_flags(options, target.suites_dir, disabled);
+  std::fprintf(stderr, "bisect step %d: off %s ...\n", step_number,
+               disabled.empty() ? "(none)" : join(disabled, ",").c_str());
+  const auto started = std::chrono::steady_clock::now();
+  const auto row = run_accuracy_child(
+      target.entry, step, target.configs, target.device,
+      (fs::path(options.output_directory) / "logs" / fmt::format("step{:02d}", step_number))
+          .string(),
+      options.timeout_s);
+  BisectStep result;
+  result.disabled = disabled;
+  fill_outcome(result, row, started);
+  if (row) result.tolerance = cell(*row, columns::kTolerance);
+  std::fprintf(stderr, "bisect step %d: %s\n", step_number, result.summary().c_str());
+  return result;
+}
+
+}  // namespace
+
+std::optional<BisectReport> run_bisect(const RunOptions& options) {
+  const BisectTarget target = bisect_target(options);
+  const ZooEntry& entry = target.entry;
+  const std::string& suites_dir = target.suites_dir;
+  const std::string& device = target.device;
 
   std::signal(SIGINT, on_bisect_interrupt);
   std::signal(SIGTERM, on_bisect_interrupt);
   fs::create_directories(options.output_directory);
   int step_number = 0;
   RunStep run_step = [&](const std::vector<std::string>& disabled) {
-    ++step_number;
-    RunOptions step = options;
-    step.accuracy = true;
-    step.performance = false;
-    step.backends = {options.backend};
-    step.child_flags = step_flags(options, suites_dir, disabled);
-    std::fprintf(stderr, "bisect step %d: off %s ...\n", step_number,
-                 disabled.empty() ? "(none)" : join(disabled, ",").c_str());
-    const auto started = std::chrono::steady_clock::now();
-    const auto row = run_accuracy_child(
-        entry, step, configs, device,
-        (fs::path(options.output_directory) / "logs" / fmt::format("step{:02d}", step_number)).string(),
-        options.timeout_s);
-    BisectStep result;
-    result.disabled = disabled;
-    fill_outcome(result, row, started);
-    if (row) result.tolerance = cell(*row, columns::kTolerance);
-    std::fprintf(stderr, "bisect step %d: %s\n", step_number, result.summary().c_str());
-    return result;
+    return run_switch_step(options, target, ++step_number, disabled);
   };
 
   BisectReport report;
@@ -358,12 +442,12 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
     report.backend = options.backend;
     report.device = device;
     report.mode = mode_name(options.mode);
-    report.suite_switches_off = suite_off.switches;
-    report.suite_switches_reason = suite_off.reason;
+    report.suite_switches_off = target.suite_off.switches;
+    report.suite_switches_reason = target.suite_off.reason;
     write_file_atomically(json_path, bisect_report_json(report).dump(2) + "\n");
   };
   try {
-    report = bisect_switches(searched.names, searched.requires_switch, run_step);
+    report = bisect_switches(target.searched.names, target.searched.requires_switch, run_step);
     if (report.verdict == BisectVerdict::kNothingToBisect) {
       report.divergence.note = "the model passes";
     } else if (!options.bisect_submodules) {
@@ -373,7 +457,8 @@ std::optional<BisectReport> run_bisect(const RunOptions& options) {
     } else {
       report.divergence.note = "not finished: the search was still running";
       write_record();
-      report.divergence = search_submodules(options, entry, suites_dir, device, report.steps.front().tolerance);
+      report.divergence =
+          search_submodules(options, entry, suites_dir, device, report.steps.front().tolerance);
     }
     if (uses_inductor(options.backend)) {
       report.compiler_bisector.status = CompilerBisectorStatus::kNotRun;

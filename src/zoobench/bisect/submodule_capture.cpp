@@ -238,14 +238,90 @@ std::vector<ChildCall> capture_child_calls(torch::jit::Module& root, const std::
   return calls;
 }
 
-int execute_submodule_capture(const RunOptions& o, const std::string& parent_path,
-                              const std::string& into) {
+namespace {
+
+// The manifest of the one model `o` names. Throws UsageError.
+Manifest manifest_to_capture(const RunOptions& o) {
   if (o.mode != Mode::kInference) throw UsageError("submodules are captured for inference only");
   if (o.only.size() != 1 || o.devices.size() != 1)
     throw UsageError("--capture-children needs one model (--only) and one device");
   const auto found = ZooCatalog::scan(o.zoo_dir).find(o.suite, o.only[0]);
   if (!found) throw UsageError("no model " + o.only[0] + " in suite " + o.suite);
-  const Manifest manifest = read_manifest(found->manifest_path);
+  return read_manifest(found->manifest_path);
+}
+
+// Each child `parent` calls saved as a repro's eval.pt under `suite_dir`, by child name.
+// Only modules the parent calls: a container (a ModuleList of layers) has no forward to save.
+std::map<std::string, fs::path> save_called_children(const torch::jit::Module& parent,
+                                                     const std::string& parent_path,
+                                                     const std::string& model,
+                                                     const fs::path& suite_dir) {
+  std::map<std::string, fs::path> folders;
+  for (const auto& [call, child] : submodule_calls(parent)) {
+    if (folders.count(child) != 0) continue;
+    const fs::path folder = suite_dir / submodule_model_name(model, path_of(parent_path, child));
+    log::info("capture: saving {}", path_of(parent_path, child));
+    fs::create_directories(folder);
+    submodule_at(parent, child).save((folder / "eval.pt").string());
+    folders[child] = folder;
+  }
+  return folders;
+}
+
+// The same run in float64: the golden side of each child's outputs. On a module loaded
+// afresh, as the eager backend's golden run does: the float32 casts a trace recorded are
+// widened to float64 only before a module's first run (its executor keeps that run's plan).
+std::vector<ChildCall> capture_golden_calls(const Manifest& manifest, const c10::Device& device,
+                                            const patches::PatchScope& scope,
+                                            const std::string& parent_path,
+                                            const std::vector<c10::IValue>& inputs) {
+  log::info("capture: running the model in float64");
+  torch::jit::Module golden_root = load_torchscript(manifest, "eval", device);
+  scope.rewrite(golden_root, /*training=*/false);
+  cast_module(golden_root, c10::kDouble);
+  widen_float_dtype_constants(golden_root);
+  return capture_child_calls(golden_root, parent_path, cast_inputs(inputs, c10::kDouble));
+}
+
+// The rest of one child's repro next to its eval.pt: its inputs, its outputs (float64 ones
+// when the golden run made the same call) and its manifest.
+void write_repro(const Manifest& manifest, const std::string& path, const ChildCall& call,
+                 const ChildCall* golden, const std::vector<std::string>& patch_names,
+                 const fs::path& folder, const std::string& device) {
+  std::vector<c10::IValue> cpu_inputs;
+  for (const auto& t : call.inputs) cpu_inputs.push_back(t.toTensor().cpu());
+  serialization::save_for_python(c10::ivalue::Tuple::create(cpu_inputs),
+                                 (folder / "inputs.pt").string());
+  serialization::save_for_python(on_cpu(call.output), (folder / "eager.pt").string());
+  if (golden != nullptr)
+    serialization::save_for_python(on_cpu(golden->output), (folder / "float64.pt").string());
+  const std::string name = folder.filename().string();
+  log::info("capture: writing {}", name);
+  write_file_atomically(
+      (folder / "manifest.json").string(),
+      repro_manifest(manifest, name, path, call, patch_names, folder, device).dump(2) + "\n");
+}
+
+// The level's zoo index (the checks load its repros as any zoo's models) and the level.json the
+// bisect reads: every child the parent called, with its repro or why it has none.
+void write_level_files(const std::string& into, const std::string& model,
+                       const std::string& parent_path, const nlohmann::json& level,
+                       const nlohmann::json& index) {
+  fs::create_directories(fs::path(into) / "zoo");
+  write_file_atomically(
+      (fs::path(into) / "zoo" / "index.json").string(),
+      nlohmann::json{{"format", "zoobench-index/1"}, {"models", index}}.dump(2) + "\n");
+  write_file_atomically(
+      (fs::path(into) / "level.json").string(),
+      nlohmann::json{{"model", model}, {"parent", parent_path}, {"children", level}}.dump(2) +
+          "\n");
+}
+
+}  // namespace
+
+int execute_submodule_capture(const RunOptions& o, const std::string& parent_path,
+                              const std::string& into) {
+  const Manifest manifest = manifest_to_capture(o);
   const c10::Device device = parse_device(o.devices[0]);
   compat::set_current_device(device);
   compat::set_deterministic_numerics(true);
@@ -255,19 +331,13 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
   // Each child saved before the patches rewrite the model: a repro's manifest names the
   // patches, and they rewrite it when it loads, as they do the model.
   const fs::path suite_dir = fs::path(into) / "zoo" / manifest.suite;
-  // Only modules the parent calls: a container (a ModuleList of layers) has no forward to save.
-  std::map<std::string, fs::path> folders;
-  for (const auto& [call, child] : submodule_calls(parent)) {
-    if (folders.count(child) != 0) continue;
-    const fs::path folder = suite_dir / submodule_model_name(manifest.name, path_of(parent_path, child));
-    log::info("capture: saving {}", path_of(parent_path, child));
-    fs::create_directories(folder);
-    submodule_at(parent, child).save((folder / "eval.pt").string());
-    folders[child] = folder;
-  }
+  std::map<std::string, fs::path> folders =
+      save_called_children(parent, parent_path, manifest.name, suite_dir);
   const std::string suites_dir = o.suites_dir.empty() ? default_suites_dir() : o.suites_dir;
   const std::vector<std::string> patch_names =
-      o.patches ? load_suite_configs(suites_dir, {manifest.suite}).at(manifest.suite).patches_for(manifest, o.mode)
+      o.patches ? load_suite_configs(suites_dir, {manifest.suite})
+                      .at(manifest.suite)
+                      .patches_for(manifest, o.mode)
                 : std::vector<std::string>{};
   patches::PatchScope scope(patch_names);
   scope.rewrite(root, /*training=*/false);
@@ -279,16 +349,8 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
   log::info("capture: running the model ({} submodules called by {})", folders.size(),
             parent_path.empty() ? "the model" : parent_path);
   std::vector<ChildCall> calls = capture_child_calls(root, parent_path, inputs);
-  // The same run in float64: the golden side of each child's outputs. On a module loaded
-  // afresh, as the eager backend's golden run does: the float32 casts a trace recorded are
-  // widened to float64 only before a module's first run (its executor keeps that run's plan).
-  log::info("capture: running the model in float64");
-  torch::jit::Module golden_root = load_torchscript(manifest, "eval", device);
-  scope.rewrite(golden_root, /*training=*/false);
-  cast_module(golden_root, c10::kDouble);
-  widen_float_dtype_constants(golden_root);
   std::vector<ChildCall> golden =
-      capture_child_calls(golden_root, parent_path, cast_inputs(inputs, c10::kDouble));
+      capture_golden_calls(manifest, device, scope, parent_path, inputs);
 
   nlohmann::json level = nlohmann::json::array();
   nlohmann::json index = nlohmann::json::array();
@@ -304,28 +366,20 @@ int execute_submodule_capture(const RunOptions& o, const std::string& parent_pat
       level.push_back(item);
       continue;
     }
-    std::vector<c10::IValue> cpu_inputs;
-    for (const auto& t : call.inputs) cpu_inputs.push_back(t.toTensor().cpu());
-    serialization::save_for_python(c10::ivalue::Tuple::create(cpu_inputs), (folder / "inputs.pt").string());
-    serialization::save_for_python(on_cpu(call.output), (folder / "eager.pt").string());
-    if (i < golden.size() && golden[i].name == call.name)
-      serialization::save_for_python(on_cpu(golden[i].output), (folder / "float64.pt").string());
+    const bool golden_made_it = i < golden.size() && golden[i].name == call.name;
+    write_repro(manifest, path, call, golden_made_it ? &golden[i] : nullptr, patch_names, folder,
+                device.str());
     const std::string name = folder.filename().string();
-    log::info("capture: writing {}", name);
-    write_file_atomically((folder / "manifest.json").string(),
-                          repro_manifest(manifest, name, path, call, patch_names, folder, device.str()).dump(2) + "\n");
     item["folder"] = folder.string();
     item["model"] = name;
-    index.push_back({{"name", name}, {"suite", manifest.suite}, {"status", "exported"}, {"reason", ""}});
+    index.push_back(
+        {{"name", name}, {"suite", manifest.suite}, {"status", "exported"}, {"reason", ""}});
     level.push_back(item);
     folders.erase(call.name);
   }
-  for (const auto& [name, folder] : folders) remove_tree(folder.string());  // not called by the model
-  fs::create_directories(fs::path(into) / "zoo");
-  write_file_atomically((fs::path(into) / "zoo" / "index.json").string(),
-                        nlohmann::json{{"format", "zoobench-index/1"}, {"models", index}}.dump(2) + "\n");
-  write_file_atomically((fs::path(into) / "level.json").string(),
-                        nlohmann::json{{"model", manifest.name}, {"parent", parent_path}, {"children", level}}.dump(2) + "\n");
+  // Saved, but not called by the model.
+  for (const auto& [name, folder] : folders) remove_tree(folder.string());
+  write_level_files(into, manifest.name, parent_path, level, index);
   return 0;
 }
 

@@ -165,21 +165,66 @@ std::string describe_run(const JoinedResults& joined) {
   return join(parts, " · ");
 }
 
-JoinedResults join_results(const std::vector<ResultRow>& rows) {
-  JoinedResults joined;
-  joined.latency_matrices = build_latency_matrices(rows);
+namespace {
+
+// The unstable-row thresholds the performance rows were judged by (2.5% for rows that predate
+// the column), each once.
+std::vector<std::string> unstable_thresholds(const std::vector<ResultRow>& rows) {
   std::vector<std::string> thresholds;
   for (const auto& row : rows) {
     if (row.kind != ExperimentKind::kPerformance) continue;
     auto value = read_number(row, columns::kUnstableCov);
     add_distinct(thresholds, value ? format_percent(*value) : std::string("2.5%"));
   }
-  if (!thresholds.empty()) joined.unstable_threshold = join(thresholds, " or ");
+  return thresholds;
+}
+
+// The rows' cells before the models are built: the keys in order of first appearance and,
+// per model, column/series index -> cell (the models' vectors are sized once all keys are known).
+struct KeyedCells {
   std::vector<SeriesKey> accuracy_keys, performance_keys;
-  // model -> column/series index -> cell; the vectors are sized once all keys are known.
   std::map<std::string, std::map<int, AccuracyCell>> accuracy;
   std::map<std::string, std::map<int, PerformanceCell>> performance;
+};
 
+// A later row for the same model and key replaces the earlier one; a warning says so when the
+// two differ, as the report shows only one.
+void add_accuracy_row(const ResultRow& row, const std::string& name, const SeriesKey& key,
+                      KeyedCells& cells, std::vector<std::string>& warnings) {
+  int column = index_of(cells.accuracy_keys, key);
+  AccuracyCell value = accuracy_cell(row);
+  auto [it, inserted] = cells.accuracy[name].emplace(column, value);
+  if (!inserted) {
+    if (!same_accuracy(it->second, value)) {
+      warnings.push_back(fmt::format(
+          "two accuracy rows for {} with backend {} on {} ({} then {}): the later one is "
+          "shown",
+          name, key.backend.empty() ? "(none)" : key.backend,
+          key.dev.empty() ? "the same device" : key.dev, it->second.status, value.status));
+    }
+    it->second = value;
+  }
+}
+
+void add_performance_row(const ResultRow& row, const std::string& name, const SeriesKey& key,
+                         KeyedCells& cells, std::vector<std::string>& warnings) {
+  int series = index_of(cells.performance_keys, key);
+  PerformanceCell value = performance_cell(row);
+  auto [it, inserted] = cells.performance[name].emplace(series, value);
+  if (!inserted) {
+    if (!same_performance(it->second, value)) {
+      warnings.push_back(fmt::format(
+          "two performance rows for {} with backend {} on {}: the later one is shown", name,
+          key.backend.empty() ? "(none)" : key.backend, key.dev.empty() ? "(none)" : key.dev));
+    }
+    it->second = value;
+  }
+}
+
+// Every named row's cell by its model and key; the distinct devices, modes, dtypes and
+// backends, and the warnings, go to `joined`.
+KeyedCells collect_cells(const std::vector<ResultRow>& rows, JoinedResults& joined) {
+  KeyedCells cells;
   for (const auto& row : rows) {
     const std::string& name = cell(row, columns::kName);
     if (name.empty()) {
@@ -192,69 +237,67 @@ JoinedResults join_results(const std::vector<ResultRow>& rows) {
     add_distinct(joined.dtypes, key.dtype);
     add_distinct(joined.backends, key.backend);
     if (row.kind == ExperimentKind::kAccuracy) {
-      int column = index_of(accuracy_keys, key);
-      AccuracyCell value = accuracy_cell(row);
-      auto [it, inserted] = accuracy[name].emplace(column, value);
-      if (!inserted) {
-        if (!same_accuracy(it->second, value)) {
-          joined.warnings.push_back(fmt::format(
-              "two accuracy rows for {} with backend {} on {} ({} then {}): the later one is "
-              "shown",
-              name, key.backend.empty() ? "(none)" : key.backend,
-              key.dev.empty() ? "the same device" : key.dev, it->second.status, value.status));
-        }
-        it->second = value;
-      }
+      add_accuracy_row(row, name, key, cells, joined.warnings);
     } else {
-      int series = index_of(performance_keys, key);
-      PerformanceCell value = performance_cell(row);
-      auto [it, inserted] = performance[name].emplace(series, value);
-      if (!inserted) {
-        if (!same_performance(it->second, value)) {
-          joined.warnings.push_back(fmt::format(
-              "two performance rows for {} with backend {} on {}: the later one is shown", name,
-              key.backend.empty() ? "(none)" : key.backend, key.dev.empty() ? "(none)" : key.dev));
-        }
-        it->second = value;
-      }
+      add_performance_row(row, name, key, cells, joined.warnings);
     }
   }
+  return cells;
+}
 
-  Varying accuracy_varies = varying_fields(accuracy_keys);
-  for (const auto& key : accuracy_keys) {
+// Labels name only what varies among the keys, besides an accuracy column's device and a
+// series' backend: a run of one device, mode and dtype keeps short headers.
+void add_columns(const KeyedCells& cells, JoinedResults& joined) {
+  Varying accuracy_varies = varying_fields(cells.accuracy_keys);
+  for (const auto& key : cells.accuracy_keys) {
     joined.accuracy_columns.push_back(
         {key, join_nonempty({key.dev, accuracy_varies.backend ? key.backend : "",
                              accuracy_varies.mode ? key.mode : "",
                              accuracy_varies.dtype ? key.dtype : ""})});
   }
-  Varying performance_varies = varying_fields(performance_keys);
-  for (const auto& key : performance_keys) {
+  Varying performance_varies = varying_fields(cells.performance_keys);
+  for (const auto& key : cells.performance_keys) {
     std::string context = join_nonempty({performance_varies.dev ? key.dev : "",
                                          performance_varies.mode ? key.mode : "",
                                          performance_varies.dtype ? key.dtype : ""});
     std::string backend = key.backend.empty() ? "compiled" : key.backend;
     joined.performance_series.push_back({key, context, join_nonempty({context, backend})});
   }
+}
 
+// One model per name, by name, with an empty cell where it has no row for a key.
+void add_models(const KeyedCells& cells, JoinedResults& joined) {
   std::vector<std::string> names;
-  for (const auto& [name, cells] : accuracy) names.push_back(name);
-  for (const auto& [name, cells] : performance) {
-    if (!accuracy.count(name)) names.push_back(name);
+  for (const auto& [name, row_cells] : cells.accuracy) names.push_back(name);
+  for (const auto& [name, row_cells] : cells.performance) {
+    if (!cells.accuracy.count(name)) names.push_back(name);
   }
   std::sort(names.begin(), names.end());
   for (const auto& name : names) {
     JoinedModel model;
     model.name = name;
-    model.accuracy.resize(accuracy_keys.size());
-    model.performance.resize(performance_keys.size());
-    if (auto it = accuracy.find(name); it != accuracy.end()) {
+    model.accuracy.resize(cells.accuracy_keys.size());
+    model.performance.resize(cells.performance_keys.size());
+    if (auto it = cells.accuracy.find(name); it != cells.accuracy.end()) {
       for (const auto& [column, value] : it->second) model.accuracy[column] = value;
     }
-    if (auto it = performance.find(name); it != performance.end()) {
+    if (auto it = cells.performance.find(name); it != cells.performance.end()) {
       for (const auto& [series, value] : it->second) model.performance[series] = value;
     }
     joined.models.push_back(std::move(model));
   }
+}
+
+}  // namespace
+
+JoinedResults join_results(const std::vector<ResultRow>& rows) {
+  JoinedResults joined;
+  joined.latency_matrices = build_latency_matrices(rows);
+  const std::vector<std::string> thresholds = unstable_thresholds(rows);
+  if (!thresholds.empty()) joined.unstable_threshold = join(thresholds, " or ");
+  const KeyedCells cells = collect_cells(rows, joined);
+  add_columns(cells, joined);
+  add_models(cells, joined);
   return joined;
 }
 
