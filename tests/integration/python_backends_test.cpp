@@ -207,6 +207,12 @@ TEST(PythonBackends, CompileOptionsMustBeAJsonObjectAndExcludeAMode) {
       "run --accuracy --zoo " + quote(zoo) + " --backend inductor --compile-options '{oops'"));
   EXPECT_EQ(bad_json.exit_code, 2) << bad_json.output;
   EXPECT_THAT(bad_json.output, HasSubstr("--compile-options is not JSON"));
+  // 60,000 levels crashed zoobench (with any backend) in the recursive dump after parsing.
+  const std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  auto too_deep = zt::run_command(zoobench_command(
+      "run --accuracy --zoo " + quote(zoo) + " --backend jit --compile-options '" + deep + "'"));
+  EXPECT_EQ(too_deep.exit_code, 2) << too_deep.output.substr(0, 500);
+  EXPECT_THAT(too_deep.output, HasSubstr("nested deeper than 16 levels"));
   auto with_mode =
       zt::run_command(zoobench_command("run --accuracy --zoo " + quote(zoo) +
                                        " --backend inductor:reduce-overhead --compile-options "

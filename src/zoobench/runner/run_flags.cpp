@@ -310,9 +310,22 @@ std::vector<std::string> flags_for_children(const CLI::App& command) {
 void finish_compile_options(RunFlags& f) {
   RunOptions& o = f.options;
   if (f.compile_options.empty()) return;
+  // torch.compile's options are a flat mapping; a document nested thousands deep would crash
+  // the recursive dump below, so nesting is refused while parsing.
+  constexpr int kMaxDepth = 16;
+  const auto shallow = [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    if ((event == nlohmann::json::parse_event_t::object_start ||
+         event == nlohmann::json::parse_event_t::array_start) &&
+        depth >= kMaxDepth)
+      throw UsageError("--compile-options is nested deeper than " + std::to_string(kMaxDepth) +
+                       " levels; torch.compile's options are a flat {\"key\": value} mapping");
+    return true;
+  };
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(f.compile_options);
+    parsed = nlohmann::json::parse(f.compile_options, shallow);
+  } catch (const UsageError&) {
+    throw;
   } catch (const std::exception& e) {
     throw UsageError("--compile-options is not JSON: " + first_line(e.what()));
   }
