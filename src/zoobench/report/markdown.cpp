@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "zoobench/report/number_format.h"
+#include "zoobench/util/characters.h"
 #include "zoobench/util/text.h"
 
 namespace zoobench::report {
@@ -38,13 +39,12 @@ std::string escape_cell(const std::string& text) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    const auto byte = static_cast<unsigned char>(c);
     // `](` is what makes an inline link; a lone bracket (output[0]) stays as it reads.
     const bool link_paren = c == '(' && i > 0 && text[i - 1] == ']';
     if (c == '|' || c == '<' || c == '>' || c == '&' || c == '`' || link_paren) {
       out += '\\';
       out += c;
-    } else if (byte < 0x20 || byte == 0x7f) {
+    } else if (is_control_character(c)) {
       out += ' ';
     } else {
       out += c;

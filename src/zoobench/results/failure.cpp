@@ -1,15 +1,12 @@
 // Failure classification.
 #include "zoobench/results/failure.h"
 
-#include <algorithm>
-#include <cctype>
+#include "zoobench/util/characters.h"
 
 namespace zoobench {
 
 bool looks_like_out_of_memory(const std::string& message) {
-  std::string lower = message;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = lower_case(message);
   return lower.find("out of memory") != std::string::npos ||
          lower.find("can't allocate memory") != std::string::npos ||
          lower.find("bad_alloc") != std::string::npos ||

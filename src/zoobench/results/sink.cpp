@@ -15,6 +15,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "zoobench/results/json_depth.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -71,22 +72,14 @@ void append_to_file(const std::string& path, const std::string& contents) {
   if (error != 0) throw ResultWriteError(path, error);
 }
 
-// nlohmann's parser is iterative, but its dump and our readers recurse: the limit is checked
-// while parsing, before anything recurses. Not a nlohmann exception, so callers can tell a too
-// deep file from one that is not JSON.
+// Not a nlohmann exception, so callers can tell a too deep file from one that is not JSON.
 nlohmann::json::parser_callback_t depth_guard(const std::string& path) {
-  return [path](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    const bool opens = event == nlohmann::json::parse_event_t::object_start ||
-                       event == nlohmann::json::parse_event_t::array_start;
-    // `depth` counts the containers around this one: the document's own is at 0.
-    if (opens && depth >= kMaxResultJsonDepth) {
-      throw std::runtime_error(fmt::format(
-          "{} is nested deeper than {} levels, the most a results JSON may have: refused "
-          "(zoobench's are about 5 deep; was the file damaged or made by another tool?)",
-          path, kMaxResultJsonDepth));
-    }
-    return true;
-  };
+  return json_depth_limit(kMaxResultJsonDepth, [path] {
+    throw std::runtime_error(fmt::format(
+        "{} is nested deeper than {} levels, the most a results JSON may have: refused "
+        "(zoobench's are about 5 deep; was the file damaged or made by another tool?)",
+        path, kMaxResultJsonDepth));
+  });
 }
 
 // Why a row of an existing result CSV cannot be trusted, or "" when it can. A row without its

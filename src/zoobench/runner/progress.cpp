@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "zoobench/util/characters.h"
 #include "zoobench/util/text.h"
 
 namespace zoobench {
@@ -90,8 +91,7 @@ void Progress::print_line_locked(const std::string& raw) {
   // (a terminal escape in a folder's name) are shown as '?', never sent to the terminal.
   std::string line = raw;
   for (char& c : line) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) c = '?';
+    if (is_control_character(c)) c = '?';
   }
   if (live_) {
     std::fprintf(out_, "\r\033[K%s\n", line.c_str());

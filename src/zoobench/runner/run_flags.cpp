@@ -10,6 +10,7 @@
 #include "zoobench/backends/backend.h"
 #include "zoobench/backends/switches.h"
 #include "zoobench/boundary/boundary.h"
+#include "zoobench/results/json_depth.h"
 #include "zoobench/util/cli_checks.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/errors.h"
@@ -311,19 +312,14 @@ void finish_compile_options(RunFlags& f) {
   RunOptions& o = f.options;
   if (f.compile_options.empty()) return;
   // torch.compile's options are a flat mapping; a document nested thousands deep would crash
-  // the recursive dump below, so nesting is refused while parsing.
+  // the recursive dump below.
   constexpr int kMaxDepth = 16;
-  const auto shallow = [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    if ((event == nlohmann::json::parse_event_t::object_start ||
-         event == nlohmann::json::parse_event_t::array_start) &&
-        depth >= kMaxDepth)
-      throw UsageError("--compile-options is nested deeper than " + std::to_string(kMaxDepth) +
-                       " levels; torch.compile's options are a flat {\"key\": value} mapping");
-    return true;
-  };
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(f.compile_options, shallow);
+    parsed = nlohmann::json::parse(f.compile_options, json_depth_limit(kMaxDepth, [] {
+      throw UsageError("--compile-options is nested deeper than " + std::to_string(kMaxDepth) +
+                       " levels; torch.compile's options are a flat {\"key\": value} mapping");
+    }));
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "zoobench/util/characters.h"
+
 namespace zoobench {
 
 std::string trim(std::string_view text) {
@@ -44,12 +46,6 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> previous(b.size() + 1), current(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
@@ -69,10 +65,10 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::vector<std::string> closest_names(const std::string& name,
                                        const std::vector<std::string>& candidates,
                                        std::size_t limit) {
-  const std::string needle = lower(name);
+  const std::string needle = lower_case(name);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& candidate : candidates) {
-    std::string hay = lower(candidate);
+    std::string hay = lower_case(candidate);
     std::size_t score = edit_distance(needle, hay);
     if (!needle.empty() && (hay.find(needle) != std::string::npos || needle.find(hay) != std::string::npos)) {
       score = 0;
@@ -96,7 +92,7 @@ std::optional<std::string> name_problem(std::string_view name) {
   if (name.size() > 200) return "it is longer than 200 characters";
   for (const char c : name) {
     if (c == '/' || c == '\\') return "it holds a path separator";
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "it holds a control character";
+    if (is_control_character(c)) return "it holds a control character";
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 
+#include "zoobench/util/characters.h"
 #include "zoobench/util/files.h"
 #include "zoobench/util/sha256.h"
 #include "zoobench/util/text.h"
@@ -123,11 +124,6 @@ bool is_sha256(const std::string& digest) {
   return digest.size() == 64 &&
          std::all_of(digest.begin(), digest.end(),
                      [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
-}
-
-std::string lower_case(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
 }
 
 // The fields that become paths (name, suite) or multiply every gradient (loss_scale): refused
