@@ -13,7 +13,7 @@ inductor's inference speedup over Python eager, and the reason for every gap.
 Where each fact comes from:
   source, skip reasons   the exporter's own plan (suites/*.yaml and lists, tools/zoo_export)
   exported, or why not   a zoo's index.json (status exported|failed and the reason), or a saved
-                         copy of one (--cpu-index: docs/coverage-data/ keeps the CPU zoo's, so
+                         copy of one (--cpu-index: docs/data/coverage/ keeps the CPU zoo's, so
                          the CPU column regenerates without a 19-minute export)
   jit / aot_inductor     accuracy CSVs of `zoobench run` (docs/formats.md: dev, name,
                          batch_size, accuracy, reason), rows of a CUDA device, inference; the
@@ -481,7 +481,7 @@ def main(argv=None) -> int:
                         help="zoo(s) exported on the CPU (their index.json)")
     parser.add_argument("--cpu-index", nargs="+", default=[],
                         help="index files of zoos exported on the CPU, e.g. the saved "
-                             "docs/coverage-data/cpu-zoo-*.json")
+                             "docs/data/coverage/cpu-zoo-index.json")
     parser.add_argument("--gpu-zoo", nargs="*", default=[],
                         help="zoo(s) exported on the H200 (their index.json)")
     parser.add_argument("--jit", nargs="*", default=[], help="accuracy CSVs, backend jit")

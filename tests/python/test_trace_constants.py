@@ -1,6 +1,6 @@
 """tools/zoo_diag/trace_constants.py: the tensor constants of a TorchScript file, with device,
 dtype and first user, from every submodule's graph. Traced here on the CPU (the device question
-it answers is checked on the GPU with --selftest, docs/results.md)."""
+it answers is checked on the GPU with --selftest, docs/performance.md)."""
 
 import contextlib
 import io

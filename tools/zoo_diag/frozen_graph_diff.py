@@ -1,5 +1,5 @@
 """Which node of a frozen TorchScript graph first computes a different value than the same node
-of the unfrozen graph. Written for the Longformer freeze fault (docs/results.md, issue 19:
+of the unfrozen graph. Written for the Longformer freeze fault (docs/results.md, HuggingFace list; issue 19:
 `torch.jit.freeze` alone changes LongformerSelfAttention's output far beyond rounding), for the
 bug report upstream; it works on any zoo repro folder (eval.pt + inputs.pt).
 

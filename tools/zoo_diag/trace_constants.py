@@ -2,7 +2,7 @@
 prim::Constant that holds a tensor, as torch.jit.load gives them without a map_location (the
 devices the file recorded), with the first op that uses each.
 
-Written for the TorchScript-vs-Python eager kernel gap (docs/results.md, tenth session): ops
+Written for the TorchScript-vs-Python eager kernel gap (docs/performance.md): ops
 with a Python-number operand ran as broadcasting kernels with casting under TorchScript, and
 the question is whether the trace recorded those operands on the GPU or zoobench's loading
 moved them there.

@@ -6,12 +6,12 @@
 // the ratio best zoobench / best torch.compile (below 1: zoobench is faster), and each backend
 // its geomean latency relative to the best torch.compile latency of each model. Latencies come
 // from different processes, and on a VM the same eager model's latency varied up to 1.8x between
-// them (docs/results.md), so each model also gets the ratio per eager: each backend's latency
+// them (docs/performance.md), so each model also gets the ratio per eager: each backend's latency
 // divided by the eager reference timed beside it in its own process (1 / its speedup), best
 // zoobench over best torch.compile. And the ratio of kernel time: the device kernel time of the
 // same two backends (zoobench's fastest over torch.compile's fastest), which no host's pace
 // enters: where it is near 1 and the latency ratio below, zoobench's lead is the host time it
-// saves, not its kernels (docs/results.md). A model that lacks the row of one of the compared
+// saves, not its kernels (docs/results.md, HuggingFace inference). A model that lacks the row of one of the compared
 // backends (the run has not reached it) gets none of the ratios.
 #pragma once
 

@@ -45,7 +45,7 @@ std::string input_layout_of(const ResultRow& row);
 // its CUDA-graph capture did and it ran uncaptured (`cudagraphs` fallback, the reason an
 // out-of-memory error). The runner repeats such a check alone when it ran beside others: the
 // memory it lacked may have been theirs (DebertaForMaskedLM's cudagraphs check fell back so
-// beside other checks on an H200, docs/gpu-runs/2026-12-02c/retime-constants, and passed
+// beside other checks on an H200, and passed
 // without the graph it was to measure).
 bool ran_out_of_memory(const ResultRow& row);
 
