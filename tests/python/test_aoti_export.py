@@ -1,6 +1,7 @@
 """tools/zoo_export/aoti_export's pieces that run without AOTInductor (torch >= 2.6 and a GPU
 compile the packages themselves: scripts/gpu-check.sh). compile_numerics: a CUDA package is
-compiled under the float32 switches of zoobench's timed runs (TF32 on, cuDNN benchmark on) unless
+compiled under the float32 switches of zoobench's timed runs (TF32 on, cuDNN benchmark off as in
+upstream's harness) unless
 --aoti-numerics default, and the process's own switches come back afterwards, also when the
 compile raises. largest_phases: what a package records of torch's compile timings.
 tensor_attributes_as_buffers: what a retried torch.export sees of a model that writes into a
@@ -22,34 +23,37 @@ def switches():
             torch.backends.cudnn.benchmark)
 
 
+OPPOSITE = (False, False, True)
+
+
 class CompileNumerics(unittest.TestCase):
     def setUp(self):
         self.saved = switches()
-        # PyTorch's defaults for matmul and cuDNN's benchmark, and cuDNN TF32 off as well, so
-        # that every switch has to change and come back.
+        # The opposite of the performance switches, so that every switch has to change and come
+        # back.
         (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
-         torch.backends.cudnn.benchmark) = (False, False, False)
+         torch.backends.cudnn.benchmark) = OPPOSITE
 
     def tearDown(self):
         (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
          torch.backends.cudnn.benchmark) = self.saved
 
-    def test_performance_switches_tf32_and_benchmark_on_for_the_compile_only(self):
+    def test_performance_switches_tf32_on_and_benchmark_off_for_the_compile_only(self):
         with aoti_export.compile_numerics("performance", "cuda") as recorded:
-            self.assertEqual(switches(), (True, True, True))
-        self.assertEqual(recorded, "performance (TF32 on, cuDNN benchmark on)")
-        self.assertEqual(switches(), (False, False, False))
+            self.assertEqual(switches(), (True, True, False))
+        self.assertEqual(recorded, "performance (TF32 on, cuDNN benchmark off)")
+        self.assertEqual(switches(), OPPOSITE)
 
     def test_the_switches_come_back_when_the_compile_raises(self):
         with self.assertRaises(KeyError):
             with aoti_export.compile_numerics("performance", "cuda"):
                 raise KeyError("the compile failed")
-        self.assertEqual(switches(), (False, False, False))
+        self.assertEqual(switches(), OPPOSITE)
 
     def test_default_and_cpu_packages_leave_the_switches_alone(self):
         for numerics, device in (("default", "cuda"), ("performance", "cpu")):
             with aoti_export.compile_numerics(numerics, device) as recorded:
-                self.assertEqual(switches(), (False, False, False), (numerics, device))
+                self.assertEqual(switches(), OPPOSITE, (numerics, device))
             self.assertEqual(recorded, "default")
 
     def test_an_unknown_name_is_refused(self):

@@ -172,7 +172,7 @@ ResultRow performance_row_for(const ZooEntry& entry, const RunOptions& options,
                               const LoadedModel& model, Backend& eager, Backend& compiled,
                               const BackendRequest& request, const RowContext& context) {
   try {
-    // Timings use the fastest algorithms, as upstream's performance runs do.
+    // Timings use upstream's performance settings (TF32 allowed; compat.h).
     compat::set_deterministic_numerics(false);
     PerformanceOptions performance;
     performance.measurement = options.measurement;

@@ -1,0 +1,39 @@
+// The numerics switches of accuracy and performance runs, as upstream's harness sets them:
+// accuracy deterministic without TF32; performance with TF32 allowed and cuDNN's benchmark mode
+// at PyTorch's default (off), which upstream's performance runs keep. The switches are process
+// state, so they can be read on a machine without a GPU; tests/gpu checks what they do.
+#include <gtest/gtest.h>
+
+#include "zoobench/util/compat.h"
+
+namespace zoobench {
+namespace {
+
+class NumericsSettings : public ::testing::Test {
+ protected:
+  void TearDown() override { compat::set_deterministic_numerics(false); }
+};
+
+TEST_F(NumericsSettings, AccuracyIsDeterministicWithoutTf32) {
+  compat::set_deterministic_numerics(true);
+  auto& context = at::globalContext();
+  EXPECT_TRUE(context.deterministicAlgorithms());
+  EXPECT_TRUE(context.deterministicCuDNN());
+  EXPECT_FALSE(context.benchmarkCuDNN());
+  EXPECT_FALSE(context.allowTF32CuBLAS());
+  EXPECT_FALSE(context.allowTF32CuDNN());
+}
+
+TEST_F(NumericsSettings, PerformanceAllowsTf32AndKeepsCudnnBenchmarkOffAsUpstream) {
+  compat::set_deterministic_numerics(true);
+  compat::set_deterministic_numerics(false);
+  auto& context = at::globalContext();
+  EXPECT_FALSE(context.deterministicAlgorithms());
+  EXPECT_FALSE(context.deterministicCuDNN());
+  EXPECT_FALSE(context.benchmarkCuDNN()) << "upstream's performance runs leave benchmark mode off";
+  EXPECT_TRUE(context.allowTF32CuBLAS());
+  EXPECT_TRUE(context.allowTF32CuDNN());
+}
+
+}  // namespace
+}  // namespace zoobench
