@@ -2,6 +2,7 @@
 #include "zoobench/runner/accuracy_batch.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "zoobench/runner/suite_run.h"
 #include "zoobench/util/log.h"
@@ -42,6 +43,12 @@ std::vector<RunOptions> upstream_passes(const RunOptions& options) {
   return passes;
 }
 
+std::optional<double> pass_time_budget(double budget_s, double spent_s) {
+  if (budget_s <= 0) return 0.0;
+  if (spent_s >= budget_s) return std::nullopt;
+  return budget_s - spent_s;
+}
+
 int execute_upstream_passes(const RunOptions& options,
                             const std::vector<std::string>& command_line) {
   const auto passes = upstream_passes(options);
@@ -57,7 +64,18 @@ int execute_upstream_passes(const RunOptions& options,
               passes.size() > 1 ? ", then performance at the list's batch sizes" : "");
   }
   int status = 0;
-  for (const auto& pass : passes) {
+  const auto start = std::chrono::steady_clock::now();
+  for (auto pass : passes) {
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto budget = pass_time_budget(options.time_budget_s, spent);
+    if (!budget) {
+      // As a pass whose budget leaves jobs unstarted: said, and left to --resume.
+      log::warn("the time budget (--time-budget {} s) was spent before the {} pass: it starts no "
+                "model. Run again with --resume to do it.", options.time_budget_s,
+                pass.performance ? "performance" : "accuracy");
+      continue;
+    }
+    pass.time_budget_s = *budget;
     const int pass_status = execute_run(pass, command_line);
     if (pass_status == 130) return pass_status;
     status = std::max(status, pass_status);

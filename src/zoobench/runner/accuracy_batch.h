@@ -24,7 +24,13 @@ std::optional<int64_t> upstream_accuracy_batch_size(const std::string& suite);
 // accuracy pass at upstream's size and, with --performance, a performance pass at the lists'.
 std::vector<RunOptions> upstream_passes(const RunOptions& options);
 
-// execute_run over the passes: the worst status (130 as soon as one is interrupted).
+// The --time-budget of a pass that starts `spent_s` into a run given `budget_s` (0: none): one
+// budget for the whole run, so a pass gets what the earlier ones left; nullopt when they left
+// nothing (the pass starts no job).
+std::optional<double> pass_time_budget(double budget_s, double spent_s);
+
+// execute_run over the passes, within one --time-budget: the worst status (130 as soon as one
+// is interrupted).
 int execute_upstream_passes(const RunOptions& options,
                             const std::vector<std::string>& command_line);
 

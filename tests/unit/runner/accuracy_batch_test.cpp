@@ -95,5 +95,15 @@ TEST(AccuracyBatch, AChosenBatchSizeAnotherSuiteNoExportOrAChildRunAsAsked) {
   EXPECT_EQ(upstream_passes(child)[0].batch_size, std::nullopt);
 }
 
+// One --time-budget for the run: the performance pass gets what the accuracy pass left, and
+// none when it left nothing (it used to get the whole budget again).
+TEST(AccuracyBatch, ThePassesShareOneTimeBudget) {
+  EXPECT_EQ(pass_time_budget(600, 0), 600.0);
+  EXPECT_EQ(pass_time_budget(600, 450), 150.0);
+  EXPECT_EQ(pass_time_budget(600, 600), std::nullopt);
+  EXPECT_EQ(pass_time_budget(600, 900), std::nullopt);
+  EXPECT_EQ(pass_time_budget(0, 900), 0.0) << "no budget: every pass runs in full";
+}
+
 }  // namespace
 }  // namespace zoobench
