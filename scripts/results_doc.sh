@@ -33,8 +33,8 @@ for section in "${SECTIONS[@]}"; do
   # shellcheck disable=SC2086  # $files is a glob
   "$ZOOBENCH" report $files --title "$title" --markdown "$work/$name.md" >/dev/null
   models=$(sed -n 's/^\([0-9]*\) models · .*/\1/p' "$work/$name.md")
-  pass=$(sed -n 's/^Summary: pass rate \([^;)]*\).*/\1)/p' "$work/$name.md")
-  versus=$(sed -n "s/^zoobench's fastest backend at or below torch.compile's fastest on \(.*\) models (geomean latency ratio \([0-9.x]*\).*/\1, geomean \2/p" "$work/$name.md")
+  pass=$(sed -n 's/^pass rate \([^;)]*\).*/\1)/p' "$work/$name.md" | head -1)
+  versus=$(sed -n "s/^zoobench's fastest backend at or below torch.compile's fastest on \(.*\) models (geomean latency ratio \([0-9.x]*\).*/\1, geomean \2/p" "$work/$name.md" | head -1)
   anchor=$(tr '[:upper:]' '[:lower:]' <<<"$title" | tr -d '·.()' | tr ' ' '-')
   headline+=$'\n'"| [$title](#$anchor) | $models | $pass | ${versus:--} |"
 done

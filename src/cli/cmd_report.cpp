@@ -67,6 +67,11 @@ int run_report(const ReportArgs& args) {
     report::JoinedResults baseline = report::join_results(load_rows(options.baseline_sources));
     options.baseline = report::compare_with_baseline(joined, baseline, args.threshold);
   }
+  if (!args.markdown.empty() && !args.html.empty()) {
+    // The markdown links the HTML report (its chart) by a path that holds where both are read.
+    const auto from = std::filesystem::absolute(args.markdown).parent_path();
+    options.html_link = std::filesystem::absolute(args.html).lexically_relative(from).string();
+  }
   if (args.markdown.empty() && args.html.empty()) {
     std::cout << report::render_markdown(joined, options);
   } else {

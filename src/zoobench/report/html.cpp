@@ -172,11 +172,15 @@ std::string card(const std::string& label, const std::string& value, const std::
       label, value_class, value, sub);
 }
 
-// One card for a per-series number: the first series large, every series in the line below.
+// One card for a per-series number: the first series large, every series in the line below;
+// none when no series has the number (kernel time on a CPU, compile latency of jit rows).
 std::string series_card(const JoinedResults& joined, const ReportSummary& summary,
                         const std::string& label, const char* unit_suffix,
                         std::optional<double> SeriesSummary::*field,
                         const int SeriesSummary::*count, bool ratio, const std::string& what) {
+  const bool any = std::any_of(summary.per_series.begin(), summary.per_series.end(),
+                               [&](const SeriesSummary& series) { return (series.*field).has_value(); });
+  if (!any) return "";
   std::optional<double> first;
   std::vector<std::string> parts;
   for (std::size_t s = 0; s < summary.per_series.size(); ++s) {
@@ -439,6 +443,19 @@ std::string regressions_list(const JoinedResults& joined, const BaselineComparis
 
 // The latency matrices (latency_matrix.h): models x backends, the fastest marked per model.
 // Hooks: <table class="matrix">, cells <td data-backend=... data-fastest="1">.
+// The markdown legend's lines as a list (its **bold** marks as bold).
+std::string html_legend(const JoinedResults& joined) {
+  std::string out = "<ul class=\"muted\">\n";
+  for (const auto& line :
+       split(latency_matrix_legend(any_compares_with_torch_compile(joined)), '\n')) {
+    std::string item = escape_html(line.rfind("- ", 0) == 0 ? line.substr(2) : line);
+    const auto bold = item.find("**bold**");
+    if (bold != std::string::npos) item.replace(bold, 8, "<b>bold</b>");
+    out += "<li>" + item + "</li>\n";
+  }
+  return out + "</ul>\n";
+}
+
 std::string latency_matrices(const JoinedResults& joined) {
   std::string out;
   for (const auto& matrix : joined.latency_matrices) {
@@ -528,9 +545,8 @@ std::string render_html(const JoinedResults& joined, const ReportOptions& option
       "passes). Click a column to sort.</p>\n";
   out += models_table(joined, options) + "</section>\n";
   if (!joined.latency_matrices.empty()) {
-    out += "<section id=\"matrix\">\n<h2>Latency matrix</h2>\n<p class=\"muted\">" +
-           escape_html(latency_matrix_legend()) + "</p>\n" + latency_matrices(joined) +
-           "</section>\n";
+    out += "<section id=\"matrix\">\n<h2>Latency matrix</h2>\n" + html_legend(joined) +
+           latency_matrices(joined) + "</section>\n";
   }
   out += "<section id=\"failures\">\n<h2>Failures</h2>\n" + failures_table(joined) + "</section>\n";
   if (options.baseline) {

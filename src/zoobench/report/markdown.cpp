@@ -198,21 +198,28 @@ std::string markdown_results_table(const JoinedResults& joined) {
   return table.render();
 }
 
+namespace {
+
+// "pass rate 50.0% (1/2)", with each column's count when there are several.
+std::string pass_rate_text(const JoinedResults& joined, const ReportSummary& summary) {
+  std::string pass = "pass rate ";
+  auto fraction = summary.overall.fraction();
+  pass += fraction ? format_percent(*fraction) : "-";
+  pass += fmt::format(" ({}/{}", summary.overall.passed, summary.overall.total);
+  if (joined.accuracy_columns.size() > 1) {
+    for (std::size_t c = 0; c < joined.accuracy_columns.size(); ++c) {
+      pass += fmt::format("{} {} {}/{}", c == 0 ? ";" : ",", joined.accuracy_columns[c].label,
+                          summary.per_column[c].passed, summary.per_column[c].total);
+    }
+  }
+  return pass + ")";
+}
+
+}  // namespace
+
 std::string markdown_summary_line(const JoinedResults& joined, const ReportSummary& summary) {
   std::vector<std::string> parts;
-  if (!joined.accuracy_columns.empty()) {
-    std::string pass = "pass rate ";
-    auto fraction = summary.overall.fraction();
-    pass += fraction ? format_percent(*fraction) : "-";
-    pass += fmt::format(" ({}/{}", summary.overall.passed, summary.overall.total);
-    if (joined.accuracy_columns.size() > 1) {
-      for (std::size_t c = 0; c < joined.accuracy_columns.size(); ++c) {
-        pass += fmt::format("{} {} {}/{}", c == 0 ? ";" : ",", joined.accuracy_columns[c].label,
-                            summary.per_column[c].passed, summary.per_column[c].total);
-      }
-    }
-    parts.push_back(pass + ")");
-  }
+  if (!joined.accuracy_columns.empty()) parts.push_back(pass_rate_text(joined, summary));
   auto geomean = [](const char* what, std::optional<double> value, int models) {
     if (!value) return fmt::format("geomean {} -", what);
     return fmt::format("geomean {} {} over {} model{}", what, format_ratio(value), models,
@@ -329,22 +336,97 @@ std::string markdown_latency_matrices(const JoinedResults& joined) {
 std::string format_latency_matrix(const std::vector<ResultRow>& rows) {
   JoinedResults joined = join_results(rows);
   std::string out = markdown_latency_matrices(joined);
-  if (!out.empty()) out += "\n" + latency_matrix_legend() + "\n";
+  if (!out.empty()) out += "\n" + latency_matrix_legend(any_compares_with_torch_compile(joined)) + "\n";
   std::string failures = markdown_failures_table(joined);
   if (!failures.empty()) out += "\nFailures:\n\n" + failures;
   return out;
 }
 
-std::string latency_matrix_legend() {
-  return "Latency in ms per iteration (the compiled side's median); in bold: the fastest backend "
-         "whose accuracy did not fail; \u2020: unstable, the spread (1.4826 MAD / median) of its "
-         "samples exceeded the row's threshold (it may not reproduce); \u2717: the backend's "
-         "accuracy check failed; "
-         "zoobench/torch.compile: zoobench's fastest backend / torch.compile's fastest (below 1: "
-         "zoobench is faster); per eager: the same ratio with each latency divided by the eager "
-         "reference timed beside it in its own process, which cancels drift between processes; "
-         "kernels: the device kernel time of the same two backends, which no host's pace enters "
-         "(near 1 with a latency ratio below 1: zoobench's lead is host time it saves).";
+bool any_compares_with_torch_compile(const JoinedResults& joined) {
+  return std::any_of(joined.latency_matrices.begin(), joined.latency_matrices.end(),
+                     [](const LatencyMatrix& m) { return m.compares_with_torch_compile(); });
+}
+
+std::string latency_matrix_legend(bool compares_with_torch_compile) {
+  std::string out =
+      "- latency: ms per iteration, the compiled side's median; **bold**: the fastest backend "
+      "whose accuracy did not fail\n"
+      "- \u2020: unstable (its samples' spread, 1.4826 MAD / median, exceeded the row's "
+      "threshold); \u2717: its accuracy check failed";
+  if (!compares_with_torch_compile) return out;
+  return out +
+         "\n- zoobench/torch.compile: zoobench's fastest / torch.compile's fastest (below 1: "
+         "zoobench is faster)\n"
+         "- per eager: the same ratio, each latency over the eager reference timed in its own "
+         "process\n"
+         "- kernels: the same ratio of device kernel time (near 1 with a latency ratio below 1: "
+         "the lead is host time)";
+}
+
+namespace {
+
+// The accuracy column of a performance series: the same device, mode, dtype and backend.
+std::optional<std::size_t> accuracy_column_of(const JoinedResults& joined,
+                                              const PerformanceSeries& series) {
+  for (std::size_t c = 0; c < joined.accuracy_columns.size(); ++c) {
+    if (joined.accuracy_columns[c].key == series.key) return c;
+  }
+  return std::nullopt;
+}
+
+std::string speedup_text(const PerformanceCell& cell) {
+  if (!cell.speedup) return cell.passed() ? "-" : escape_cell(cell.status);
+  return format_ratio(cell.speedup) + (cell.unstable ? kUnstableMark : "");
+}
+
+std::string interval_text(const PerformanceCell& cell) {
+  if (!cell.speedup_ci_low || !cell.speedup_ci_high) return "-";
+  return format_ratio(cell.speedup_ci_low) + " \u2013 " + format_ratio(cell.speedup_ci_high);
+}
+
+// One backend's rows: accuracy, both latencies, the speedup with its interval, kernel speedup.
+std::string markdown_backend_table(const JoinedResults& joined, std::size_t s) {
+  const auto accuracy = accuracy_column_of(joined, joined.performance_series[s]);
+  const bool kernels = std::any_of(joined.models.begin(), joined.models.end(), [&](const auto& m) {
+    return m.performance[s] && m.performance[s]->op_speedup;
+  });
+  MarkdownTable table;
+  table.add_column("model", false);
+  if (accuracy) table.add_column("accuracy", false);
+  for (const char* header : {"eager ms", "ms", "speedup", "95% interval"})
+    table.add_column(header, true);
+  if (kernels) table.add_column("kernels", true);
+  for (const auto& model : joined.models) {
+    const auto& cell = model.performance[s];
+    const auto* checked = accuracy ? &model.accuracy[*accuracy] : nullptr;
+    if (!cell && !(checked && *checked)) continue;
+    std::vector<std::string> row = {escape_cell(model.name)};
+    if (accuracy) row.push_back(*checked ? escape_cell((*checked)->status) : "-");
+    row.push_back(cell ? format_ms(cell->eager_ms) : "-");
+    row.push_back(cell ? format_ms(cell->compiled_ms) : "-");
+    row.push_back(cell ? speedup_text(*cell) : "-");
+    row.push_back(cell ? interval_text(*cell) : "-");
+    if (kernels) row.push_back(cell ? format_ratio(cell->op_speedup) : "-");
+    table.rows.push_back(std::move(row));
+  }
+  return table.render();
+}
+
+}  // namespace
+
+std::string markdown_backend_tables(const JoinedResults& joined) {
+  if (joined.performance_series.empty()) {
+    // Accuracy only: one narrow table, a column per device and backend.
+    return joined.accuracy_columns.empty() ? ""
+                                           : "\n## Accuracy\n\n" + markdown_results_table(joined);
+  }
+  std::string out;
+  for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
+    out += "\n## " + escape_cell(joined.performance_series[s].label) + "\n\n" +
+           markdown_backend_table(joined, s);
+  }
+  return out + "\nms: per iteration, medians; speedup: eager / compiled, with the 95% bootstrap "
+               "interval over paired samples; kernels: the same ratio of device kernel time.\n";
 }
 
 std::string format_ascend_table(const std::vector<ResultRow>& rows) {
@@ -357,19 +439,80 @@ std::string format_ascend_table(const std::vector<ResultRow>& rows) {
   return out;
 }
 
+namespace {
+
+// The sources under the title: one inline, several as a list (a run has one file per backend).
+std::string sources_block(const std::vector<std::string>& sources) {
+  if (sources.empty()) return "";
+  if (sources.size() == 1) return "\nSource: `" + sources[0] + "`\n";
+  std::string out = "\nSources:\n\n";
+  for (const auto& source : sources) out += "- `" + source + "`\n";
+  return out;
+}
+
+// Each backend's geomean speedups over the models that have them, and its unstable rows.
+std::string series_summary_table(const JoinedResults& joined, const ReportSummary& summary) {
+  const bool kernels = std::any_of(summary.per_series.begin(), summary.per_series.end(),
+                                   [](const SeriesSummary& s) { return s.geomean_op_speedup; });
+  MarkdownTable table;
+  table.add_column("backend", false);
+  table.add_column("geomean speedup", true);
+  if (kernels) table.add_column("kernels", true);
+  table.add_column("timed", true);
+  table.add_column("unstable", true);
+  table.add_column("failed", true);
+  for (std::size_t s = 0; s < summary.per_series.size(); ++s) {
+    const SeriesSummary& series = summary.per_series[s];
+    std::vector<std::string> row = {escape_cell(joined.performance_series[s].label),
+                                    format_ratio(series.geomean_speedup)};
+    if (kernels) row.push_back(format_ratio(series.geomean_op_speedup));
+    for (int count : {series.models, series.unstable, series.failed})
+      row.push_back(std::to_string(count));
+    table.rows.push_back(std::move(row));
+  }
+  return table.render();
+}
+
+// The summary, first: pass rate, each backend's geomean speedups, unstable rows, failures, and
+// where the latency matrix compares zoobench with torch.compile, its verdict.
+std::string summary_block(const JoinedResults& joined, const ReportOptions& options) {
+  const ReportSummary summary = summarize(joined);
+  std::string out = "\n## Summary\n\n";
+  if (!joined.accuracy_columns.empty()) out += pass_rate_text(joined, summary) + "\n";
+  if (!joined.performance_series.empty()) out += "\n" + series_summary_table(joined, summary);
+  int unstable = 0, timed = 0;
+  for (const auto& series : summary.per_series) {
+    unstable += series.unstable;
+    timed += series.models;
+  }
+  if (unstable > 0) {
+    out += fmt::format(
+        "\n{} of {} timed rows are unstable ({}): the spread of their eager or compiled samples "
+        "(1.4826 MAD / median) exceeded {}; their speedups may not reproduce.\n",
+        unstable, timed, kUnstableMark, joined.unstable_threshold);
+  }
+  for (const auto& matrix : joined.latency_matrices) {
+    if (matrix.compares_with_torch_compile()) out += "\n" + matrix.comparison_sentence() + "\n";
+  }
+  if (!options.html_link.empty()) {
+    out += "\nThe speedup chart and the full table (every column, sortable): [" +
+           escape_cell(options.html_link) + "](" + options.html_link + ")\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string render_markdown(const JoinedResults& joined, const ReportOptions& options) {
   std::string out = "# " + options.title + "\n\n" + describe_run(joined) + "\n";
-  if (!options.sources.empty()) out += "\nSources: " + code_list(options.sources) + "\n";
-  out +=
-      "\n## Results\n\nTimes in ms per iteration (E2E: end to end; OP: device kernel time); "
-      "speedups are eager / compiled.\n\n";
-  out += markdown_results_table(joined);
-  out += "\n" + markdown_summary_line(joined, summarize(joined)) + "\n";
-  if (any_unstable(joined)) out += "\n" + unstable_footnote(joined) + "\n";
+  out += sources_block(options.sources);
+  out += summary_block(joined, options);
   if (!joined.latency_matrices.empty()) {
-    out += "\n## Latency matrix\n\n" + latency_matrix_legend() + "\n\n" +
+    out += "\n## Latency matrix\n\n" +
+           latency_matrix_legend(any_compares_with_torch_compile(joined)) + "\n\n" +
            markdown_latency_matrices(joined);
   }
+  out += markdown_backend_tables(joined);
   std::string failures = markdown_failures_table(joined);
   out += "\n## Failures\n\n" + (failures.empty() ? std::string("None.\n") : failures);
   if (options.baseline) out += "\n" + baseline_section(joined, options);

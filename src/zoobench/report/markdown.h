@@ -20,9 +20,12 @@ struct ReportOptions {
   std::vector<std::string> sources;            // the result files, listed under the title
   std::optional<BaselineComparison> baseline;  // compare_with_baseline(current, baseline)
   std::vector<std::string> baseline_sources;
+  std::string html_link;  // the HTML report, relative to the markdown file ("": none written)
 };
 
-// The whole document (title, run description, table, summary, failures, baseline sections).
+// The whole document: title, run description and sources; the summary; the latency matrix; one
+// compact table per backend (the wide Ascend table is in the CSV and the HTML report); failures;
+// baseline sections.
 std::string render_markdown(const JoinedResults& joined, const ReportOptions& options = {});
 
 // What `zoobench run --accuracy --performance` prints at the end: the table, the summary line,
@@ -32,6 +35,10 @@ std::string format_ascend_table(const std::vector<ResultRow>& rows);
 // A plain table of text cells (escaped, left-aligned, padded), for summaries other commands print.
 std::string markdown_table(const std::vector<std::string>& headers,
                            const std::vector<std::vector<std::string>>& rows);
+
+// One compact table per backend (model, accuracy, eager and compiled ms, speedup with its
+// interval, kernel speedup), each under its own heading; an accuracy-only run gets one table.
+std::string markdown_backend_tables(const JoinedResults& joined);
 
 // What a run with several backends prints at the end: the latency matrix of its rows.
 std::string format_latency_matrix(const std::vector<ResultRow>& rows);
@@ -43,8 +50,10 @@ std::string markdown_results_table(const JoinedResults& joined);
 std::string markdown_summary_line(const JoinedResults& joined, const ReportSummary& summary);
 std::string markdown_failures_table(const JoinedResults& joined);  // "" when nothing failed
 
-// How to read a latency matrix (its marks and the last column).
-std::string latency_matrix_legend();
+// How to read a latency matrix: one "- " line per mark or column that needs one (the ratio
+// columns only where zoobench's backends are compared with torch.compile's).
+bool any_compares_with_torch_compile(const JoinedResults& joined);
+std::string latency_matrix_legend(bool compares_with_torch_compile);
 
 // What marks an unstable measurement, and the footnote that explains it.
 inline constexpr const char* kUnstableMark = "\u2020";

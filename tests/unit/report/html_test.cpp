@@ -133,5 +133,17 @@ TEST(SvgChart, BarsAreProportionalToSpeedup) {
   EXPECT_NEAR(widths[0] / widths[1], 2.0, 0.01);
 }
 
+// A card with no number in any series (kernel time on a CPU run) is left out, not shown as "-".
+TEST(Html, NoCardWithoutANumber) {
+  JoinedResults cpu =
+      join_results({accuracy_row("cpu", "m", "pass"), performance_row("cpu", "m", "jit", 2, 1)});
+  std::string html = render_html(cpu);
+  EXPECT_NE(html.find("Geomean E2E speedup"), std::string::npos);
+  EXPECT_EQ(html.find("Geomean OP speedup"), std::string::npos) << "an empty kernel-time card";
+  JoinedResults kernels = join_results({performance_row(
+      "cuda", "m", "jit", 2, 1, {{"eager_op_ms", "1.5"}, {"compiled_op_ms", "0.5"}})});
+  EXPECT_NE(render_html(kernels).find("Geomean OP speedup"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zoobench::report

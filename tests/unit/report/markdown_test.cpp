@@ -106,7 +106,7 @@ TEST(Markdown, DocumentHasSectionsAndBaselineRegressions) {
       doc.rfind("# zoobench report\n\n2 models \u00b7 devices: cpu \u00b7 mode: inference", 0), 0u)
       << doc;
   for (const char* section :
-       {"## Results", "## Failures", "## Compared with baseline", "## Regressions"}) {
+       {"## Summary", "## jit", "## Failures", "## Compared with baseline", "## Regressions"}) {
     EXPECT_NE(doc.find(section), std::string::npos) << section;
   }
   std::string regressions = doc.substr(doc.find("## Regressions"));
@@ -117,6 +117,56 @@ TEST(Markdown, DocumentHasSectionsAndBaselineRegressions) {
             std::string::npos)
       << regressions;
   EXPECT_EQ(options.baseline->regressions(), 2);
+}
+
+std::size_t display_width(const std::string& line) {
+  std::size_t width = 0;
+  for (unsigned char c : line) width += (c & 0xC0) != 0x80 ? 1 : 0;
+  return width;
+}
+
+// The document leads with the summary, then gives each backend one compact table (the wide
+// Ascend table, 14 columns with two backends, stays in the CSV and the HTML report); no table is
+// wider than 160 characters for a demo-sized run, and the HTML report (its chart) is linked.
+TEST(Markdown, SummaryFirstThenOneCompactTablePerBackend) {
+  std::vector<ResultRow> rows;
+  for (const std::string name : {"densenet121", "mobilenet_v3_large", "shufflenet_v2_x1_0",
+                                 "squeezenet1_1", "text_encoder_small", "resnet18"}) {
+    for (const std::string backend : {"jit", "python_eager"}) {
+      rows.push_back(accuracy_row("cpu", name, "pass", {{"backend", backend}}));
+      rows.push_back(performance_row("cpu", name, backend, 290.5, 27.25,
+                                     {{"speedup_ci_low", "10.1"}, {"speedup_ci_high", "11.2"},
+                                      {"unstable", backend == "jit" ? "1" : "0"}}));
+    }
+  }
+  ReportOptions options;
+  options.sources = {"results/demo/demo_jit_inference_float32_cpu_accuracy.csv",
+                     "results/demo/demo_jit_inference_float32_cpu_performance.csv"};
+  options.html_link = "report.html";
+  const std::string doc = render_markdown(join_results(rows), options);
+  const auto summary = doc.find("## Summary"), jit = doc.find("## jit"),
+             python_eager = doc.find("## python_eager");
+  ASSERT_NE(summary, std::string::npos) << doc;
+  ASSERT_NE(jit, std::string::npos) << doc;
+  ASSERT_NE(python_eager, std::string::npos) << doc;
+  EXPECT_LT(summary, doc.find("## Latency matrix")) << doc;
+  EXPECT_LT(doc.find("## Latency matrix"), jit) << doc;
+  EXPECT_EQ(doc.find("speed_up_rate |"), std::string::npos) << "the wide table:\n" << doc;
+  EXPECT_NE(doc.find("pass rate 100.0% (12/12"), std::string::npos) << doc;
+  EXPECT_NE(doc.find("6 of 12 timed rows are unstable"), std::string::npos) << doc;
+  EXPECT_NE(doc.find("[report.html](report.html)"), std::string::npos) << doc;
+  const std::string jit_table = doc.substr(jit, python_eager - jit);
+  EXPECT_NE(jit_table.find("| densenet121        | pass     |    290.5 | 27.25 | 10.66x\u2020 | "
+                           "10.10x \u2013 11.20x |"),
+            std::string::npos)
+      << jit_table;
+  std::size_t start = 0;
+  while (start < doc.size()) {
+    const std::size_t end = std::min(doc.find('\n', start), doc.size());
+    const std::string line = doc.substr(start, end - start);
+    if (line.rfind("|", 0) == 0) EXPECT_LE(display_width(line), 160u) << line;
+    start = end + 1;
+  }
 }
 
 TEST(Baseline, SlowerWithinConfidenceIntervalsIsNotARegression) {
