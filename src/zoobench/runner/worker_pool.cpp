@@ -13,6 +13,7 @@
 #include "zoobench/runner/child_process.h"
 #include "zoobench/runner/child_rows.h"
 #include "zoobench/runner/job_estimates.h"
+#include "zoobench/runner/log_tidy.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
@@ -76,6 +77,7 @@ std::vector<ResultRow> run_job_child(const ChildJob& job, const WorkerPoolSettin
       options, job.entry, config, device, log_path,
       outcome.exited_late ? std::vector<ResultRow>{} : read_rows_file(row_path), outcome);
   fs::remove(row_path);
+  collapse_repeated_lines_in_file(log_path);  // after the rows read their reasons from it
   for (auto& row : rows) {
     set_cell(row, columns::kDev, device);  // a pinned child knew its GPU only as cuda:0
     set_cell(row, columns::kLog, log_path);
