@@ -70,6 +70,10 @@ SideSummary summarize_side(std::vector<double> samples_ms, const MeasurementSett
   return s;
 }
 
+bool interval_narrow_enough(double speedup, double low, double high, double target) {
+  return speedup > 0 && (high - low) / 2 <= target * speedup;
+}
+
 PairedMeasurement measure_interleaved(const std::function<void()>& eager,
                                       const std::function<void()>& compiled, Timer& timer,
                                       const MeasurementSettings& settings,
@@ -94,13 +98,24 @@ PairedMeasurement measure_interleaved(const std::function<void()>& eager,
   auto settle = [&](const std::function<void()>& side) {
     for (int i = 0; i < settings.settle_iterations; ++i) timer.time(side, 1);
   };
-  for (int r = 0; r < settings.repeat; ++r) {
-    for (std::size_t s = 0; s < sides.size(); ++s) {
-      settle(*sides[s]);
-      TimedSample sample = timer.time(*sides[s], m.iterations_per_run);
-      samples[s].push_back(sample.end_to_end_ms);
-      if (sample.device_ms) device[s].push_back(*sample.device_ms);
+  auto rounds = [&](int count) {
+    for (int r = 0; r < count; ++r) {
+      for (std::size_t s = 0; s < sides.size(); ++s) {
+        settle(*sides[s]);
+        TimedSample sample = timer.time(*sides[s], m.iterations_per_run);
+        samples[s].push_back(sample.end_to_end_ms);
+        if (sample.device_ms) device[s].push_back(*sample.device_ms);
+      }
     }
+  };
+  rounds(settings.repeat);
+  const int more = std::max(5, settings.repeat / 2);
+  while (static_cast<int>(samples[0].size()) < settings.max_repeat) {
+    const double speedup = stats::median(samples[0]) / stats::median(samples[1]);
+    auto [low, high] = stats::bootstrap_speedup_interval(samples[0], samples[1], 0.95,
+                                                         settings.bootstrap_resamples);
+    if (interval_narrow_enough(speedup, low, high, settings.target_interval)) break;
+    rounds(std::min(more, settings.max_repeat - static_cast<int>(samples[0].size())));
   }
   auto summary = [&](std::size_t s) {
     SideSummary side = summarize_side(samples[s], settings);

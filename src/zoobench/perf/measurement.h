@@ -1,7 +1,8 @@
 // The interleaved measurement: warm both sides up, choose how many iterations one sample
 // holds, then take `repeat` samples that alternate eager and compiled (frequency scaling and
 // load drift hit both alike), each after `settle_iterations` untimed ones of its own side,
-// and summarise them with honest statistics.
+// more while the speedup's interval is wide (up to `max_repeat`), and summarise them with
+// honest statistics.
 #pragma once
 
 #include <functional>
@@ -19,6 +20,11 @@ struct MeasurementSettings {
   int warmup_iterations = 5;        // --warmup: untimed iterations per side, at least ...
   double min_warmup_seconds = 0.5;  // ... and at least this long per side
   int repeat = 30;                  // --repeat: samples per side
+  // --max-repeat: above `repeat`, the samples go on in rounds of `repeat` / 2 (at least 5) while
+  // the speedup's 95% interval is wider than +-`target_interval` of it, up to this many per side
+  // (hyperfine's min/max runs, stopped by the interval rather than by time); 0: `repeat` only.
+  int max_repeat = 0;
+  double target_interval = 0.02;    // --target-interval: half-width, a fraction of the speedup
   int64_t iterations_per_run = 0;   // --iterations-per-run; 0: choose automatically
   // --settle-iterations: untimed iterations of a side right before each of its samples. The
   // sides alternate, so without them every sample starts just after the other side's model
@@ -68,6 +74,9 @@ struct PairedMeasurement {
   bool unstable = false;
   std::string note;  // why the measurement is flagged, for the row's reason
 };
+
+// Whether the speedup's interval [low, high] is within +-target of the speedup.
+bool interval_narrow_enough(double speedup, double low, double high, double target);
 
 // Picks the iterations per sample so that a sample of the faster side lasts `min_sample_ms`.
 int64_t choose_iterations_per_run(double fastest_iteration_ms, const MeasurementSettings& settings);

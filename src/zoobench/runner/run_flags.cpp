@@ -161,6 +161,14 @@ void add_performance_flags(CLI::App& c, RunFlags& f) {
       ->check(CLI::NonNegativeNumber);
   c.add_option("--repeat", o.measurement.repeat, "timed samples per side, interleaved")
       ->capture_default_str();
+  c.add_option("--max-repeat", o.measurement.max_repeat,
+               "keep sampling past --repeat while the speedup's 95% interval is wider than "
+               "--target-interval, up to this many samples per side (0: --repeat only)")
+      ->check(CLI::NonNegativeNumber);
+  c.add_option("--target-interval", o.measurement.target_interval,
+               "with --max-repeat: the interval's half-width to reach, a fraction of the speedup")
+      ->check(finite_range(0.001, 1.0))
+      ->capture_default_str();
   c.add_option("--warmup", o.measurement.warmup_iterations, "untimed warm-up iterations per side")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

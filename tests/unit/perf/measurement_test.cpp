@@ -345,6 +345,29 @@ TEST(MeasureInterleaved, TheUnstableThresholdIsASettingItRecords) {
   }
 }
 
+// --max-repeat: a quiet pair stops at --repeat; a noisy one keeps sampling in rounds of
+// repeat / 2 (at least 5) while the speedup's interval is wider than the target, up to the cap.
+TEST(MeasureInterleaved, SamplesMoreOnlyWhileTheIntervalIsWide) {
+  EXPECT_TRUE(interval_narrow_enough(2.0, 1.97, 2.03, 0.02));
+  EXPECT_FALSE(interval_narrow_enough(2.0, 1.9, 2.1, 0.02));
+  for (double noise : {0.002, 0.2}) {
+    SCOPED_TRACE("noise " + std::to_string(noise));
+    // Out of phase: the paired ratios spread (in phase they would all be 2).
+    Sides sides({10, 0.02, alternating(2.0, noise, 30)}, {10, 0.01, alternating(1.0, -noise, 30)});
+    MeasurementSettings settings = quick(2, 10);
+    settings.max_repeat = 62;
+    PairedMeasurement m = measure_interleaved(sides.eager, sides.compiled, sides.timer, settings);
+    const std::size_t expected = noise < 0.01 ? 10u : 62u;  // 10, 15, ..., 60, then the last 2
+    EXPECT_EQ(m.eager.samples_ms.size(), expected);
+    EXPECT_EQ(m.compiled.samples_ms.size(), expected);
+  }
+  // Without --max-repeat, --repeat alone, however wide the interval.
+  Sides noisy({10, 0.02, alternating(2.0, 0.2, 30)}, {10, 0.01, alternating(1.0, -0.2, 30)});
+  EXPECT_EQ(measure_interleaved(noisy.eager, noisy.compiled, noisy.timer, quick(2, 10))
+                .eager.samples_ms.size(),
+            10u);
+}
+
 TEST(HostTimer, RunsTheIterationsAndReportsNoDeviceTime) {
   auto timer = make_timer(c10::Device(c10::kCPU));
   int calls = 0;
