@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "zoobench/python/bridge.h"
+#include "zoobench/util/install_layout.h"
 
 #ifndef ZOOBENCH_WITH_PYTHON
 #define ZOOBENCH_WITH_PYTHON 0
@@ -34,11 +35,16 @@ struct Loaded {
   std::string failure;  // why there is no bridge
 };
 
-// Where things are: the build's choices, each overridable from the environment (a relocated
-// build, another virtual environment, the source tree elsewhere).
-std::string plugin_path() { return env_or("ZOOBENCH_PYTHON_PLUGIN", ZOOBENCH_PYTHON_PLUGIN_PATH); }
+// Where things are: beside an installed binary or in its build (util/install_layout.h), each
+// overridable from the environment; the Python the build found, or ZOOBENCH_PYTHON.
+std::string plugin_path() {
+  return locate_part({"ZOOBENCH_PYTHON_PLUGIN", "../lib/zoobench/libzoobench_python.so",
+                      ZOOBENCH_PYTHON_PLUGIN_PATH});
+}
 std::string python_path() { return env_or("ZOOBENCH_PYTHON", ZOOBENCH_PYTHON_EXECUTABLE); }
-std::string tools_path() { return env_or("ZOOBENCH_TOOLS_DIR", ZOOBENCH_TOOLS_DIR); }
+std::string tools_path() {
+  return locate_part({"ZOOBENCH_TOOLS_DIR", "../share/zoobench/tools", ZOOBENCH_TOOLS_DIR});
+}
 
 Loaded load() {
   Loaded out;

@@ -668,6 +668,12 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   }
   const std::string suites_dir =
       options.suites_dir.empty() ? default_suites_dir() : options.suites_dir;
+  if (!std::filesystem::is_directory(suites_dir)) {
+    throw UsageError("the model lists and suite settings are not at " + suites_dir +
+                     " (an installed zoobench keeps them in PREFIX/share/zoobench/suites): "
+                     "install zoobench with `make install`, or name them with --suites-dir or "
+                     "ZOOBENCH_SUITES");
+  }
   // A run that exports what it lacks starts from whatever the zoo holds, even nothing.
   const bool exports = options.export_missing && options.suite != "all";
   ZooCatalog catalog =

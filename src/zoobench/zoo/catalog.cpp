@@ -10,6 +10,7 @@
 
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
+#include "zoobench/util/install_layout.h"
 #include "zoobench/util/log.h"
 
 namespace fs = std::filesystem;
@@ -118,9 +119,9 @@ std::optional<ZooEntry> ZooCatalog::find(const std::string& suite, const std::st
 }
 
 std::string default_suites_dir() {
-  if (const char* env = std::getenv("ZOOBENCH_SUITES")) return env;
+  if (const char* env = std::getenv("ZOOBENCH_SUITES"); env && *env) return env;
   if (fs::is_directory("suites")) return "suites";
-  return ZOOBENCH_SOURCE_SUITES_DIR;
+  return locate_part({"ZOOBENCH_SUITES", "../share/zoobench/suites", ZOOBENCH_SOURCE_SUITES_DIR});
 }
 
 }  // namespace zoobench
