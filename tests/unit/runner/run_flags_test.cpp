@@ -35,6 +35,8 @@ const std::map<std::string, std::string>& sample_values() {
       {"--iterations", "3"},
       {"--iterations-per-run", "7"},
       {"--repeat", "11"},
+      {"--max-repeat", "40"},
+      {"--target-interval", "0.05"},
       {"--warmup", "4"},
       {"--settle-iterations", "2"},
       {"--timeout", "99"},
