@@ -151,14 +151,15 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
             {"huge_alloc", "huge_alloc"},
             {"truncated", "truncated"},
             {"sha_mismatch", "sha_mismatch"},
-            {"bad_json", "bad_json"}});
+            {"bad_json", "bad_json"},
+            {"link_loop", "link_loop"}});
 
   auto run = zt::run_command(zoobench_command("run --suite faulty --accuracy --timeout 20 --suites-dir " +
                                       quote(suites) + " --zoo " + quote(zoo) +
                                       " --output-directory " + quote(out)));
   // Failing models are results, each with its row; the exit status says some failed.
   ASSERT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("exit 1: 8 of 10 rows failed"));
+  EXPECT_THAT(run.output, HasSubstr("exit 1: 9 of 11 rows failed"));
   const std::string csv = accuracy_csv(out, "faulty");
   auto rows = read_csv(csv);
   std::map<std::string, Row> by_name;
@@ -166,7 +167,7 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
     EXPECT_EQ(by_name.count(row.at("name")), 0u) << "two rows for " << row.at("name");
     by_name[row.at("name")] = row;
   }
-  EXPECT_EQ(rows.size(), 10u) << run.output;
+  EXPECT_EQ(rows.size(), 11u) << run.output;
 
   struct Expected {
     std::string name, status;
@@ -190,6 +191,9 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
       {"truncated", "model_fail_to_load", {"cannot load", "truncated/eval.pt"}},
       {"sha_mismatch", "model_fail_to_load", {"sha_mismatch/inputs.pt", "sha256"}},
       {"bad_json", "model_fail_to_load", {"bad_json/manifest.json", "not valid JSON"}},
+      // A path that cannot be resolved is a file that cannot be loaded (it read as
+      // eager_1st_run_fail: the error escaped as the eager run's).
+      {"link_loop", "model_fail_to_load", {"link_loop/eval.pt"}},
   };
   for (const auto& e : expected) {
     SCOPED_TRACE(e.name);

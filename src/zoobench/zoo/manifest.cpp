@@ -223,12 +223,21 @@ Manifest read_manifest(const std::string& manifest_path) {
 
 std::string read_verified_artifact(const std::string& path, const std::string& expected_sha256,
                                    const std::string& what) {
-  if (!std::filesystem::exists(path)) {
+  // Every way a path can fail (a link loop, a name too long, a folder it may not enter) is a
+  // model that cannot load: the throwing std::filesystem calls let those escape as the eager
+  // run's failure (eager_1st_run_fail).
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found) {
     throw ModelLoadError(what + " " + path + " is missing; re-export the model");
+  }
+  if (error) {
+    throw ModelLoadError("cannot read " + what + " " + path + ": " + error.message() +
+                         "; re-export the model");
   }
   // A FIFO or a device (/dev/zero) would be read until the model's timeout. read_text_file
   // checks the descriptor it reads; this names the case before opening it.
-  if (!std::filesystem::is_regular_file(path)) {
+  if (status.type() != std::filesystem::file_type::regular) {
     throw ModelLoadError(what + " " + path + " is not a regular file; re-export the model");
   }
   if (!is_sha256(expected_sha256)) {
