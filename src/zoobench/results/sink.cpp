@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "zoobench/results/json_depth.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -82,24 +83,6 @@ nlohmann::json::parser_callback_t depth_guard(const std::string& path) {
   });
 }
 
-// Why a row of an existing result CSV cannot be trusted, or "" when it can. A row without its
-// newline was cut off mid-write, whatever its cells look like ("0.2" may be half of "0.25").
-std::string why_untrusted(const CsvRecord& record, const std::vector<std::string>& header,
-                          ExperimentKind kind) {
-  if (!record.complete) return "the row was cut off (no newline at its end)";
-  if (record.cells.size() != header.size()) {
-    return fmt::format("the row has {} fields where the header has {}", record.cells.size(),
-                       header.size());
-  }
-  const auto status_at =
-      std::find(header.begin(), header.end(), columns::status_column(kind).key());
-  const std::string& status = record.cells[static_cast<std::size_t>(status_at - header.begin())];
-  if (!parse_status(status)) {
-    return fmt::format("unknown status '{}' (known: {})", status, known_status_names());
-  }
-  return "";
-}
-
 std::string model_of(const CsvRecord& record, const std::vector<std::string>& header) {
   const auto name_at = std::find(header.begin(), header.end(), columns::kName.key());
   const auto index = static_cast<std::size_t>(name_at - header.begin());
@@ -107,7 +90,7 @@ std::string model_of(const CsvRecord& record, const std::vector<std::string>& he
                                                                      : "(unreadable)";
 }
 
-// Moves the rows of an existing result CSV that cannot be trusted (why_untrusted) to
+// Moves the rows of an existing result CSV that cannot be trusted (why_row_untrusted) to
 // `<path>.torn`, warning for each, and rewrites the CSV without them so that the next row
 // starts on a line of its own. Returns how many were set aside. A file of other columns is left
 // to CsvAppender, which refuses it (an older one of fewer columns was widened first).
@@ -133,7 +116,7 @@ std::size_t set_aside_untrusted_rows(const std::string& path, ExperimentKind kin
     if (found != header) return 0;
     kept = bytes_of(records.front());
     for (std::size_t i = 1; i < records.size(); ++i) {
-      const std::string why = why_untrusted(records[i], header, kind);
+      const std::string why = why_row_untrusted(records[i], header, kind);
       if (why.empty()) {
         kept += bytes_of(records[i]);
         continue;
