@@ -746,6 +746,50 @@ TEST(SuiteRunErrors, AnOutputFileElsewhereIsLockedToo) {
   EXPECT_THAT(result.output, HasSubstr(dir.file("shared")));
 }
 
+// --resume into a file made with other settings appended this run's rows to another run's:
+// refused, naming the setting, both values and what to do. The JSON twin records the settings;
+// a file whose twin has none (an older one) is judged by its rows' mode, dtype and backend.
+TEST(SuiteRunErrors, ResumeIntoAFileMadeWithOtherSettingsIsRefused) {
+  zt::ScratchDir dir;
+  fs::create_directories(dir.file("suites"));
+  const std::string zoo = fake_zoo(dir), csv = dir.file("out/rows.csv"), json = dir.file("out/rows.json");
+  const std::string row_cells = "cpu,good_mlp,4,pass,jit,inference,";
+  auto resume = [&](const std::string& flags) {
+    return zt::run_command(zoobench_command(
+        "run --accuracy --resume --suite faulty --only good_mlp --zoo " + quote(zoo) +
+        " --suites-dir " + quote(dir.file("suites")) + " --output-directory " +
+        quote(dir.file("out")) + " --output " + quote(csv) + " " + flags) + " 2>&1");
+  };
+  auto write_file = [&](const std::string& dtype, const std::string& settings) {
+    write_text(csv, "dev,name,batch_size,accuracy,backend,mode,dtype\n" + row_cells + dtype + "\n");
+    write_text(json, "{\"format\": \"zoobench-results/1\", \"kind\": \"accuracy\", \"context\": {" +
+                         settings + "}, \"records\": [{\"kind\": \"accuracy\", \"cells\": {\"dev\": "
+                         "\"cpu\", \"name\": \"good_mlp\", \"batch_size\": \"4\", \"accuracy\": \"pass\", "
+                         "\"backend\": \"jit\", \"mode\": \"inference\", \"dtype\": \"" + dtype + "\"}}]}\n");
+  };
+  // Recorded settings: a run with --tol 0.01 resumed without it.
+  write_file("float32", "\"settings\": {\"dtype\": \"float32\", \"tolerance\": 0.01}");
+  auto other_tol = resume("");
+  EXPECT_EQ(other_tol.exit_code, 2) << other_tol.output;
+  EXPECT_THAT(other_tol.output, HasSubstr(csv + " was made with other settings than this run"));
+  EXPECT_THAT(other_tol.output, HasSubstr("tolerance 0.01 in the file, (not given) in this run (--tol)"));
+  EXPECT_THAT(other_tol.output, HasSubstr("resume with the settings it was made with"));
+  // An older file without recorded settings: its rows say bfloat16, the run is float32.
+  write_file("bfloat16", "");
+  auto other_dtype = resume("");
+  EXPECT_EQ(other_dtype.exit_code, 2) << other_dtype.output;
+  EXPECT_THAT(other_dtype.output, HasSubstr("dtype 'bfloat16' in its rows, 'float32' in this run"));
+  // Another backend's rows.
+  auto other_backend = resume("--backend eager --bfloat16");
+  EXPECT_EQ(other_backend.exit_code, 2) << other_backend.output;
+  EXPECT_THAT(other_backend.output, HasSubstr("backend 'jit' in its rows, 'eager' in this run"));
+  // The same settings: resumed (the model has its row; nothing runs).
+  write_file("float32", "\"settings\": {\"dtype\": \"float32\", \"tolerance\": null}");
+  auto same = resume("");
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_THAT(same.output, ::testing::Not(HasSubstr("other settings")));
+}
+
 TEST(SuiteRunErrors, UnknownFlagIsNamed) {
   auto result = zt::run_command(zoobench_command("run --acuracy"));
   EXPECT_EQ(result.exit_code, 2) << result.output;

@@ -34,6 +34,7 @@
 #include "zoobench/runner/output_lock.h"
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/record_rows.h"
+#include "zoobench/runner/resume_settings.h"
 #include "zoobench/runner/run_gate.h"
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
@@ -81,6 +82,7 @@ class RunSinks {
       : context_(describe_run_context(command_line)),
         upstream_files_(options.upstream_files),
         output_directory_(options.output_directory) {
+    context_["settings"] = run_settings(options);  // what --resume checks (resume_settings.h)
     const std::string label = device_label(options.devices);
     for (const auto& backend : options.backends) {
       RunOptions one = for_backend(options, backend);
@@ -88,6 +90,7 @@ class RunSinks {
         if (kind == ExperimentKind::kAccuracy ? !options.accuracy : !options.performance) continue;
         const std::string path = result_csv_path(one, std::string(experiment_name(kind)), label);
         if (!by_path_.count(path)) {
+          if (options.resume) check_resume_settings(options, path);
           if (!options.resume && fs::exists(path) && fs::file_size(path) > 0) {
             log::warn(
                 "{} exists; new rows are appended (use --resume to skip models it already has)",
