@@ -484,7 +484,13 @@ TEST(SuiteRun, PartitionsCoverEachModelOnceAndMergeEqualsAnUnpartitionedRun) {
 
 // --- two workers on one device ---------------------------------------------------------------
 
+std::vector<int> allowed_cpus();
+
+// --devices cpu,cpu: two workers on the CPU, each on its own CPUs (--cpu-affinity; without it
+// the list is refused, since the two would share the CPUs: DeviceList.*).
 TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed: two CPU workers need two";
   zt::ScratchDir dir;
   const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
   fs::create_directories(suites);
@@ -492,6 +498,7 @@ TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
   make_zoo(zoo, suites, "workers", models);
   auto run = zt::run_command(
       zoobench_command("run --suite workers --accuracy --timeout 120 --devices cpu,cpu"
+               " --cpu-affinity " + std::to_string(cpus[0]) + "," + std::to_string(cpus[1]) +
                " --suites-dir " +
                quote(suites) + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
   ASSERT_EQ(run.exit_code, 0) << run.output;

@@ -117,7 +117,9 @@ void add_execution_flags(CLI::App& c, RunFlags& f) {
   c.add_flag("--training", f.training, "fwd + loss + bwd + optimizer step");
   c.add_flag("--inference", f.inference, "forward only (default)");
   c.add_option("--devices,--device,-d", f.devices,
-               "cpu, cuda, cuda:N; several (repeated or comma-separated): one worker per device")
+               "cpu, cuda, cuda:N; several (repeated or comma-separated): one worker per device. "
+               "Each device once, and only devices this machine has; the CPU twice or more "
+               "only with --cpu-affinity, which gives each CPU worker its own CPUs")
       ->delimiter(',')
       ->capture_default_str();
   c.add_option("--accuracy-workers", o.accuracy_workers,

@@ -39,6 +39,7 @@
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/runner/zoo_supply.h"
+#include "zoobench/util/compat.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
@@ -288,12 +289,18 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
   return 0;
 }
 
-// Every device parses and maps to a child's device; --cpu-affinity fits (UsageError early).
+// Every device parses, exists here and is named once (or the CPU with --cpu-affinity), and
+// maps to a child's device; --cpu-affinity fits (UsageError early).
 void check_devices(const RunOptions& options, const char* cuda_visible_devices) {
   for (const auto& device : options.devices) {
     parse_device(device);
     child_device_for(device, cuda_visible_devices);
   }
+  // Counting GPUs starts CUDA's driver in this process: only when a GPU is asked for.
+  const bool any_gpu = std::any_of(options.devices.begin(), options.devices.end(),
+                                   [](const std::string& d) { return starts_with(d, "cuda"); });
+  check_device_list(options.devices, !options.cpu_affinity.empty(), cuda_visible_devices,
+                    any_gpu ? compat::cuda_device_count() : 0);
   check_cpu_affinity(options);
 }
 
