@@ -15,7 +15,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "zoobench/results/json_depth.h"
+#include "zoobench/util/json_depth.h"
 #include "zoobench/results/result_files.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"

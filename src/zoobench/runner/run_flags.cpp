@@ -10,7 +10,7 @@
 #include "zoobench/backends/backend.h"
 #include "zoobench/backends/switches.h"
 #include "zoobench/boundary/boundary.h"
-#include "zoobench/results/json_depth.h"
+#include "zoobench/util/json_flag.h"
 #include "zoobench/util/cli_checks.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/errors.h"
@@ -315,21 +315,10 @@ void finish_compile_options(RunFlags& f) {
   if (f.compile_options.empty()) return;
   // torch.compile's options are a flat mapping; a document nested thousands deep would crash
   // the recursive dump below.
-  constexpr int kMaxDepth = 16;
-  nlohmann::json parsed;
-  try {
-    parsed = nlohmann::json::parse(f.compile_options, json_depth_limit(kMaxDepth, [] {
-      throw UsageError("--compile-options is nested deeper than " + std::to_string(kMaxDepth) +
-                       " levels; torch.compile's options are a flat {\"key\": value} mapping");
-    }));
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw UsageError("--compile-options is not JSON: " + first_line(e.what()));
-  }
-  if (!parsed.is_object())
-    throw UsageError(
-        "--compile-options must be a JSON object, e.g. '{\"triton.cudagraphs\": false}'");
+  const nlohmann::json parsed = parse_json_object_flag(
+      "--compile-options", f.compile_options, /*max_depth=*/16,
+      "torch.compile's options are a flat {\"key\": value} mapping",
+      "e.g. '{\"triton.cudagraphs\": false}'");
   for (const auto& name : o.backends) {
     const std::string bare = starts_with(name, "compile:") ? name.substr(8) : name;
     if (bare.find(':') != std::string::npos) {
