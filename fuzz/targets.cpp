@@ -96,9 +96,9 @@ const std::vector<Target>& all_targets() {
        "fuzzed_models_list.txt", [](const std::string& path) { read_model_list(path); },
        byte_mutant},
       {"name_pattern", "-k/--filter and -x/--exclude patterns", "pattern.txt",
-       match_name_pattern, byte_mutant},
+       match_name_pattern, byte_mutant, "--filter"},
       {"compile_options", "--compile-options JSON", "options.json", parse_compile_options,
-       byte_mutant},
+       byte_mutant, "--compile-options"},
   };
   return targets;
 }
