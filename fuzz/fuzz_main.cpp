@@ -121,7 +121,7 @@ bool looks_like_out_of_memory(const std::string& message) {
   } catch (const std::exception& e) {
     message = e.what();
     code = looks_like_out_of_memory(message)                        ? 3
-           : message.find(target.file_name) != std::string::npos ? 1
+           : message.find(target.named_in_refusals()) != std::string::npos ? 1
                                                                    : 2;
   } catch (...) {
     code = 2, message = "a non-standard exception";

@@ -7,6 +7,11 @@
 
 #include "zoobench/results/result_files.h"
 #include "zoobench/serialization/torch_save.h"
+#include "zoobench/util/files.h"
+#include "zoobench/util/json_flag.h"
+#include "zoobench/util/name_pattern.h"
+#include "zoobench/zoo/catalog.h"
+#include "zoobench/zoo/export_request.h"
 #include "zoobench/zoo/manifest.h"
 #include "zoobench/zoo/suite_config.h"
 
@@ -47,6 +52,30 @@ void read_suite_yaml(const std::string& path) {
 
 void read_results(const std::string& path) { load_result_file(path); }
 
+// The zoo's index.json, as a run reads it: the catalog's export failures, then one model's
+// record (both pass over a damaged index: it is informational).
+void read_zoo_index(const std::string& path) {
+  const std::string zoo = std::filesystem::path(path).parent_path().string();
+  ZooCatalog::scan_or_empty(zoo);
+  export_record(zoo, "timm_models", "resnet18");
+}
+
+// A -k/-x pattern (the file's bytes), compiled and matched as selection does, against names as
+// long as the zoo's and a long run of one letter (where a backtracking matcher would not end).
+void match_name_pattern(const std::string& path) {
+  const NamePattern pattern(read_text_file(path), "--filter");
+  for (const char* name : {"resnet18", "BertForMaskedLM", "hf_T5_generate", ""})
+    pattern.found_in(name);
+  pattern.found_in(std::string(64, 'a') + "!");
+}
+
+// --compile-options (the file's bytes), parsed and dumped as the run does.
+void parse_compile_options(const std::string& path) {
+  parse_json_object_flag("--compile-options", read_text_file(path), 16, "a flat mapping",
+                         "e.g. {}")
+      .dump();
+}
+
 }  // namespace
 
 const std::vector<Target>& all_targets() {
@@ -61,6 +90,15 @@ const std::vector<Target>& all_targets() {
        "fuzzed_jit_inference_float32_cpu_accuracy.csv", read_results, byte_mutant},
       {"results_json", "result JSON files (report, compare, merge)",
        "fuzzed_jit_inference_float32_cpu_accuracy.json", read_results, byte_mutant},
+      {"zoo_index", "a zoo's index.json (the exporter's record of each model)", "index.json",
+       read_zoo_index, byte_mutant},
+      {"model_list", "suite model lists (suites/<suite>_models_list.txt)",
+       "fuzzed_models_list.txt", [](const std::string& path) { read_model_list(path); },
+       byte_mutant},
+      {"name_pattern", "-k/--filter and -x/--exclude patterns", "pattern.txt",
+       match_name_pattern, byte_mutant, "--filter"},
+      {"compile_options", "--compile-options JSON", "options.json", parse_compile_options,
+       byte_mutant, "--compile-options"},
   };
   return targets;
 }

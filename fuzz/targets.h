@@ -21,6 +21,12 @@ struct Target {
   std::function<std::string(const std::string& seed, const std::vector<std::string>& corpus,
                             Mutator& mutator)>
       mutate;
+  // What a clear refusal names: the file, or for text the command line hands over (a -k
+  // pattern, --compile-options) the flag.
+  std::string refusal_names = "";
+  const std::string& named_in_refusals() const {
+    return refusal_names.empty() ? file_name : refusal_names;
+  }
 };
 
 const std::vector<Target>& all_targets();

@@ -19,6 +19,8 @@ Model kinds:
                updated so that loading, not verification, is what fails
   sha_mismatch an MLP with one byte of inputs.pt flipped after export
   bad_json     an MLP whose manifest.json is cut off mid-object
+  link_loop    an MLP whose eval.pt is a symbolic link to itself (a path that cannot be
+               resolved: reading it fails with ELOOP)
   planted      an MLP whose last layer, the child `planted`, is of class PlantedLinear (for the
                planted-fault patch test_scale_planted, which scales that class's output on the
                compiled side; it ends in a child `post`, a Tanh); its first part is the
@@ -240,6 +242,10 @@ def _corrupt(folder: str, kind: str) -> None:
             byte = f.read(1)
             f.seek(-1, os.SEEK_CUR)
             f.write(bytes([byte[0] ^ 0xFF]))
+    elif kind == "link_loop":
+        path = os.path.join(folder, "eval.pt")
+        os.remove(path)
+        os.symlink("eval.pt", path)
     elif kind == "bad_json":
         with open(manifest_path) as f:
             text = f.read()

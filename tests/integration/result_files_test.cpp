@@ -182,4 +182,45 @@ TEST(ResultFiles, MergeRefusesAJsonNestedTooDeep) {
   EXPECT_FALSE(fs::exists(dir.file("merged.json")));
 }
 
+// merge, report and compare read rows as --resume does: a ragged row, a glued one, a shifted
+// one (another column's value where the status goes) and an unknown status are refused with the
+// file and line (they were used as they were: a ragged row's cells landed in other columns).
+TEST(ResultFiles, MergeReportAndCompareRefuseRowsThatCannotBeTrusted) {
+  zt::ScratchDir dir;
+  const std::string header = "dev,name,batch_size,accuracy\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"cpu,alexnet,4\n", ":3: the row has 3 fields where the header has 4"},
+      {"cpu,alexnet,4,pass,cpu,vgg,4,pass\n", ":3: the row has 8 fields where the header has 4"},
+      {"cpu,4,alexnet,pass\n", ":3: batch_size 'alexnet' is not a whole number"},
+      {"cpu,alexnet,4,4\n", ":3: unknown status '4'"},
+      {"cpu,alexnet,4,passed\n", ":3: unknown status 'passed'"},
+  };
+  for (const auto& [row, said] : cases) {
+    SCOPED_TRACE(row);
+    const std::string csv = dir.file("bad_accuracy.csv");
+    write_text(csv, header + "cpu,resnet18,4,pass\n" + row);
+    write_text(dir.file("expected.csv"), "name,accuracy\nresnet18,pass\n");
+    std::vector<std::string> commands = {"merge " + quote(csv) + " -o " + quote(dir.file("merged.csv"))};
+    if (&row == &cases.front().first) {  // report and compare read files as merge does
+      commands.push_back("report " + quote(csv) + " --markdown " + quote(dir.file("report.md")));
+      commands.push_back("compare " + quote(csv) + " --expected " + quote(dir.file("expected.csv")));
+    }
+    for (const std::string& command : commands) {
+      auto result = zt::run_command(zoobench_command(command) + " 2>&1");
+      EXPECT_EQ(result.exit_code, 2) << command << "\n" << result.output;
+      EXPECT_THAT(result.output, HasSubstr(csv + said)) << command;
+    }
+    EXPECT_FALSE(fs::exists(dir.file("merged.csv")));
+  }
+  // A JSON results file's record of an unknown status.
+  const std::string json = dir.file("bad_accuracy.json");
+  write_text(json,
+             "{\"format\": \"zoobench-results/1\", \"kind\": \"accuracy\", \"records\": "
+             "[{\"kind\": \"accuracy\", \"cells\": {\"name\": \"x\", \"accuracy\": \"pas\"}}]}");
+  auto merged = zt::run_command(
+      zoobench_command("merge " + quote(json) + " -o " + quote(dir.file("merged2.csv"))) + " 2>&1");
+  EXPECT_EQ(merged.exit_code, 2) << merged.output;
+  EXPECT_THAT(merged.output, HasSubstr(json + ": record 1: unknown status 'pas'"));
+}
+
 }  // namespace

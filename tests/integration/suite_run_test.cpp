@@ -151,14 +151,15 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
             {"huge_alloc", "huge_alloc"},
             {"truncated", "truncated"},
             {"sha_mismatch", "sha_mismatch"},
-            {"bad_json", "bad_json"}});
+            {"bad_json", "bad_json"},
+            {"link_loop", "link_loop"}});
 
   auto run = zt::run_command(zoobench_command("run --suite faulty --accuracy --timeout 20 --suites-dir " +
                                       quote(suites) + " --zoo " + quote(zoo) +
                                       " --output-directory " + quote(out)));
   // Failing models are results, each with its row; the exit status says some failed.
   ASSERT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("exit 1: 8 of 10 rows failed"));
+  EXPECT_THAT(run.output, HasSubstr("exit 1: 9 of 11 rows failed"));
   const std::string csv = accuracy_csv(out, "faulty");
   auto rows = read_csv(csv);
   std::map<std::string, Row> by_name;
@@ -166,7 +167,7 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
     EXPECT_EQ(by_name.count(row.at("name")), 0u) << "two rows for " << row.at("name");
     by_name[row.at("name")] = row;
   }
-  EXPECT_EQ(rows.size(), 10u) << run.output;
+  EXPECT_EQ(rows.size(), 11u) << run.output;
 
   struct Expected {
     std::string name, status;
@@ -190,6 +191,9 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
       {"truncated", "model_fail_to_load", {"cannot load", "truncated/eval.pt"}},
       {"sha_mismatch", "model_fail_to_load", {"sha_mismatch/inputs.pt", "sha256"}},
       {"bad_json", "model_fail_to_load", {"bad_json/manifest.json", "not valid JSON"}},
+      // A path that cannot be resolved is a file that cannot be loaded (it read as
+      // eager_1st_run_fail: the error escaped as the eager run's).
+      {"link_loop", "model_fail_to_load", {"link_loop/eval.pt"}},
   };
   for (const auto& e : expected) {
     SCOPED_TRACE(e.name);
@@ -480,7 +484,13 @@ TEST(SuiteRun, PartitionsCoverEachModelOnceAndMergeEqualsAnUnpartitionedRun) {
 
 // --- two workers on one device ---------------------------------------------------------------
 
+std::vector<int> allowed_cpus();
+
+// --devices cpu,cpu: two workers on the CPU, each on its own CPUs (--cpu-affinity; without it
+// the list is refused, since the two would share the CPUs: DeviceList.*).
 TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU allowed: two CPU workers need two";
   zt::ScratchDir dir;
   const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
   fs::create_directories(suites);
@@ -488,6 +498,7 @@ TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
   make_zoo(zoo, suites, "workers", models);
   auto run = zt::run_command(
       zoobench_command("run --suite workers --accuracy --timeout 120 --devices cpu,cpu"
+               " --cpu-affinity " + std::to_string(cpus[0]) + "," + std::to_string(cpus[1]) +
                " --suites-dir " +
                quote(suites) + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -740,6 +751,50 @@ TEST(SuiteRunErrors, AnOutputFileElsewhereIsLockedToo) {
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_THAT(result.output, HasSubstr("another zoobench run"));
   EXPECT_THAT(result.output, HasSubstr(dir.file("shared")));
+}
+
+// --resume into a file made with other settings appended this run's rows to another run's:
+// refused, naming the setting, both values and what to do. The JSON twin records the settings;
+// a file whose twin has none (an older one) is judged by its rows' mode, dtype and backend.
+TEST(SuiteRunErrors, ResumeIntoAFileMadeWithOtherSettingsIsRefused) {
+  zt::ScratchDir dir;
+  fs::create_directories(dir.file("suites"));
+  const std::string zoo = fake_zoo(dir), csv = dir.file("out/rows.csv"), json = dir.file("out/rows.json");
+  const std::string row_cells = "cpu,good_mlp,4,pass,jit,inference,";
+  auto resume = [&](const std::string& flags) {
+    return zt::run_command(zoobench_command(
+        "run --accuracy --resume --suite faulty --only good_mlp --zoo " + quote(zoo) +
+        " --suites-dir " + quote(dir.file("suites")) + " --output-directory " +
+        quote(dir.file("out")) + " --output " + quote(csv) + " " + flags) + " 2>&1");
+  };
+  auto write_file = [&](const std::string& dtype, const std::string& settings) {
+    write_text(csv, "dev,name,batch_size,accuracy,backend,mode,dtype\n" + row_cells + dtype + "\n");
+    write_text(json, "{\"format\": \"zoobench-results/1\", \"kind\": \"accuracy\", \"context\": {" +
+                         settings + "}, \"records\": [{\"kind\": \"accuracy\", \"cells\": {\"dev\": "
+                         "\"cpu\", \"name\": \"good_mlp\", \"batch_size\": \"4\", \"accuracy\": \"pass\", "
+                         "\"backend\": \"jit\", \"mode\": \"inference\", \"dtype\": \"" + dtype + "\"}}]}\n");
+  };
+  // Recorded settings: a run with --tol 0.01 resumed without it.
+  write_file("float32", "\"settings\": {\"dtype\": \"float32\", \"tolerance\": 0.01}");
+  auto other_tol = resume("");
+  EXPECT_EQ(other_tol.exit_code, 2) << other_tol.output;
+  EXPECT_THAT(other_tol.output, HasSubstr(csv + " was made with other settings than this run"));
+  EXPECT_THAT(other_tol.output, HasSubstr("tolerance 0.01 in the file, (not given) in this run (--tol)"));
+  EXPECT_THAT(other_tol.output, HasSubstr("resume with the settings it was made with"));
+  // An older file without recorded settings: its rows say bfloat16, the run is float32.
+  write_file("bfloat16", "");
+  auto other_dtype = resume("");
+  EXPECT_EQ(other_dtype.exit_code, 2) << other_dtype.output;
+  EXPECT_THAT(other_dtype.output, HasSubstr("dtype 'bfloat16' in its rows, 'float32' in this run"));
+  // Another backend's rows.
+  auto other_backend = resume("--backend eager --bfloat16");
+  EXPECT_EQ(other_backend.exit_code, 2) << other_backend.output;
+  EXPECT_THAT(other_backend.output, HasSubstr("backend 'jit' in its rows, 'eager' in this run"));
+  // The same settings: resumed (the model has its row; nothing runs).
+  write_file("float32", "\"settings\": {\"dtype\": \"float32\", \"tolerance\": null}");
+  auto same = resume("");
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_THAT(same.output, ::testing::Not(HasSubstr("other settings")));
 }
 
 TEST(SuiteRunErrors, UnknownFlagIsNamed) {

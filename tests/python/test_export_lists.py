@@ -64,6 +64,26 @@ class YamlTest(unittest.TestCase):
                 SuiteConfig.load(d, "broken")
             self.assertRegex(str(ctx.exception), r"broken\.yaml:\d+")
 
+    def test_duplicate_keys_are_refused_with_file_line_and_key(self):
+        # PyYAML kept the last of two keys, zoobench's yaml-cpp the first: the exporter and the
+        # harness followed different lines of one file
+        cases = (("skip:\n  all: [a]\nskip:\n  all: [b]\n", "twice.yaml:3:", "'skip' (first on line 1)"),
+                 ("batch_size:\n  training:\n    demucs: 4\n    demucs: 8\n", "twice.yaml:4:",
+                  "'demucs' (first on line 3)"))
+        for text, where, key in cases:
+            with tempfile.TemporaryDirectory() as d:
+                write(d, "twice_models_list.txt", "demucs\n")
+                write(d, "twice.yaml", text)
+                with self.assertRaises(SuiteError) as ctx:
+                    SuiteConfig.load(d, "twice")
+                self.assertIn(where, str(ctx.exception))
+                self.assertIn("duplicate key " + key, str(ctx.exception))
+                self.assertIn("keep one", str(ctx.exception))
+        with tempfile.TemporaryDirectory() as d:  # one key in two mappings is no duplicate
+            write(d, "apart_models_list.txt", "a\n")
+            write(d, "apart.yaml", "skip:\n  test:\n    training: [a]\n    inference: [a]\n")
+            SuiteConfig.load(d, "apart")
+
     def test_unknown_suite_lists_known_ones(self):
         with self.assertRaises(SuiteError) as ctx:
             SuiteConfig.load(os.path.join(REPO_ROOT, "suites"), "no_such_suite")

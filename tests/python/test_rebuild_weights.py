@@ -2,6 +2,7 @@
 (tools/zoo_compile/rebuild.py): a buffer whose elements share memory (an expanded grid, as
 Super_SloMo's) cannot be written into, and is accepted when it already holds eval.pt's values."""
 
+import hashlib
 import os
 import tempfile
 import unittest
@@ -24,9 +25,16 @@ class ExpandedGrid(nn.Module):
         return self.linear(x) + self.grid
 
 
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def rebuilt(module, folder):
+    digest = sha256_of(os.path.join(folder, "eval.pt"))
     return RebuiltModel(module=module, train_module=module, folder=folder,
-                        manifest={"name": "grid", "artifacts": {"eval": {"path": "eval.pt"}}})
+                        manifest={"name": "grid",
+                                  "artifacts": {"eval": {"path": "eval.pt", "sha256": digest}}})
 
 
 class ExportedWeights(unittest.TestCase):
@@ -53,6 +61,24 @@ class ExportedWeights(unittest.TestCase):
             module = ExpandedGrid(row=torch.ones(4)).eval()
             with self.assertRaisesRegex(RebuildError, "grid cannot be written.*re-export"):
                 load_exported_weights(rebuilt(module, folder), "cpu")
+
+    def test_the_weights_come_from_the_bytes_whose_sha256_was_checked(self):
+        with tempfile.TemporaryDirectory() as folder:
+            exported = self.export(folder)
+            model = rebuilt(ExpandedGrid().eval(), folder)  # the digest of this export
+            # Another module in eval.pt's place after the manifest was written (a re-export):
+            # refused by its digest, not loaded under this model's name.
+            torch.manual_seed(2)
+            torch.jit.trace(ExpandedGrid().eval(), torch.randn(3, 4)).save(
+                os.path.join(folder, "eval.pt"))
+            with self.assertRaisesRegex(RebuildError, "changed after export"):
+                load_exported_weights(model, "cpu")
+            # The bytes handed to torch are those that were hashed.
+            with open(os.path.join(folder, "eval.pt"), "rb") as f:
+                now = f.read()
+            entry = {"path": "eval.pt", "sha256": hashlib.sha256(now).hexdigest()}
+            self.assertEqual(model.verified_bytes(entry, "eval.pt").getvalue(), now)
+            del exported
 
 
 if __name__ == "__main__":

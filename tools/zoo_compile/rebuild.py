@@ -10,6 +10,8 @@ refused with the reason; it never reaches a compiler.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 from dataclasses import dataclass
@@ -35,6 +37,20 @@ class RebuiltModel:
     def artifact_path(self, role: str) -> Optional[str]:
         entry = self.manifest.get("artifacts", {}).get(role)
         return os.path.join(self.folder, entry["path"]) if entry else None
+
+    def verified_bytes(self, entry: Dict[str, Any], default_path: str) -> io.BytesIO:
+        """An artifact's bytes (a manifest entry with path and sha256), read once and checked
+        against its sha256: torch loads these bytes, never the path again, so a file replaced
+        after the check (a re-export during the run) is not loaded under this model's name."""
+        path = os.path.join(self.folder, entry.get("path", default_path))
+        with open(path, "rb") as f:
+            data = f.read()
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != str(entry.get("sha256", "")).lower():
+            raise RebuildError(f"{path} has sha256 {actual[:12]}..., the manifest says "
+                               f"{str(entry.get('sha256', ''))[:12]}...: the file changed after "
+                               f"export; not loading it. Re-export the model")
+        return io.BytesIO(data)
 
 
 def read_manifest(path: str) -> Dict[str, Any]:
@@ -108,10 +124,10 @@ def load_exported_weights(model: RebuiltModel, device: str) -> torch.jit.ScriptM
     """Copies eval.pt's parameters and buffers into the module by name; every name and shape
     must match. TorchScript keeps every buffer (also those a module registers as not
     persistent, such as timm's relative position indices), so the module's side counts them too."""
-    path = model.artifact_path("eval")
-    if path is None:
+    entry = model.manifest.get("artifacts", {}).get("eval")
+    if entry is None:
         raise RebuildError(f"{model.manifest.get('name')} has no eval.pt to take weights from")
-    script = torch.jit.load(path, map_location=device)
+    script = torch.jit.load(model.verified_bytes(entry, "eval.pt"), map_location=device)
     exported = script.state_dict()
     own = dict(named_tensors(model.module, "_parameters") + named_tensors(model.module, "_buffers"))
     missing = sorted(set(own) - set(exported))
@@ -250,7 +266,7 @@ def check_identity(model: RebuiltModel, device: str) -> None:
     from zoo_export.torchscript_export import clone_all, detach_all
 
     inputs_entry = model.manifest.get("inputs", {})
-    inputs = torch.load(os.path.join(model.folder, inputs_entry.get("path", "inputs.pt")))
+    inputs = torch.load(model.verified_bytes(inputs_entry, "inputs.pt"))
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
     inputs = tuple(t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs)

@@ -99,6 +99,32 @@ def _dig(tree: Any, *keys: str) -> Any:
     return tree
 
 
+def _unique_key_loader(yaml):
+    """PyYAML's safe loader, refusing a mapping that repeats a key: PyYAML keeps the last one,
+    zoobench's yaml-cpp the first, so the exporter and the harness would each follow a
+    different line of one file (zoobench refuses it too, with the same words)."""
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            if isinstance(node, yaml.MappingNode):
+                first_line = {}
+                for key_node, _ in node.value:
+                    if not isinstance(key_node, yaml.ScalarNode) or key_node.value == "<<":
+                        continue
+                    key = key_node.value
+                    if key in first_line:
+                        raise yaml.constructor.ConstructorError(
+                            None, None,
+                            f"duplicate key '{key}' (first on line {first_line[key]}): readers "
+                            "differ on which one counts (zoobench took the first, the exporter "
+                            "the last); keep one",
+                            key_node.start_mark)
+                    first_line[key] = key_node.start_mark.line + 1
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
+
+
 def load_yaml_file(path: str) -> Dict[str, Any]:
     try:
         import yaml  # PyYAML: Debian python3-yaml here; a dependency of timm/transformers there
@@ -107,7 +133,7 @@ def load_yaml_file(path: str) -> Dict[str, Any]:
                          "(Debian: apt-get install python3-yaml; pip: pip install pyyaml)") from None
     try:
         with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
+            data = yaml.load(f, Loader=_unique_key_loader(yaml))
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else path

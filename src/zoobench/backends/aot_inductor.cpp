@@ -11,6 +11,7 @@
 #include "zoobench/backends/cuda_graph_executable.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
+#include "zoobench/util/files.h"
 
 #if ZOOBENCH_WITH_AOTI
 #include <c10/core/InferenceMode.h>
@@ -82,10 +83,11 @@ bool captured(const BackendRequest& request) {
 
 class AotInductorExecutable : public Executable {
  public:
+  // `verified_path`: a private copy of the package's verified bytes (the loader takes a path).
   AotInductorExecutable(const Manifest& manifest, const Artifact& package,
-                        const BackendRequest& request)
+                        const std::string& verified_path, const BackendRequest& request)
       : loader_(std::make_unique<torch::inductor::AOTIModelPackageLoader>(
-            package.path, "model",
+            verified_path, "model",
             // The container's default run() waits on its own events to pick a free model
             // instance, which a capturing stream does not permit; the single-threaded run
             // (chosen at load) is PyTorch's mode for CUDA graphs.
@@ -191,11 +193,15 @@ class AotInductorBackend : public Backend {
                            "'; export it with tools/export_zoo.py --aoti --device " +
                            (request.device.is_cuda() ? "cuda" : "cpu") + " --only " + manifest.name);
     }
-    verify_artifact(package->path, package->sha256, "AOTInductor package");
+    // The loader takes a path: it gets a private copy of the bytes that were hashed, so a
+    // package replaced after the check is never the one loaded.
+    const std::string bytes =
+        read_verified_artifact(package->path, package->sha256, "AOTInductor package");
 #if ZOOBENCH_WITH_AOTI
     std::unique_ptr<Executable> executable;
     try {
-      executable = std::make_unique<AotInductorExecutable>(manifest, *package, request);
+      const PrivateFileCopy verified(bytes, "package.pt2");
+      executable = std::make_unique<AotInductorExecutable>(manifest, *package, verified.path(), request);
     } catch (...) {
       throw ModelLoadError("cannot load " + package->path + ": " + first_line(current_exception_message()));
     }
@@ -204,6 +210,7 @@ class AotInductorBackend : public Backend {
     return wrap_in_cuda_graph_if_requested(std::move(executable), capture, example_inputs);
 #else
     (void)example_inputs;
+    (void)bytes;
     throw ModelLoadError(*unsupported_reason(manifest, request));
 #endif
   }

@@ -204,7 +204,8 @@ class PythonModelBackend : public Backend {
     const Artifact* eval = manifest.artifact("eval");
     if (eval == nullptr)
       throw ModelLoadError(manifest.name + " has no eval.pt to rebuild its Python module against");
-    // The Python side loads eval.pt's weights and the zoo's inputs: the same files, verified.
+    // The Python side loads eval.pt's weights and the zoo's inputs, each from bytes it hashes
+    // itself (zoo_compile.rebuild); checked here too, to fail before Python starts.
     verify_artifact(eval->path, eval->sha256, "TorchScript");
     verify_artifact(manifest.inputs_path, manifest.inputs_sha256, "inputs");
     nlohmann::json config = {

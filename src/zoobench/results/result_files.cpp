@@ -1,11 +1,15 @@
 // Loading result files.
 #include "zoobench/results/result_files.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
 
+#include "zoobench/results/columns.h"
 #include "zoobench/results/csv.h"
+#include "zoobench/results/status.h"
 #include "zoobench/results/sink.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -50,7 +54,57 @@ bool read_json_results(const std::string& path, std::vector<ResultRow>& rows,
   return true;
 }
 
+// Refuses the first row that cannot be trusted, with its line, what is wrong and what to do.
+void check_rows(const std::string& text, const std::vector<std::string>& header,
+                ExperimentKind kind, const std::string& path) {
+  const std::vector<CsvRecord> records = split_csv_records(text);
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    const std::string why = why_row_untrusted(records[i], header, kind);
+    if (why.empty()) continue;
+    throw UsageError(fmt::format(
+        "{}:{}: {}; not reading a results file with a row that cannot be trusted (a run "
+        "killed mid-row, a file edited or joined by hand): fix or delete that line, or let "
+        "`zoobench run --resume` set it aside",
+        path, records[i].line, why));
+  }
+}
+
+// A JSON file's records of an unknown status are refused as a CSV's rows are.
+void check_json_statuses(const std::vector<ResultRow>& rows, const std::string& path) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto it = rows[i].cells.find(columns::status_column(rows[i].kind).key());
+    if (it == rows[i].cells.end() || parse_status(it->second)) continue;
+    throw UsageError(fmt::format("{}: record {}: unknown status '{}' (known: {})", path, i + 1,
+                                 it->second, known_status_names()));
+  }
+}
+
 }  // namespace
+
+std::string why_row_untrusted(const CsvRecord& record, const std::vector<std::string>& header,
+                              ExperimentKind kind) {
+  if (!record.complete) return "the row was cut off (no newline at its end)";
+  if (record.cells.size() != header.size()) {
+    return fmt::format("the row has {} fields where the header has {}", record.cells.size(),
+                       header.size());
+  }
+  // A row shifted by a cell puts a name where the batch size goes.
+  const auto batch_at = std::find(header.begin(), header.end(), columns::kBatchSize.key());
+  if (batch_at != header.end()) {
+    const std::string& batch = record.cells[static_cast<std::size_t>(batch_at - header.begin())];
+    if (!std::all_of(batch.begin(), batch.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return fmt::format("batch_size '{}' is not a whole number", batch);
+  }
+  // Upstream's performance files have no status column.
+  const auto status_at =
+      std::find(header.begin(), header.end(), columns::status_column(kind).key());
+  if (status_at == header.end()) return "";
+  const std::string& status = record.cells[static_cast<std::size_t>(status_at - header.begin())];
+  if (!parse_status(status)) {
+    return fmt::format("unknown status '{}' (known: {})", status, known_status_names());
+  }
+  return "";
+}
 
 ResultFile load_result_file(const std::string& path) {
   if (!fs::exists(path)) {
@@ -66,6 +120,7 @@ ResultFile load_result_file(const std::string& path) {
       if (!read_json_results(path, file.rows, file.context, kind_name)) {
         throw UsageError(path + " has no 'records': not a zoobench results JSON");
       }
+      check_json_statuses(file.rows, path);
       file.with_detail = true;
       std::set<std::string> seen;
       for (const auto& row : file.rows) {
@@ -81,9 +136,11 @@ ResultFile load_result_file(const std::string& path) {
       }
       return file;
     }
-    CsvTable table = read_csv(path);
+    const std::string text = read_text_file(path);
+    CsvTable table = parse_csv(text, path);
     file.columns = table.header;
     file.kind = kind_from_columns(table.header, path);
+    check_rows(text, table.header, file.kind, path);
     file.rows = read_result_rows(path);
     // The JSON twin keeps the detail; use it when it holds the same rows (the CSV is the source
     // of truth, so a stale or damaged twin is ignored).

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/results/csv.h"
 #include "zoobench/results/rows.h"
 
 namespace zoobench {
@@ -23,8 +24,16 @@ struct ResultFile {
   bool with_detail = false;
 };
 
+// Why a row of a results CSV whose columns are `header` cannot be trusted, or "" when it can:
+// cut off (no newline at its end: "0.2" may be half of "0.25"), another number of fields than
+// the header (a glued or ragged row), an unknown status (a shifted row puts another column's
+// value there). --resume sets such rows aside; merge, report and compare refuse them.
+std::string why_row_untrusted(const CsvRecord& record, const std::vector<std::string>& header,
+                              ExperimentKind kind);
+
 // Throws UsageError naming the file and what to pass instead when it is missing or is not a
-// zoobench/upstream results file.
+// zoobench/upstream results file, and `<file>:<line>: <why>` for a row that cannot be trusted
+// (why_row_untrusted; in a JSON file, a record of an unknown status).
 ResultFile load_result_file(const std::string& path);
 
 // Folders become the results CSVs in them (sorted; their JSON twins are not repeated), or the

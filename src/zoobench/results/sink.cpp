@@ -15,7 +15,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "zoobench/results/json_depth.h"
+#include "zoobench/util/json_depth.h"
+#include "zoobench/results/result_files.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -82,24 +83,6 @@ nlohmann::json::parser_callback_t depth_guard(const std::string& path) {
   });
 }
 
-// Why a row of an existing result CSV cannot be trusted, or "" when it can. A row without its
-// newline was cut off mid-write, whatever its cells look like ("0.2" may be half of "0.25").
-std::string why_untrusted(const CsvRecord& record, const std::vector<std::string>& header,
-                          ExperimentKind kind) {
-  if (!record.complete) return "the row was cut off (no newline at its end)";
-  if (record.cells.size() != header.size()) {
-    return fmt::format("the row has {} fields where the header has {}", record.cells.size(),
-                       header.size());
-  }
-  const auto status_at =
-      std::find(header.begin(), header.end(), columns::status_column(kind).key());
-  const std::string& status = record.cells[static_cast<std::size_t>(status_at - header.begin())];
-  if (!parse_status(status)) {
-    return fmt::format("unknown status '{}' (known: {})", status, known_status_names());
-  }
-  return "";
-}
-
 std::string model_of(const CsvRecord& record, const std::vector<std::string>& header) {
   const auto name_at = std::find(header.begin(), header.end(), columns::kName.key());
   const auto index = static_cast<std::size_t>(name_at - header.begin());
@@ -107,7 +90,7 @@ std::string model_of(const CsvRecord& record, const std::vector<std::string>& he
                                                                      : "(unreadable)";
 }
 
-// Moves the rows of an existing result CSV that cannot be trusted (why_untrusted) to
+// Moves the rows of an existing result CSV that cannot be trusted (why_row_untrusted) to
 // `<path>.torn`, warning for each, and rewrites the CSV without them so that the next row
 // starts on a line of its own. Returns how many were set aside. A file of other columns is left
 // to CsvAppender, which refuses it (an older one of fewer columns was widened first).
@@ -133,7 +116,7 @@ std::size_t set_aside_untrusted_rows(const std::string& path, ExperimentKind kin
     if (found != header) return 0;
     kept = bytes_of(records.front());
     for (std::size_t i = 1; i < records.size(); ++i) {
-      const std::string why = why_untrusted(records[i], header, kind);
+      const std::string why = why_row_untrusted(records[i], header, kind);
       if (why.empty()) {
         kept += bytes_of(records[i]);
         continue;
@@ -186,28 +169,33 @@ void add_newer_columns(const std::string& path, ExperimentKind kind) {
 
 // The JSON twin's detail (per-tensor verdicts, samples) for the CSV's rows, matched by identity
 // in order. Cells stay as the CSV has them: it is the source of truth, and the twin may lag
-// behind it (a row cut off, a row set aside) or be damaged, in which case it is rebuilt.
-void take_detail_from_twin(std::vector<ResultRow>& rows, const std::string& json_path,
-                           const std::string& csv_path) {
-  if (!std::filesystem::exists(json_path)) return;
+// behind it (killed between the CSV's line and the twin's rewrite, a row set aside) or be
+// damaged. Returns why the twin does not hold exactly the CSV's rows, or "" when it does.
+std::string take_detail_from_twin(std::vector<ResultRow>& rows, const std::string& json_path) {
+  if (!std::filesystem::exists(json_path)) return rows.empty() ? "" : "it is missing";
   std::map<std::string, std::deque<nlohmann::json>> details;
+  std::size_t records = 0;
   try {
     const nlohmann::json parsed = parse_result_json(read_text_file(json_path), json_path);
     for (const auto& record : parsed.at("records")) {
       ResultRow row = row_from_json(record);
       details[row.identity()].push_back(std::move(row.detail));
+      ++records;
     }
   } catch (const std::exception& e) {
-    log::warn("{} cannot be read ({}); it is rebuilt from {}", json_path, first_line(e.what()),
-              csv_path);
-    return;
+    return "it cannot be read (" + first_line(e.what()) + ")";
   }
+  std::size_t matched = 0;
   for (auto& row : rows) {
     auto it = details.find(row.identity());
     if (it == details.end() || it->second.empty()) continue;
     row.detail = std::move(it->second.front());
     it->second.pop_front();
+    ++matched;
   }
+  if (matched == rows.size() && records == rows.size()) return "";
+  return fmt::format("it holds {} record(s) for the CSV's {} row(s) ({} of them found)", records,
+                     rows.size(), matched);
 }
 
 }  // namespace
@@ -241,14 +229,22 @@ ResultSink::ResultSink(ExperimentKind kind, std::string csv_path, nlohmann::json
   };
   if (has_content()) add_newer_columns(csv_path_, kind_);
   std::size_t set_aside = has_content() ? set_aside_untrusted_rows(csv_path_, kind_) : 0;
+  std::string twin_differs;
   if (has_content()) {
     rows_ = read_result_rows(csv_path_);
-    take_detail_from_twin(rows_, json_path(), csv_path_);
+    twin_differs = take_detail_from_twin(rows_, json_path());
     for (const auto& row : rows_) identities_.insert(row.identity());
   }
   csv_ = std::make_unique<CsvAppender>(csv_path_, result_columns(kind_));
+  // A row is its CSV line, then the twin's rewrite: a run killed between the two leaves the twin
+  // a record short, and merge/report then read the CSV alone (no detail for any row). The twin
+  // is rebuilt from the CSV now, keeping the detail of every record it had, and says so.
+  if (!twin_differs.empty()) {
+    log::warn("{}: {}; rebuilt from {} (rows it lacked have no per-tensor detail)", json_path(),
+              twin_differs, csv_path_);
+  }
   // The twin must not keep a record the CSV no longer has.
-  if (set_aside > 0) rewrite_json();
+  if (set_aside > 0 || !twin_differs.empty()) rewrite_json();
 }
 
 std::string ResultSink::json_path() const { return json_path_for(csv_path_); }

@@ -23,4 +23,15 @@ struct ChildDevice {
 // K is beyond the GPUs that CUDA_VISIBLE_DEVICES lists.
 ChildDevice child_device_for(const std::string& device, const char* cuda_visible_devices);
 
+// Refuses (UsageError, before any model starts) a --devices list that names a device this
+// machine does not have or one device twice:
+// - `cpu:N` with N > 0: torch has one CPU device; particular CPUs are --cpu-affinity's job.
+// - `cuda:N` beyond the GPUs there are (`cuda_device_count`, or CUDA_VISIBLE_DEVICES' list).
+// - a GPU twice (`cuda,cuda:0` too): two workers would time each other's kernels.
+// - the CPU twice without --cpu-affinity (`cpu_affinity_given`): each worker's timings would
+//   include the other's work. With --cpu-affinity each worker gets its own share of the CPUs
+//   (worker_cpu_share refuses too few), which is what `--devices cpu,cpu` is for.
+void check_device_list(const std::vector<std::string>& devices, bool cpu_affinity_given,
+                       const char* cuda_visible_devices, int cuda_device_count);
+
 }  // namespace zoobench

@@ -10,7 +10,7 @@
 #include "zoobench/backends/backend.h"
 #include "zoobench/backends/switches.h"
 #include "zoobench/boundary/boundary.h"
-#include "zoobench/results/json_depth.h"
+#include "zoobench/util/json_flag.h"
 #include "zoobench/util/cli_checks.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/errors.h"
@@ -117,7 +117,9 @@ void add_execution_flags(CLI::App& c, RunFlags& f) {
   c.add_flag("--training", f.training, "fwd + loss + bwd + optimizer step");
   c.add_flag("--inference", f.inference, "forward only (default)");
   c.add_option("--devices,--device,-d", f.devices,
-               "cpu, cuda, cuda:N; several (repeated or comma-separated): one worker per device")
+               "cpu, cuda, cuda:N; several (repeated or comma-separated): one worker per device. "
+               "Each device once, and only devices this machine has; the CPU twice or more "
+               "only with --cpu-affinity, which gives each CPU worker its own CPUs")
       ->delimiter(',')
       ->capture_default_str();
   c.add_option("--accuracy-workers", o.accuracy_workers,
@@ -321,21 +323,10 @@ void finish_compile_options(RunFlags& f) {
   if (f.compile_options.empty()) return;
   // torch.compile's options are a flat mapping; a document nested thousands deep would crash
   // the recursive dump below.
-  constexpr int kMaxDepth = 16;
-  nlohmann::json parsed;
-  try {
-    parsed = nlohmann::json::parse(f.compile_options, json_depth_limit(kMaxDepth, [] {
-      throw UsageError("--compile-options is nested deeper than " + std::to_string(kMaxDepth) +
-                       " levels; torch.compile's options are a flat {\"key\": value} mapping");
-    }));
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw UsageError("--compile-options is not JSON: " + first_line(e.what()));
-  }
-  if (!parsed.is_object())
-    throw UsageError(
-        "--compile-options must be a JSON object, e.g. '{\"triton.cudagraphs\": false}'");
+  const nlohmann::json parsed = parse_json_object_flag(
+      "--compile-options", f.compile_options, /*max_depth=*/16,
+      "torch.compile's options are a flat {\"key\": value} mapping",
+      "e.g. '{\"triton.cudagraphs\": false}'");
   for (const auto& name : o.backends) {
     const std::string bare = starts_with(name, "compile:") ? name.substr(8) : name;
     if (bare.find(':') != std::string::npos) {

@@ -1,48 +1,15 @@
 // Model selection and partitioning.
 #include "zoobench/runner/selection.h"
 
-#include <regex.h>
-
 #include <filesystem>
 #include <memory>
 
 #include "zoobench/util/errors.h"
+#include "zoobench/util/name_pattern.h"
 #include "zoobench/util/text.h"
 
 namespace zoobench {
 namespace {
-
-// -k/-x patterns: POSIX extended expressions, case-insensitive, searched anywhere in the name
-// (upstream's re.search(..., re.IGNORECASE) for the patterns its users write: `^name$`,
-// `a|b`, `[0-9]+`). glibc's matcher runs expressions without back-references as an automaton,
-// so `(a+)+$` cannot backtrack for ever as std::regex (and Python's re) do; the length cap
-// keeps a pattern of 30,000 nested groups from its parser.
-constexpr std::size_t kMaxPatternLength = 1000;
-
-class NamePattern {
- public:
-  NamePattern(const std::string& pattern, const char* flag) {
-    if (pattern.size() > kMaxPatternLength)
-      throw UsageError(std::string(flag) + ": a pattern of " + std::to_string(pattern.size()) +
-                       " characters; at most " + std::to_string(kMaxPatternLength));
-    const int error = ::regcomp(&regex_, pattern.c_str(), REG_EXTENDED | REG_ICASE | REG_NOSUB);
-    if (error != 0) {
-      char message[256] = {};
-      ::regerror(error, &regex_, message, sizeof(message));
-      throw UsageError(std::string(flag) + " '" + pattern +
-                       "' is not a valid regular expression: " + message);
-    }
-  }
-  NamePattern(const NamePattern&) = delete;
-  NamePattern& operator=(const NamePattern&) = delete;
-  ~NamePattern() { ::regfree(&regex_); }
-  bool found_in(const std::string& name) const {
-    return ::regexec(&regex_, name.c_str(), 0, nullptr, 0) == 0;
-  }
-
- private:
-  regex_t regex_{};
-};
 
 using NamePatterns = std::vector<std::unique_ptr<NamePattern>>;
 

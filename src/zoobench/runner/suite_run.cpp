@@ -34,10 +34,12 @@
 #include "zoobench/runner/output_lock.h"
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/record_rows.h"
+#include "zoobench/runner/resume_settings.h"
 #include "zoobench/runner/run_gate.h"
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/runner/zoo_supply.h"
+#include "zoobench/util/compat.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/errors.h"
@@ -81,6 +83,7 @@ class RunSinks {
       : context_(describe_run_context(command_line)),
         upstream_files_(options.upstream_files),
         output_directory_(options.output_directory) {
+    context_["settings"] = run_settings(options);  // what --resume checks (resume_settings.h)
     const std::string label = device_label(options.devices);
     for (const auto& backend : options.backends) {
       RunOptions one = for_backend(options, backend);
@@ -88,6 +91,7 @@ class RunSinks {
         if (kind == ExperimentKind::kAccuracy ? !options.accuracy : !options.performance) continue;
         const std::string path = result_csv_path(one, std::string(experiment_name(kind)), label);
         if (!by_path_.count(path)) {
+          if (options.resume) check_resume_settings(options, path);
           if (!options.resume && fs::exists(path) && fs::file_size(path) > 0) {
             log::warn(
                 "{} exists; new rows are appended (use --resume to skip models it already has)",
@@ -285,12 +289,18 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
   return 0;
 }
 
-// Every device parses and maps to a child's device; --cpu-affinity fits (UsageError early).
+// Every device parses, exists here and is named once (or the CPU with --cpu-affinity), and
+// maps to a child's device; --cpu-affinity fits (UsageError early).
 void check_devices(const RunOptions& options, const char* cuda_visible_devices) {
   for (const auto& device : options.devices) {
     parse_device(device);
     child_device_for(device, cuda_visible_devices);
   }
+  // Counting GPUs starts CUDA's driver in this process: only when a GPU is asked for.
+  const bool any_gpu = std::any_of(options.devices.begin(), options.devices.end(),
+                                   [](const std::string& d) { return starts_with(d, "cuda"); });
+  check_device_list(options.devices, !options.cpu_affinity.empty(), cuda_visible_devices,
+                    any_gpu ? compat::cuda_device_count() : 0);
   check_cpu_affinity(options);
 }
 

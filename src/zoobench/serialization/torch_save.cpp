@@ -10,10 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
 #include "zoobench/serialization/pickle.h"
+#include "zoobench/serialization/bytes_reader.h"
 #include "zoobench/serialization/zip_directory.h"
 #include "zoobench/util/errors.h"
 
@@ -26,6 +28,16 @@ namespace {
 constexpr uint64_t kMaxPickleBytes = uint64_t{256} << 20;
 constexpr uint64_t kRecordSlackBytes = uint64_t{64} << 10;
 
+void check_zip_magic(const char* magic, const std::string& path) {
+  if (std::memcmp(magic, "PK\x03\x04", 4) != 0) {
+    throw std::runtime_error(fmt::format(
+        "'{}' is not a torch.save zip file (files written with "
+        "_use_new_zipfile_serialization=False, or not by torch.save at all, are not read): "
+        "re-save it with a current torch.save",
+        path));
+  }
+}
+
 std::unique_ptr<caffe2::serialize::PyTorchStreamReader> open_archive(const std::string& path) {
   {
     std::ifstream probe(path, std::ios::binary);
@@ -34,13 +46,7 @@ std::unique_ptr<caffe2::serialize::PyTorchStreamReader> open_archive(const std::
     }
     char magic[4] = {};
     probe.read(magic, 4);
-    if (std::memcmp(magic, "PK\x03\x04", 4) != 0) {
-      throw std::runtime_error(fmt::format(
-          "'{}' is not a torch.save zip file (files written with "
-          "_use_new_zipfile_serialization=False, or not by torch.save at all, are not read): "
-          "re-save it with a current torch.save",
-          path));
-    }
+    check_zip_magic(magic, path);
   }
   try {
     return std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
@@ -59,10 +65,25 @@ c10::Device device_of_location(const std::string& location, const std::string& p
   }
 }
 
-}  // namespace
+std::unique_ptr<caffe2::serialize::PyTorchStreamReader> open_archive_in_memory(
+    const std::string& bytes, const std::string& path) {
+  const char empty[4] = {};
+  check_zip_magic(bytes.size() >= 4 ? bytes.data() : empty, path);
+  try {
+    return std::make_unique<caffe2::serialize::PyTorchStreamReader>(read_adapter_over(bytes));
+  } catch (...) {
+    throw std::runtime_error(fmt::format("'{}' is not a readable torch.save archive: {}", path,
+                                         first_line(current_exception_message())));
+  }
+}
 
-c10::IValue load_torch_save(const std::string& path, std::optional<c10::Device> map_location) {
-  auto archive = open_archive(path);
+// Reads an opened archive; `read_declared_sizes` gives what its zip directory declares of each
+// record, checked before a record is read: getRecord inflates a record whole, and a 2.6 MB file
+// can declare 2.5 GB. `path` names the file in errors.
+c10::IValue load_archive(
+    caffe2::serialize::PyTorchStreamReader* archive,
+    const std::function<std::map<std::string, uint64_t>()>& read_declared_sizes,
+    const std::string& path, std::optional<c10::Device> map_location) {
   if (!archive->hasRecord("data.pkl")) {
     throw std::runtime_error(
         fmt::format("'{}' has no data.pkl record: not a torch.save file", path));
@@ -71,9 +92,7 @@ c10::IValue load_torch_save(const std::string& path, std::optional<c10::Device> 
     throw std::runtime_error(fmt::format(
         "'{}' is a TorchScript module (torch.jit.save), not data saved with torch.save", path));
   }
-  // Sizes as the zip declares them, checked before a record is read: getRecord inflates a
-  // record whole, and a 2.6 MB file can declare 2.5 GB.
-  const std::map<std::string, uint64_t> declared = detail::zip_uncompressed_sizes(path);
+  const std::map<std::string, uint64_t> declared = read_declared_sizes();
   auto declared_size = [&](const std::string& record) {
     auto it = declared.find(record);
     return it == declared.end() ? uint64_t{0} : it->second;
@@ -135,6 +154,22 @@ c10::IValue load_torch_save(const std::string& path, std::optional<c10::Device> 
 
   std::string_view program(static_cast<const char*>(pickle_data.get()), pickle_size);
   return detail::unpickle(program, resolve, "'" + path + "'");
+}
+
+}  // namespace
+
+c10::IValue load_torch_save(const std::string& path, std::optional<c10::Device> map_location) {
+  auto archive = open_archive(path);
+  return load_archive(
+      archive.get(), [&] { return detail::zip_uncompressed_sizes(path); }, path, map_location);
+}
+
+c10::IValue load_torch_save_bytes(const std::string& bytes, const std::string& path,
+                                  std::optional<c10::Device> map_location) {
+  auto archive = open_archive_in_memory(bytes, path);
+  return load_archive(
+      archive.get(), [&] { return detail::zip_uncompressed_sizes_of_bytes(bytes, path); }, path,
+      map_location);
 }
 
 void save_for_python(const c10::IValue& value, const std::string& path) {

@@ -22,6 +22,11 @@ namespace zoobench::serialization {
 c10::IValue load_torch_save(const std::string& path,
                             std::optional<c10::Device> map_location = std::nullopt);
 
+// The same of a file's bytes already in memory (an artifact whose sha256 was checked on these
+// bytes); `path` names the file in errors.
+c10::IValue load_torch_save_bytes(const std::string& bytes, const std::string& path,
+                                  std::optional<c10::Device> map_location = std::nullopt);
+
 // Writes `value` (the kinds listed above; tensors on CPU or CUDA) to `path` so that
 // torch.load(path) in Python (1.13 and 2.x, also with weights_only=True) returns the same
 // structure; tuples stay tuples, storages shared between tensors stay shared. The file is

@@ -41,26 +41,49 @@ class Bytes {
   std::string path_;
 };
 
-std::string read_range(std::ifstream& in, uint64_t offset, uint64_t size, const std::string& path) {
-  std::string out(size, '\0');
-  in.clear();
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(out.data(), static_cast<std::streamsize>(size));
-  if (!in) {
-    throw std::runtime_error(fmt::format(
-        "'{}' is not a readable torch.save archive: its zip directory points past its end", path));
-  }
-  return out;
+[[noreturn]] void points_past_its_end(const std::string& path) {
+  throw std::runtime_error(fmt::format(
+      "'{}' is not a readable torch.save archive: its zip directory points past its end", path));
 }
+
+// `size` bytes at `offset` of the archive, from a file or from memory.
+class Archive {
+ public:
+  Archive(std::ifstream* file, uint64_t size, std::string path)
+      : file_(file), size_(size), path_(std::move(path)) {}
+  Archive(const std::string& bytes, std::string path)
+      : bytes_(&bytes), size_(bytes.size()), path_(std::move(path)) {}
+
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  std::string range(uint64_t offset, uint64_t size) const {
+    if (offset > size_ || size > size_ - offset) points_past_its_end(path_);
+    if (bytes_ != nullptr) return bytes_->substr(offset, size);
+    std::string out(size, '\0');
+    file_->clear();
+    file_->seekg(static_cast<std::streamoff>(offset));
+    file_->read(out.data(), static_cast<std::streamsize>(size));
+    if (!*file_) points_past_its_end(path_);
+    return out;
+  }
+
+ private:
+  std::ifstream* file_ = nullptr;
+  const std::string* bytes_ = nullptr;
+  uint64_t size_;
+  std::string path_;
+};
 
 struct Directory {
   uint64_t offset = 0, size = 0, entries = 0;
 };
 
 // The end-of-directory record is the last thing in a zip, before a comment of at most 64 KiB.
-Directory find_directory(std::ifstream& in, uint64_t file_size, const std::string& path) {
+Directory find_directory(const Archive& in) {
+  const uint64_t file_size = in.size();
+  const std::string& path = in.path();
   const uint64_t tail_size = std::min<uint64_t>(file_size, kEndRecordSize + kMaxComment);
-  const Bytes tail(read_range(in, file_size - tail_size, tail_size, path), path);
+  const Bytes tail(in.range(file_size - tail_size, tail_size), path);
   for (std::size_t at = tail.size() >= kEndRecordSize ? tail.size() - kEndRecordSize + 1 : 0; at-- > 0;) {
     if (tail.le(at, 4) != kEndOfDirectory) continue;
     Directory d{tail.le(at + 16, 4), tail.le(at + 12, 4), tail.le(at + 10, 2)};
@@ -68,9 +91,9 @@ Directory find_directory(std::ifstream& in, uint64_t file_size, const std::strin
     // zip64: a locator just before the record points at the zip64 end record.
     const uint64_t end_at = file_size - tail_size + at;
     if (end_at < 20) tail.broken("a zip64 marker without its locator");
-    const Bytes locator(read_range(in, end_at - 20, 20, path), path);
+    const Bytes locator(in.range(end_at - 20, 20), path);
     if (locator.le(0, 4) != kZip64EndLocator) tail.broken("a zip64 marker without its locator");
-    const Bytes end64(read_range(in, locator.le(8, 8), 56, path), path);
+    const Bytes end64(in.range(locator.le(8, 8), 56), path);
     if (end64.le(0, 4) != kZip64End) tail.broken("a zip64 locator that points nowhere");
     return Directory{end64.le(48, 8), end64.le(40, 8), end64.le(32, 8)};
   }
@@ -78,18 +101,10 @@ Directory find_directory(std::ifstream& in, uint64_t file_size, const std::strin
       fmt::format("'{}' is not a readable torch.save archive: no zip directory at its end", path));
 }
 
-}  // namespace
-
-std::map<std::string, uint64_t> zip_uncompressed_sizes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw std::runtime_error(fmt::format("cannot open '{}'", path));
-  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
-  const Directory directory = find_directory(in, file_size, path);
-  if (directory.offset > file_size || directory.size > file_size - directory.offset) {
-    throw std::runtime_error(fmt::format(
-        "'{}' is not a readable torch.save archive: its zip directory points past its end", path));
-  }
-  const Bytes entries(read_range(in, directory.offset, directory.size, path), path);
+std::map<std::string, uint64_t> uncompressed_sizes(const Archive& in) {
+  const Directory directory = find_directory(in);
+  const std::string& path = in.path();
+  const Bytes entries(in.range(directory.offset, directory.size), path);
   std::map<std::string, uint64_t> sizes;
   std::size_t at = 0;
   for (uint64_t i = 0; i < directory.entries; ++i) {
@@ -118,6 +133,20 @@ std::map<std::string, uint64_t> zip_uncompressed_sizes(const std::string& path) 
     at += 46 + name_size + extra_size + comment_size;
   }
   return sizes;
+}
+
+}  // namespace
+
+std::map<std::string, uint64_t> zip_uncompressed_sizes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw std::runtime_error(fmt::format("cannot open '{}'", path));
+  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+  return uncompressed_sizes(Archive(&in, file_size, path));
+}
+
+std::map<std::string, uint64_t> zip_uncompressed_sizes_of_bytes(const std::string& bytes,
+                                                                 const std::string& name) {
+  return uncompressed_sizes(Archive(bytes, name));
 }
 
 }  // namespace zoobench::serialization::detail

@@ -13,5 +13,8 @@ namespace zoobench::serialization::detail {
 // "data/0"), as torch's reader names them; zip64 sizes included. Throws std::runtime_error
 // naming the file when the directory is not where or what a zip says it is.
 std::map<std::string, uint64_t> zip_uncompressed_sizes(const std::string& path);
+// The same of an archive in memory; `name` (its file) names it in errors.
+std::map<std::string, uint64_t> zip_uncompressed_sizes_of_bytes(const std::string& bytes,
+                                                                 const std::string& name);
 
 }  // namespace zoobench::serialization::detail

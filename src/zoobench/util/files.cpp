@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +32,7 @@ std::string read_text_file(const std::string& path, std::uintmax_t max_bytes) {
                              " such a file may hold");
   }
   std::string bytes;
+  bytes.reserve(static_cast<std::size_t>(st.st_size));  // a model's artifact is gigabytes
   char buffer[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buffer, sizeof(buffer));
@@ -114,5 +116,26 @@ bool remove_tree(const std::string& path, std::string* error) {
   if (error != nullptr) *error = "cannot remove " + path + ": " + std::strerror(errno);
   return false;
 }
+
+PrivateFileCopy::PrivateFileCopy(const std::string& bytes, const std::string& file_name) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp") +
+                        "/zoobench-verified-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot make a private folder for a copy of " + file_name + " (" +
+                             pattern + "): " + std::strerror(errno));
+  }
+  folder_ = pattern;
+  path_ = folder_ + "/" + file_name;
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int error = fd < 0 ? errno : write_fully(fd, bytes);
+  if (fd >= 0 && ::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    remove_tree(folder_);
+    throw std::runtime_error("cannot write " + path_ + ": " + std::strerror(error));
+  }
+}
+
+PrivateFileCopy::~PrivateFileCopy() { remove_tree(folder_); }
 
 }  // namespace zoobench

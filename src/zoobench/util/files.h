@@ -12,6 +12,10 @@ inline constexpr std::uintmax_t kReadLimitBytes = std::uintmax_t{1} << 30;
 // Files zoobench writes small (a manifest, a zoo's index.json): a 60 MB one is hostile, and
 // every model process would parse it.
 inline constexpr std::uintmax_t kSmallFileLimitBytes = std::uintmax_t{16} << 20;
+// A model's artifact (TorchScript, inputs, an AOTInductor package), read whole to be hashed and
+// loaded from the same bytes: the zoo's largest are a few GB; the cap keeps a hostile sparse
+// file from claiming all of the host's memory.
+inline constexpr std::uintmax_t kArtifactLimitBytes = std::uintmax_t{64} << 30;
 
 // The file's bytes; throws std::runtime_error naming the file when it cannot be read, is not a
 // regular file (a FIFO would block the run, /dev/zero never end) or holds more than
@@ -30,6 +34,23 @@ int try_write_file_atomically(const std::string& path, const std::string& conten
 // Writes all of `bytes` to `fd` (retrying short and interrupted writes); 0, or the errno of the
 // failure.
 int write_fully(int fd, const std::string& bytes);
+
+// `bytes` written as `file_name` in a new folder only this user can enter (mkdtemp, mode 0700,
+// under $TMPDIR or /tmp), removed with the object. For a loader that takes only a path
+// (AOTInductor's package loader): it reads the bytes that were verified, where no one else can
+// replace them. Throws std::runtime_error naming the file when it cannot be written.
+class PrivateFileCopy {
+ public:
+  PrivateFileCopy(const std::string& bytes, const std::string& file_name);
+  ~PrivateFileCopy();
+  PrivateFileCopy(const PrivateFileCopy&) = delete;
+  PrivateFileCopy& operator=(const PrivateFileCopy&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string folder_;
+  std::string path_;
+};
 
 // Removes `path` and everything under it (symlinks are removed, not followed); a missing path
 // is not an error. Returns false, with the reason in *error if given, when something stays.

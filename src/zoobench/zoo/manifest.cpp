@@ -221,13 +221,23 @@ Manifest read_manifest(const std::string& manifest_path) {
   return manifest;
 }
 
-void verify_artifact(const std::string& path, const std::string& expected_sha256,
-                     const std::string& what) {
-  if (!std::filesystem::exists(path)) {
+std::string read_verified_artifact(const std::string& path, const std::string& expected_sha256,
+                                   const std::string& what) {
+  // Every way a path can fail (a link loop, a name too long, a folder it may not enter) is a
+  // model that cannot load: the throwing std::filesystem calls let those escape as the eager
+  // run's failure (eager_1st_run_fail).
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (status.type() == std::filesystem::file_type::not_found) {
     throw ModelLoadError(what + " " + path + " is missing; re-export the model");
   }
-  // A FIFO or a device (/dev/zero) would be hashed until the model's timeout.
-  if (!std::filesystem::is_regular_file(path)) {
+  if (error) {
+    throw ModelLoadError("cannot read " + what + " " + path + ": " + error.message() +
+                         "; re-export the model");
+  }
+  // A FIFO or a device (/dev/zero) would be read until the model's timeout. read_text_file
+  // checks the descriptor it reads; this names the case before opening it.
+  if (status.type() != std::filesystem::file_type::regular) {
     throw ModelLoadError(what + " " + path + " is not a regular file; re-export the model");
   }
   if (!is_sha256(expected_sha256)) {
@@ -235,12 +245,24 @@ void verify_artifact(const std::string& path, const std::string& expected_sha256
                          expected_sha256.substr(0, 80) +
                          "') is not 64 hexadecimal digits; re-export the model");
   }
-  std::string actual = sha256_file(path);
+  std::string bytes;
+  try {
+    bytes = read_text_file(path, kArtifactLimitBytes);
+  } catch (const std::exception& e) {
+    throw ModelLoadError(std::string(e.what()) + "; re-export the model");
+  }
+  const std::string actual = sha256_hex(bytes.data(), bytes.size());
   if (actual != lower_case(expected_sha256)) {  // a digest in capitals is the same digest
     throw ModelLoadError(what + " " + path + " has sha256 " + actual.substr(0, 12) +
                          "..., the manifest says " + expected_sha256.substr(0, 12) +
                          "...: the file changed after export; not loading it. Re-export the model");
   }
+  return bytes;
+}
+
+void verify_artifact(const std::string& path, const std::string& expected_sha256,
+                     const std::string& what) {
+  read_verified_artifact(path, expected_sha256, what);
 }
 
 }  // namespace zoobench

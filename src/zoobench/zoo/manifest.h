@@ -1,6 +1,6 @@
 // A model's manifest (docs/formats.md): what the exporter produced and how to use it.
-// Reading a manifest checks its structure; sha256 checks happen when an artifact is opened
-// (verify_artifact), so a corrupt file is a model_fail_to_load row, never a silent load.
+// Reading a manifest checks its structure; sha256 checks happen when an artifact is read
+// (read_verified_artifact), so a corrupt file is a model_fail_to_load row, never a silent load.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -74,7 +74,17 @@ struct Manifest {
 // Parses `<dir>/manifest.json`. Throws ModelLoadError naming the file and the problem.
 Manifest read_manifest(const std::string& manifest_path);
 
-// Checks the file exists and its sha256 matches; throws ModelLoadError otherwise.
+// The artifact's bytes, read once through one open descriptor, after checking that their
+// sha256 is the manifest's; throws ModelLoadError otherwise (missing, not a regular file, a
+// malformed digest, another digest). Load from these bytes, never from the path again: a file
+// replaced between a check and a second open (a re-export during the run) would be loaded
+// unverified under the verified model's name.
+std::string read_verified_artifact(const std::string& path, const std::string& expected_sha256,
+                                   const std::string& what);
+
+// The checks of read_verified_artifact without keeping the bytes: for a file that another
+// process loads (the torch.compile family's Python side checks the bytes it reads itself), to
+// fail before starting it.
 void verify_artifact(const std::string& path, const std::string& expected_sha256,
                      const std::string& what);
 

@@ -1,4 +1,4 @@
-// Loading verified TorchScript and inputs.
+// Loading verified TorchScript and inputs, from the bytes whose sha256 was checked.
 #include "zoobench/zoo/model_files.h"
 
 #include <torch/csrc/jit/ir/constants.h>
@@ -7,6 +7,7 @@
 
 #include <unordered_set>
 
+#include "zoobench/serialization/bytes_reader.h"
 #include "zoobench/serialization/torch_save.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
@@ -25,29 +26,35 @@ torch::jit::Module load_torchscript(const Manifest& manifest, const std::string&
     throw ModelLoadError(manifest.name + " has no '" + role + "' artifact; re-export it" +
                          (role == "train" ? " with --training" : ""));
   }
-  verify_artifact(artifact->path, artifact->sha256, "TorchScript");
+  return load_torchscript_bytes(read_verified_artifact(artifact->path, artifact->sha256, "TorchScript"),
+                                *artifact, device);
+}
+
+torch::jit::Module load_torchscript_bytes(const std::string& bytes, const Artifact& artifact,
+                                          const c10::Device& device) {
+  using serialization::read_adapter_over;
   torch::jit::Module module;
   try {
     // A file traced on CUDA run on CUDA: every tensor where the file has it, so the constants
     // the trace left on the CPU stay there (keep_trace_devices says why), then the weights
     // and any constant of another GPU onto the run's. Otherwise everything onto the device.
-    const bool traced_on_cuda = artifact->device.rfind("cuda", 0) == 0;
+    const bool traced_on_cuda = artifact.device.rfind("cuda", 0) == 0;
     if (device.is_cuda() && traced_on_cuda) {
       try {
-        module = torch::jit::load(artifact->path);
+        module = torch::jit::load(read_adapter_over(bytes));
       } catch (...) {
         // Saved from a GPU this machine does not have (cuda:1 on a one-GPU machine): mapped.
-        log::warn("{}: {}; loading it with every tensor on {}", artifact->path,
+        log::warn("{}: {}; loading it with every tensor on {}", artifact.path,
                   first_line(current_exception_message()), device.str());
-        module = torch::jit::load(artifact->path, device);
+        module = torch::jit::load(read_adapter_over(bytes), device);
       }
       module.to(device);
       keep_trace_devices(module, device);
     } else {
-      module = torch::jit::load(artifact->path, device);
+      module = torch::jit::load(read_adapter_over(bytes), device);
     }
   } catch (...) {
-    throw ModelLoadError("cannot load " + artifact->path + ": " + first_line(current_exception_message()));
+    throw ModelLoadError("cannot load " + artifact.path + ": " + first_line(current_exception_message()));
   }
   follow_run_convolution_settings(module);
   return module;
@@ -149,12 +156,18 @@ int widen_float_dtype_constants(torch::jit::Module& module) {
 }
 
 std::vector<c10::IValue> load_inputs(const Manifest& manifest, const c10::Device& device) {
-  verify_artifact(manifest.inputs_path, manifest.inputs_sha256, "inputs");
+  return load_inputs_bytes(
+      read_verified_artifact(manifest.inputs_path, manifest.inputs_sha256, "inputs"),
+      manifest.inputs_path, device);
+}
+
+std::vector<c10::IValue> load_inputs_bytes(const std::string& bytes, const std::string& path,
+                                           const c10::Device& device) {
   c10::IValue value;
   try {
-    value = serialization::load_torch_save(manifest.inputs_path, device);
+    value = serialization::load_torch_save_bytes(bytes, path, device);
   } catch (...) {
-    throw ModelLoadError("cannot read inputs " + manifest.inputs_path + ": " +
+    throw ModelLoadError("cannot read inputs " + path + ": " +
                          first_line(current_exception_message()));
   }
   std::vector<c10::IValue> inputs;

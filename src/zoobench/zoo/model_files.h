@@ -20,6 +20,10 @@ namespace zoobench {
 // carries the first line of LibTorch's message, e.g. an unknown custom op).
 torch::jit::Module load_torchscript(const Manifest& manifest, const std::string& role,
                                     const c10::Device& device);
+// The module in `bytes` (read_verified_artifact's, of `artifact`) on `device`: what
+// load_torchscript loads once the file is read and checked. The path is never opened again.
+torch::jit::Module load_torchscript_bytes(const std::string& bytes, const Artifact& artifact,
+                                          const c10::Device& device);
 
 // The tensor constants of a file traced on CUDA, loaded without a map_location, are where the
 // trace had them: on the GPU those the model made there, on the CPU the 0-dim ones it made
@@ -56,6 +60,9 @@ std::string torchscript_role(const Manifest& manifest, Mode mode);
 
 // The saved example inputs (a flat tuple of tensors) on `device`, after checking sha256.
 std::vector<c10::IValue> load_inputs(const Manifest& manifest, const c10::Device& device);
+// The inputs in `bytes` (read_verified_artifact's, of the file `path`, which names it in errors).
+std::vector<c10::IValue> load_inputs_bytes(const std::string& bytes, const std::string& path,
+                                           const c10::Device& device);
 
 // Casts a module's floating parameters/buffers and the floating inputs to `dtype` (in place for
 // the module). Integer tensors (ids, masks) are left alone.

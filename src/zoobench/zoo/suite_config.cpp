@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "zoobench/util/errors.h"
+#include "zoobench/util/files.h"
+#include "zoobench/zoo/yaml_duplicate_keys.h"
 #include "zoobench/util/text.h"
 
 namespace zoobench {
@@ -423,10 +425,15 @@ struct SuiteYamlReader {
 SuiteConfig SuiteConfig::load(const std::string& yaml_path, const std::string& suite) {
   SuiteConfig config(suite);
   YAML::Node root;
+  std::string text;
   try {
-    root = YAML::LoadFile(yaml_path);
-  } catch (const YAML::BadFile&) {
-    throw UsageError("cannot read " + yaml_path);
+    text = read_text_file(yaml_path, kSmallFileLimitBytes);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  try {
+    refuse_duplicate_yaml_keys(text, yaml_path);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw UsageError(where(yaml_path, e.mark) + ": " + e.msg);
   }

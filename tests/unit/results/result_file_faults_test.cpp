@@ -80,6 +80,43 @@ TEST(ResultSinkFaults, ACutOffLastRowIsSetAsideAndTheNextRowStartsOnItsOwnLine) 
   EXPECT_EQ(from_json[0].detail["tensors"][0]["path"], "output[0]");
 }
 
+// A run killed between a row's CSV line and its JSON twin's rewrite leaves the twin a record
+// short. --resume kept it short (with no model left to run nothing rewrote it), and merge then
+// read the CSV alone: no row had its detail. The twin is rebuilt from the CSV, keeping the
+// detail of the records it had, and the repair is said on stderr.
+TEST(ResultSinkFaults, AJsonTwinARecordShortIsRebuiltFromTheCsvAndSaysSo) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("run_accuracy.csv");
+  std::string one_record_json;
+  {
+    ResultSink sink(ExperimentKind::kAccuracy, path, {{"host", "test"}});
+    sink.write(accuracy_row("alexnet"));
+    one_record_json = read_text_file(sink.json_path());
+    sink.write(accuracy_row("resnet18"));
+  }
+  const std::string json_path = dir.file("run_accuracy.json");
+  write_file_atomically(json_path, one_record_json);  // killed before the second rewrite
+
+  ::testing::internal::CaptureStderr();
+  ResultSink resumed(ExperimentKind::kAccuracy, path, {{"host", "test"}});
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(said, HasSubstr(json_path));
+  EXPECT_THAT(said, HasSubstr("1 record(s) for the CSV's 2 row(s)"));
+  EXPECT_THAT(said, HasSubstr("rebuilt from " + path));
+
+  const auto records = read_result_rows(json_path);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].cells.at("name"), "resnet18");
+  EXPECT_EQ(records[0].detail["tensors"][0]["path"], "output[0]");
+  // merge/report read the twin again: the rows keep the detail it has.
+  EXPECT_TRUE(load_result_file(path).with_detail);
+
+  // A twin that matches is left alone, silently.
+  ::testing::internal::CaptureStderr();
+  ResultSink again(ExperimentKind::kAccuracy, path, {{"host", "test"}});
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
 // What the old appender made of a cut-off row: the next row glued onto it (too many fields),
 // and a status nobody writes. Neither is trusted; the rows around them are kept.
 TEST(ResultSinkFaults, AGluedRowAndAnUnknownStatusAreSetAside) {

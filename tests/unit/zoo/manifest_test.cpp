@@ -382,5 +382,21 @@ TEST(VerifyArtifact, AnythingButARegularFileIsRefused) {
                ModelLoadError);
 }
 
+// A path that cannot be resolved (a link to itself, a name longer than the system takes) is a
+// model that cannot load, named as such: std::filesystem's exception escaped instead, and the
+// row read eager_1st_run_fail.
+TEST(VerifyArtifact, APathThatCannotBeResolvedIsAModelThatCannotLoad) {
+  ScratchDir dir;
+  std::filesystem::create_symlink("eval.pt", dir.file("eval.pt"));
+  try {
+    read_verified_artifact(dir.file("eval.pt"), std::string(64, 'a'), "TorchScript");
+    FAIL() << "a link to itself was read";
+  } catch (const ModelLoadError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.file("eval.pt")), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(verify_artifact(dir.file(std::string(300, 'x')), std::string(64, 'a'), "inputs"),
+               ModelLoadError);
+}
+
 }  // namespace
 }  // namespace zoobench

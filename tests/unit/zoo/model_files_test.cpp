@@ -1,11 +1,20 @@
-// Casting modules and inputs to another dtype and cloning inputs: floating tensors change,
-// integer ones (ids, masks, batch norm's num_batches_tracked, position_ids buffers) never do.
+// Loading a model's verified bytes, and casting modules and inputs to another dtype and cloning
+// inputs: floating tensors change, integer ones (ids, masks, batch norm's num_batches_tracked,
+// position_ids buffers) never do.
 #include "zoobench/zoo/model_files.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/script.h>
+
+#include <filesystem>
+
+#include "testing/testing.h"
+#include "zoobench/serialization/torch_save.h"
+#include "zoobench/util/files.h"
+#include "zoobench/util/sha256.h"
 
 namespace zoobench {
 namespace {
@@ -165,6 +174,68 @@ TEST(CloneInputs, IndependentCopiesWithTheSameStrides) {
   EXPECT_FALSE(at::equal(copies[0].toTensor(), channels_last))
       << "the copy shares memory with the input";
   EXPECT_DOUBLE_EQ(copies[2].toDouble(), 2.5);
+}
+
+// A module whose one weight holds `value`, saved as `path`.
+void save_module_with_weight(const std::string& path, float value) {
+  torch::jit::Module module("Scaled");
+  module.register_parameter("weight", at::full({2}, value), false);
+  module.define(R"(
+    def forward(self, x):
+        return x * self.weight
+  )");
+  module.save(path);
+}
+
+// The file is read once: what is loaded is the bytes whose sha256 was checked. A file swapped
+// after the check (a re-export during a run) is not what the module or the inputs come from, and
+// a load that reads the file again refuses it by its digest (both opened the path twice).
+TEST(VerifiedBytes, WhatIsLoadedIsWhatWasHashedNotTheFileSwappedIn) {
+  testing::ScratchDir dir;
+  Manifest manifest;
+  manifest.name = "scaled";
+  Artifact eval;
+  eval.role = "eval";
+  eval.path = dir.file("eval.pt");
+  save_module_with_weight(eval.path, 1.0f);
+  eval.sha256 = sha256_file(eval.path);
+  manifest.artifacts["eval"] = eval;
+  manifest.inputs_path = dir.file("inputs.pt");
+  serialization::save_for_python(c10::ivalue::Tuple::create({at::full({2}, 3.0f)}), manifest.inputs_path);
+  manifest.inputs_sha256 = sha256_file(manifest.inputs_path);
+
+  const std::string module_bytes = read_verified_artifact(eval.path, eval.sha256, "TorchScript");
+  EXPECT_EQ(module_bytes, read_text_file(eval.path));
+  EXPECT_EQ(sha256_hex(module_bytes.data(), module_bytes.size()), eval.sha256);
+  const std::string input_bytes =
+      read_verified_artifact(manifest.inputs_path, manifest.inputs_sha256, "inputs");
+
+  // Both files swapped after the check.
+  save_module_with_weight(eval.path, 7.0f);
+  serialization::save_for_python(c10::ivalue::Tuple::create({at::full({2}, 9.0f)}), manifest.inputs_path);
+
+  const torch::jit::Module module = load_torchscript_bytes(module_bytes, eval, c10::Device("cpu"));
+  EXPECT_TRUE(at::equal(module.attr("weight").toTensor(), at::full({2}, 1.0f)));
+  const auto inputs = load_inputs_bytes(input_bytes, manifest.inputs_path, c10::Device("cpu"));
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_TRUE(at::equal(inputs[0].toTensor(), at::full({2}, 3.0f)));
+
+  EXPECT_THROW(load_torchscript(manifest, "eval", c10::Device("cpu")), ModelLoadError);
+  EXPECT_THROW(load_inputs(manifest, c10::Device("cpu")), ModelLoadError);
+}
+
+// A private copy for a loader that takes a path holds the bytes, and goes with its object.
+TEST(VerifiedBytes, APrivateCopyHoldsTheBytesAndIsRemoved) {
+  std::string path;
+  {
+    const PrivateFileCopy copy("the package's bytes", "package.pt2");
+    path = copy.path();
+    EXPECT_EQ(read_text_file(path), "the package's bytes");
+    struct stat st {};
+    ASSERT_EQ(::stat(std::filesystem::path(path).parent_path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 }  // namespace

@@ -507,6 +507,36 @@ TEST(SuiteConfigErrors, UnknownKeysNameTheClosestKnownKey) {
   }
 }
 
+// A key given twice in one mapping: yaml-cpp read the first, the exporter's PyYAML the last, so
+// the two followed different lines. Refused with the file, line, key and the first line; the
+// same key in two different mappings is not a duplicate.
+TEST(SuiteConfigErrors, DuplicateKeysAreRefusedWithFileLineAndKey) {
+  struct Duplicate {
+    const char* yaml;
+    int line;
+    const char* said;
+  };
+  const std::vector<Duplicate> duplicates = {
+      {"skip:\n  all: [a]\nskip:\n  all: [b]\n", 3, "duplicate key 'skip' (first on line 1)"},
+      {"batch_size:\n  training:\n    demucs: 4\n    demucs: 8\n", 4,
+       "duplicate key 'demucs' (first on line 3)"},
+      {"zoobench:\n  loss_scale: {bert: 0.5, bert: 2}\n", 2, "duplicate key 'bert'"},
+  };
+  for (const auto& duplicate : duplicates) {
+    SCOPED_TRACE(duplicate.yaml);
+    ScratchDir dir;
+    const std::string path = write(dir, "twice.yaml", duplicate.yaml);
+    const std::string message = usage_error(path);
+    EXPECT_EQ(message.rfind(path + ":" + std::to_string(duplicate.line) + ":", 0), 0u) << message;
+    expect_message_has(message, {duplicate.said, "keep one"});
+  }
+  ScratchDir dir;
+  EXPECT_NO_THROW(SuiteConfig::load(
+      write(dir, "apart.yaml", "skip:\n  test:\n    training: [a]\n    inference: [a]\n"
+                               "batch_size:\n  training:\n    a: 2\n  inference:\n    a: 2\n"),
+      "apart"));
+}
+
 // Ten lists of ten aliases of the list before: 10^9 names once flattened, from twelve lines. The
 // walk stops at its limit of nodes visited (1,000,000) instead of hanging `zoobench list`; an
 // alias inside its own anchor (a cycle) stops at the nesting limit instead of the stack's end.
