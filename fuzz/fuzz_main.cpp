@@ -120,9 +120,9 @@ bool looks_like_out_of_memory(const std::string& message) {
     code = 3, message = e.what();
   } catch (const std::exception& e) {
     message = e.what();
-    code = looks_like_out_of_memory(message)                        ? 3
+    code = looks_like_out_of_memory(message)                               ? 3
            : message.find(target.named_in_refusals()) != std::string::npos ? 1
-                                                                   : 2;
+                                                                           : 2;
   } catch (...) {
     code = 2, message = "a non-standard exception";
   }

@@ -71,8 +71,7 @@ void match_name_pattern(const std::string& path) {
 
 // --compile-options (the file's bytes), parsed and dumped as the run does.
 void parse_compile_options(const std::string& path) {
-  parse_json_object_flag("--compile-options", read_text_file(path), 16, "a flat mapping",
-                         "e.g. {}")
+  parse_json_object_flag("--compile-options", read_text_file(path), 16, "a flat mapping", "e.g. {}")
       .dump();
 }
 
@@ -92,11 +91,10 @@ const std::vector<Target>& all_targets() {
        "fuzzed_jit_inference_float32_cpu_accuracy.json", read_results, byte_mutant},
       {"zoo_index", "a zoo's index.json (the exporter's record of each model)", "index.json",
        read_zoo_index, byte_mutant},
-      {"model_list", "suite model lists (suites/<suite>_models_list.txt)",
-       "fuzzed_models_list.txt", [](const std::string& path) { read_model_list(path); },
-       byte_mutant},
-      {"name_pattern", "-k/--filter and -x/--exclude patterns", "pattern.txt",
-       match_name_pattern, byte_mutant, "--filter"},
+      {"model_list", "suite model lists (suites/<suite>_models_list.txt)", "fuzzed_models_list.txt",
+       [](const std::string& path) { read_model_list(path); }, byte_mutant},
+      {"name_pattern", "-k/--filter and -x/--exclude patterns", "pattern.txt", match_name_pattern,
+       byte_mutant, "--filter"},
       {"compile_options", "--compile-options JSON", "options.json", parse_compile_options,
        byte_mutant, "--compile-options"},
   };

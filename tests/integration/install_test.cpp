@@ -25,7 +25,8 @@ TEST(Install, AMovedPrefixRunsTheDemoFromAnotherFolder) {
       "--zoo zoo --output-directory out --timeout 300");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   for (const char* backend : {"jit", "python_eager"}) {
-    auto rows = read_csv(elsewhere + "/out/demo_" + backend + "_inference_float32_cpu_accuracy.csv");
+    auto rows =
+        read_csv(elsewhere + "/out/demo_" + backend + "_inference_float32_cpu_accuracy.csv");
     ASSERT_EQ(rows.size(), 1u) << backend << "\n" << run.output;
     EXPECT_EQ(rows[0].at("accuracy"), "pass") << backend << ": " << rows[0].at("reason");
   }
@@ -42,7 +43,8 @@ TEST(Install, AMovedPrefixRunsTheDemoFromAnotherFolder) {
                                   quote(dir.file("lone/bin/zoobench")) +
                                   " run --suite demo --accuracy --devices cpu --zoo zoo2");
   EXPECT_NE(lone_run.exit_code, 0) << lone_run.output;
-  EXPECT_THAT(lone_run.output, HasSubstr(dir.file("lone/share/zoobench/suites"))) << lone_run.output;
+  EXPECT_THAT(lone_run.output, HasSubstr(dir.file("lone/share/zoobench/suites")))
+      << lone_run.output;
 }
 
 }  // namespace

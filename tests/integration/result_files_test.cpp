@@ -200,10 +200,12 @@ TEST(ResultFiles, MergeReportAndCompareRefuseRowsThatCannotBeTrusted) {
     const std::string csv = dir.file("bad_accuracy.csv");
     write_text(csv, header + "cpu,resnet18,4,pass\n" + row);
     write_text(dir.file("expected.csv"), "name,accuracy\nresnet18,pass\n");
-    std::vector<std::string> commands = {"merge " + quote(csv) + " -o " + quote(dir.file("merged.csv"))};
+    std::vector<std::string> commands = {"merge " + quote(csv) + " -o " +
+                                         quote(dir.file("merged.csv"))};
     if (&row == &cases.front().first) {  // report and compare read files as merge does
       commands.push_back("report " + quote(csv) + " --markdown " + quote(dir.file("report.md")));
-      commands.push_back("compare " + quote(csv) + " --expected " + quote(dir.file("expected.csv")));
+      commands.push_back("compare " + quote(csv) + " --expected " +
+                         quote(dir.file("expected.csv")));
     }
     for (const std::string& command : commands) {
       auto result = zt::run_command(zoobench_command(command) + " 2>&1");

@@ -496,11 +496,11 @@ TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
   fs::create_directories(suites);
   const Models models = {{"w_a", "mlp"}, {"w_b", "conv"}, {"w_c", "mlp_wide"}, {"w_d", "mlp"}};
   make_zoo(zoo, suites, "workers", models);
-  auto run = zt::run_command(
-      zoobench_command("run --suite workers --accuracy --timeout 120 --devices cpu,cpu"
-               " --cpu-affinity " + std::to_string(cpus[0]) + "," + std::to_string(cpus[1]) +
-               " --suites-dir " +
-               quote(suites) + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
+  auto run = zt::run_command(zoobench_command(
+      "run --suite workers --accuracy --timeout 120 --devices cpu,cpu"
+      " --cpu-affinity " +
+      std::to_string(cpus[0]) + "," + std::to_string(cpus[1]) + " --suites-dir " + quote(suites) +
+      " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string csv = accuracy_csv(out, "workers");
   auto rows = read_csv(csv);
@@ -759,27 +759,34 @@ TEST(SuiteRunErrors, AnOutputFileElsewhereIsLockedToo) {
 TEST(SuiteRunErrors, ResumeIntoAFileMadeWithOtherSettingsIsRefused) {
   zt::ScratchDir dir;
   fs::create_directories(dir.file("suites"));
-  const std::string zoo = fake_zoo(dir), csv = dir.file("out/rows.csv"), json = dir.file("out/rows.json");
+  const std::string zoo = fake_zoo(dir), csv = dir.file("out/rows.csv"),
+                    json = dir.file("out/rows.json");
   const std::string row_cells = "cpu,good_mlp,4,pass,jit,inference,";
   auto resume = [&](const std::string& flags) {
-    return zt::run_command(zoobench_command(
-        "run --accuracy --resume --suite faulty --only good_mlp --zoo " + quote(zoo) +
-        " --suites-dir " + quote(dir.file("suites")) + " --output-directory " +
-        quote(dir.file("out")) + " --output " + quote(csv) + " " + flags) + " 2>&1");
+    return zt::run_command(
+        zoobench_command("run --accuracy --resume --suite faulty --only good_mlp --zoo " +
+                         quote(zoo) + " --suites-dir " + quote(dir.file("suites")) +
+                         " --output-directory " + quote(dir.file("out")) + " --output " +
+                         quote(csv) + " " + flags) +
+        " 2>&1");
   };
   auto write_file = [&](const std::string& dtype, const std::string& settings) {
     write_text(csv, "dev,name,batch_size,accuracy,backend,mode,dtype\n" + row_cells + dtype + "\n");
-    write_text(json, "{\"format\": \"zoobench-results/1\", \"kind\": \"accuracy\", \"context\": {" +
-                         settings + "}, \"records\": [{\"kind\": \"accuracy\", \"cells\": {\"dev\": "
-                         "\"cpu\", \"name\": \"good_mlp\", \"batch_size\": \"4\", \"accuracy\": \"pass\", "
-                         "\"backend\": \"jit\", \"mode\": \"inference\", \"dtype\": \"" + dtype + "\"}}]}\n");
+    write_text(
+        json, "{\"format\": \"zoobench-results/1\", \"kind\": \"accuracy\", \"context\": {" +
+                  settings +
+                  "}, \"records\": [{\"kind\": \"accuracy\", \"cells\": {\"dev\": "
+                  "\"cpu\", \"name\": \"good_mlp\", \"batch_size\": \"4\", \"accuracy\": \"pass\", "
+                  "\"backend\": \"jit\", \"mode\": \"inference\", \"dtype\": \"" +
+                  dtype + "\"}}]}\n");
   };
   // Recorded settings: a run with --tol 0.01 resumed without it.
   write_file("float32", "\"settings\": {\"dtype\": \"float32\", \"tolerance\": 0.01}");
   auto other_tol = resume("");
   EXPECT_EQ(other_tol.exit_code, 2) << other_tol.output;
   EXPECT_THAT(other_tol.output, HasSubstr(csv + " was made with other settings than this run"));
-  EXPECT_THAT(other_tol.output, HasSubstr("tolerance 0.01 in the file, (not given) in this run (--tol)"));
+  EXPECT_THAT(other_tol.output,
+              HasSubstr("tolerance 0.01 in the file, (not given) in this run (--tol)"));
   EXPECT_THAT(other_tol.output, HasSubstr("resume with the settings it was made with"));
   // An older file without recorded settings: its rows say bfloat16, the run is float32.
   write_file("bfloat16", "");

@@ -201,7 +201,8 @@ class AotInductorBackend : public Backend {
     std::unique_ptr<Executable> executable;
     try {
       const PrivateFileCopy verified(bytes, "package.pt2");
-      executable = std::make_unique<AotInductorExecutable>(manifest, *package, verified.path(), request);
+      executable =
+          std::make_unique<AotInductorExecutable>(manifest, *package, verified.path(), request);
     } catch (...) {
       throw ModelLoadError("cannot load " + package->path + ": " + first_line(current_exception_message()));
     }

@@ -178,8 +178,9 @@ std::string series_card(const JoinedResults& joined, const ReportSummary& summar
                         const std::string& label, const char* unit_suffix,
                         std::optional<double> SeriesSummary::*field,
                         const int SeriesSummary::*count, bool ratio, const std::string& what) {
-  const bool any = std::any_of(summary.per_series.begin(), summary.per_series.end(),
-                               [&](const SeriesSummary& series) { return (series.*field).has_value(); });
+  const bool any =
+      std::any_of(summary.per_series.begin(), summary.per_series.end(),
+                  [&](const SeriesSummary& series) { return (series.*field).has_value(); });
   if (!any) return "";
   std::optional<double> first;
   std::vector<std::string> parts;

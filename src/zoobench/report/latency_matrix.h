@@ -11,8 +11,8 @@
 // zoobench over best torch.compile. And the ratio of kernel time: the device kernel time of the
 // same two backends (zoobench's fastest over torch.compile's fastest), which no host's pace
 // enters: where it is near 1 and the latency ratio below, zoobench's lead is the host time it
-// saves, not its kernels (docs/results.md, HuggingFace inference). A model that lacks the row of one of the compared
-// backends (the run has not reached it) gets none of the ratios.
+// saves, not its kernels (docs/results.md, HuggingFace inference). A model that lacks the row of
+// one of the compared backends (the run has not reached it) gets none of the ratios.
 #pragma once
 
 #include <optional>

@@ -336,7 +336,8 @@ std::string markdown_latency_matrices(const JoinedResults& joined) {
 std::string format_latency_matrix(const std::vector<ResultRow>& rows) {
   JoinedResults joined = join_results(rows);
   std::string out = markdown_latency_matrices(joined);
-  if (!out.empty()) out += "\n" + latency_matrix_legend(any_compares_with_torch_compile(joined)) + "\n";
+  if (!out.empty())
+    out += "\n" + latency_matrix_legend(any_compares_with_torch_compile(joined)) + "\n";
   std::string failures = markdown_failures_table(joined);
   if (!failures.empty()) out += "\nFailures:\n\n" + failures;
   return out;
@@ -425,8 +426,9 @@ std::string markdown_backend_tables(const JoinedResults& joined) {
     out += "\n## " + escape_cell(joined.performance_series[s].label) + "\n\n" +
            markdown_backend_table(joined, s);
   }
-  return out + "\nms: per iteration, medians; speedup: eager / compiled, with the 95% bootstrap "
-               "interval over paired samples; kernels: the same ratio of device kernel time.\n";
+  return out +
+         "\nms: per iteration, medians; speedup: eager / compiled, with the 95% bootstrap "
+         "interval over paired samples; kernels: the same ratio of device kernel time.\n";
 }
 
 std::string format_ascend_table(const std::vector<ResultRow>& rows) {

@@ -9,8 +9,8 @@
 
 #include "zoobench/results/columns.h"
 #include "zoobench/results/csv.h"
-#include "zoobench/results/status.h"
 #include "zoobench/results/sink.h"
+#include "zoobench/results/status.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
 

@@ -15,11 +15,11 @@
 #include <map>
 #include <stdexcept>
 
-#include "zoobench/util/json_depth.h"
 #include "zoobench/results/result_files.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
+#include "zoobench/util/json_depth.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
 

@@ -66,13 +66,15 @@ int execute_upstream_passes(const RunOptions& options,
   int status = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto pass : passes) {
-    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double spent =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const auto budget = pass_time_budget(options.time_budget_s, spent);
     if (!budget) {
       // As a pass whose budget leaves jobs unstarted: said, and left to --resume.
-      log::warn("the time budget (--time-budget {} s) was spent before the {} pass: it starts no "
-                "model. Run again with --resume to do it.", options.time_budget_s,
-                pass.performance ? "performance" : "accuracy");
+      log::warn(
+          "the time budget (--time-budget {} s) was spent before the {} pass: it starts no "
+          "model. Run again with --resume to do it.",
+          options.time_budget_s, pass.performance ? "performance" : "accuracy");
       continue;
     }
     pass.time_budget_s = *budget;

@@ -84,7 +84,8 @@ void differences_in_rows(const RunOptions& options, const std::string& csv_path,
       return it == row.cells.end() ? std::string() : it->second;
     };
     const std::string backend = cell_of(columns::kBackend);
-    if (std::find(options.backends.begin(), options.backends.end(), backend) == options.backends.end())
+    if (std::find(options.backends.begin(), options.backends.end(), backend) ==
+        options.backends.end())
       differs("backend", backend, join(options.backends, ","));
     if (settings_recorded) continue;
     differs("mode", cell_of(columns::kMode), settings["mode"].get<std::string>());
@@ -99,7 +100,8 @@ nlohmann::json run_settings(const RunOptions& options) {
   s["mode"] = mode_name(options.mode);
   s["dtype"] = precision_name(options.precision);
   s["batch_size"] = options.batch_size ? nlohmann::json(*options.batch_size) : nlohmann::json();
-  s["device"] = options.devices.empty() ? "" : options.devices[0].substr(0, options.devices[0].find(':'));
+  s["device"] =
+      options.devices.empty() ? "" : options.devices[0].substr(0, options.devices[0].find(':'));
   s["cudagraphs"] = options.cudagraphs;
   s["patches"] = options.patches;
   s["compile_options"] = options.compile_options_json;

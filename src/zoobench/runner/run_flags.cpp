@@ -10,10 +10,10 @@
 #include "zoobench/backends/backend.h"
 #include "zoobench/backends/switches.h"
 #include "zoobench/boundary/boundary.h"
-#include "zoobench/util/json_flag.h"
 #include "zoobench/util/cli_checks.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/errors.h"
+#include "zoobench/util/json_flag.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
 #include "zoobench/zoo/export_request.h"
@@ -323,10 +323,10 @@ void finish_compile_options(RunFlags& f) {
   if (f.compile_options.empty()) return;
   // torch.compile's options are a flat mapping; a document nested thousands deep would crash
   // the recursive dump below.
-  const nlohmann::json parsed = parse_json_object_flag(
-      "--compile-options", f.compile_options, /*max_depth=*/16,
-      "torch.compile's options are a flat {\"key\": value} mapping",
-      "e.g. '{\"triton.cudagraphs\": false}'");
+  const nlohmann::json parsed =
+      parse_json_object_flag("--compile-options", f.compile_options, /*max_depth=*/16,
+                             "torch.compile's options are a flat {\"key\": value} mapping",
+                             "e.g. '{\"triton.cudagraphs\": false}'");
   for (const auto& name : o.backends) {
     const std::string bare = starts_with(name, "compile:") ? name.substr(8) : name;
     if (bare.find(':') != std::string::npos) {

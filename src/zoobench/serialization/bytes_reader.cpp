@@ -24,7 +24,8 @@ class BytesReadAdapter : public caffe2::serialize::ReadAdapterInterface {
 
 }  // namespace
 
-std::shared_ptr<caffe2::serialize::ReadAdapterInterface> read_adapter_over(const std::string& bytes) {
+std::shared_ptr<caffe2::serialize::ReadAdapterInterface> read_adapter_over(
+    const std::string& bytes) {
   return std::make_shared<BytesReadAdapter>(bytes);
 }
 

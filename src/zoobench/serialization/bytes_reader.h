@@ -11,6 +11,7 @@
 namespace zoobench::serialization {
 
 // Reads from `bytes`, which must outlive the adapter and whatever reads through it.
-std::shared_ptr<caffe2::serialize::ReadAdapterInterface> read_adapter_over(const std::string& bytes);
+std::shared_ptr<caffe2::serialize::ReadAdapterInterface> read_adapter_over(
+    const std::string& bytes);
 
 }  // namespace zoobench::serialization

@@ -14,8 +14,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "zoobench/serialization/pickle.h"
 #include "zoobench/serialization/bytes_reader.h"
+#include "zoobench/serialization/pickle.h"
 #include "zoobench/serialization/zip_directory.h"
 #include "zoobench/util/errors.h"
 

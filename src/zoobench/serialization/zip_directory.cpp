@@ -145,7 +145,7 @@ std::map<std::string, uint64_t> zip_uncompressed_sizes(const std::string& path) 
 }
 
 std::map<std::string, uint64_t> zip_uncompressed_sizes_of_bytes(const std::string& bytes,
-                                                                 const std::string& name) {
+                                                                const std::string& name) {
   return uncompressed_sizes(Archive(bytes, name));
 }
 

@@ -15,6 +15,6 @@ namespace zoobench::serialization::detail {
 std::map<std::string, uint64_t> zip_uncompressed_sizes(const std::string& path);
 // The same of an archive in memory; `name` (its file) names it in errors.
 std::map<std::string, uint64_t> zip_uncompressed_sizes_of_bytes(const std::string& bytes,
-                                                                 const std::string& name);
+                                                                const std::string& name);
 
 }  // namespace zoobench::serialization::detail

@@ -26,7 +26,8 @@ bool built_there(const fs::path& executable, const fs::path& build_dir) {
 std::string locate_part(const PartLocation& part, const std::string& executable,
                         const std::string& build_dir) {
   if (const char* value = std::getenv(part.environment); value && *value) return value;
-  const fs::path installed = (fs::path(executable).parent_path() / part.installed).lexically_normal();
+  const fs::path installed =
+      (fs::path(executable).parent_path() / part.installed).lexically_normal();
   std::error_code error;
   if (fs::exists(installed, error)) return installed.string();
   if (!build_dir.empty() && !executable.empty() && built_there(executable, build_dir))

@@ -10,10 +10,11 @@ nlohmann::json parse_json_object_flag(const std::string& flag, const std::string
                                       const std::string& example) {
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(text, json_depth_limit(max_depth, [&] {
-      throw UsageError(flag + " is nested deeper than " + std::to_string(max_depth) +
-                       " levels; " + shape);
-    }));
+    parsed =
+        nlohmann::json::parse(text, json_depth_limit(max_depth, [&] {
+                                throw UsageError(flag + " is nested deeper than " +
+                                                 std::to_string(max_depth) + " levels; " + shape);
+                              }));
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {

@@ -26,8 +26,8 @@ torch::jit::Module load_torchscript(const Manifest& manifest, const std::string&
     throw ModelLoadError(manifest.name + " has no '" + role + "' artifact; re-export it" +
                          (role == "train" ? " with --training" : ""));
   }
-  return load_torchscript_bytes(read_verified_artifact(artifact->path, artifact->sha256, "TorchScript"),
-                                *artifact, device);
+  return load_torchscript_bytes(
+      read_verified_artifact(artifact->path, artifact->sha256, "TorchScript"), *artifact, device);
 }
 
 torch::jit::Module load_torchscript_bytes(const std::string& bytes, const Artifact& artifact,
@@ -54,7 +54,8 @@ torch::jit::Module load_torchscript_bytes(const std::string& bytes, const Artifa
       module = torch::jit::load(read_adapter_over(bytes), device);
     }
   } catch (...) {
-    throw ModelLoadError("cannot load " + artifact.path + ": " + first_line(current_exception_message()));
+    throw ModelLoadError("cannot load " + artifact.path + ": " +
+                         first_line(current_exception_message()));
   }
   follow_run_convolution_settings(module);
   return module;

@@ -31,8 +31,8 @@ torch::jit::Module load_torchscript_bytes(const std::string& bytes, const Artifa
 // records as constants. On the CPU such a tensor is a scalar to a CUDA kernel, as it is in
 // Python; moved to the GPU (a map_location moves every tensor) it turns each op that uses it
 // into a broadcasting kernel that reads it per element (docs/performance.md: the kernel
-// listings of the Python module against the TorchScript eager reference). This moves only constants on
-// another GPU than `device` (a file traced on cuda:0 run on cuda:1); the caller moves the
+// listings of the Python module against the TorchScript eager reference). This moves only constants
+// on another GPU than `device` (a file traced on cuda:0 run on cuda:1); the caller moves the
 // weights. load_torchscript applies it; returns how many constants moved.
 int keep_trace_devices(torch::jit::Module& module, const c10::Device& device);
 

@@ -9,8 +9,8 @@
 
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
-#include "zoobench/zoo/yaml_duplicate_keys.h"
 #include "zoobench/util/text.h"
+#include "zoobench/zoo/yaml_duplicate_keys.h"
 
 namespace zoobench {
 namespace {

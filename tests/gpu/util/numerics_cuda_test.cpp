@@ -51,7 +51,8 @@ TEST_F(Numerics, DeterministicFloat32MatmulIsNotTf32AndTheCheckSeesTf32) {
   double strict = relative_error(at::matmul(a.to(at::kFloat), b.to(at::kFloat)), reference);
   EXPECT_LT(strict, 1e-5) << "float32 matmul error " << strict;
   compat::set_deterministic_numerics(false);
-  EXPECT_FALSE(at::globalContext().benchmarkCuDNN()) << "upstream's performance runs keep cuDNN's benchmark mode off";
+  EXPECT_FALSE(at::globalContext().benchmarkCuDNN())
+      << "upstream's performance runs keep cuDNN's benchmark mode off";
   double relaxed = relative_error(at::matmul(a.to(at::kFloat), b.to(at::kFloat)), reference);
   EXPECT_GT(relaxed, 1e-4) << "with TF32 allowed the matmul error is " << relaxed
                            << "; if the GPU has no TF32 this expectation does not apply";

@@ -135,7 +135,8 @@ TEST(Markdown, SummaryFirstThenOneCompactTablePerBackend) {
     for (const std::string backend : {"jit", "python_eager"}) {
       rows.push_back(accuracy_row("cpu", name, "pass", {{"backend", backend}}));
       rows.push_back(performance_row("cpu", name, backend, 290.5, 27.25,
-                                     {{"speedup_ci_low", "10.1"}, {"speedup_ci_high", "11.2"},
+                                     {{"speedup_ci_low", "10.1"},
+                                      {"speedup_ci_high", "11.2"},
                                       {"unstable", backend == "jit" ? "1" : "0"}}));
     }
   }

@@ -77,7 +77,8 @@ TEST(DeviceList, DevicesThatDoNotExistOrRepeatAreRefusedWithWhatToDo) {
   EXPECT_THAT(refusal({"cuda:3"}, false, nullptr, 2),
               ::testing::HasSubstr("this machine has 2 GPU(s) (cuda:0 to cuda:1)"));
   EXPECT_THAT(refusal({"cuda"}, false, nullptr, 0), ::testing::HasSubstr("no GPU is visible"));
-  EXPECT_THAT(refusal({"cuda:2"}, false, "4,6", 8), ::testing::HasSubstr("CUDA_VISIBLE_DEVICES=4,6"));
+  EXPECT_THAT(refusal({"cuda:2"}, false, "4,6", 8),
+              ::testing::HasSubstr("CUDA_VISIBLE_DEVICES=4,6"));
 }
 
 }  // namespace

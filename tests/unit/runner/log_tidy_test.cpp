@@ -19,8 +19,9 @@ std::size_t count(const std::string& text, const std::string& needle) {
 }
 
 TEST(LogTidy, ARepeatedWarningStaysOnceWithItsCount) {
-  const std::string warning = "[W graph_fuser.cpp:104] Warning: operator() profile_node %8 does "
-                              "not have profile information";
+  const std::string warning =
+      "[W graph_fuser.cpp:104] Warning: operator() profile_node %8 does "
+      "not have profile information";
   std::string log = "plan: m with jit\n";
   for (int i = 0; i < 837; ++i) log += warning + "\n  (function operator())\n";
   log += "\nsummary: pass\nreason: a\nreason: a\n";
@@ -32,7 +33,8 @@ TEST(LogTidy, ARepeatedWarningStaysOnceWithItsCount) {
       << tidy;
   EXPECT_EQ(tidy.rfind("plan: m with jit\n", 0), 0u) << "order kept";
   EXPECT_NE(tidy.find("\nsummary: pass\nreason: a\nreason: a\n"), std::string::npos)
-      << "lines repeated fewer than 5 times stay as they are:\n" << tidy;
+      << "lines repeated fewer than 5 times stay as they are:\n"
+      << tidy;
   EXPECT_LT(tidy.size(), log.size() / 100);
 }
 
@@ -48,8 +50,9 @@ TEST(LogTidy, TheFileIsRewrittenOnlyWhenSomethingCollapsed) {
   for (int i = 0; i < 6; ++i) log += "same\n";
   std::ofstream(path) << log;
   collapse_repeated_lines_in_file(path);
-  EXPECT_EQ(read_text_file(path), "same\nzoobench: the line above appears 5 more times in this "
-                                  "log (left out)\n");
+  EXPECT_EQ(read_text_file(path),
+            "same\nzoobench: the line above appears 5 more times in this "
+            "log (left out)\n");
   collapse_repeated_lines_in_file(dir.file("absent.log"));  // no log: nothing to do, no throw
 }
 

@@ -201,7 +201,8 @@ TEST(VerifiedBytes, WhatIsLoadedIsWhatWasHashedNotTheFileSwappedIn) {
   eval.sha256 = sha256_file(eval.path);
   manifest.artifacts["eval"] = eval;
   manifest.inputs_path = dir.file("inputs.pt");
-  serialization::save_for_python(c10::ivalue::Tuple::create({at::full({2}, 3.0f)}), manifest.inputs_path);
+  serialization::save_for_python(c10::ivalue::Tuple::create({at::full({2}, 3.0f)}),
+                                 manifest.inputs_path);
   manifest.inputs_sha256 = sha256_file(manifest.inputs_path);
 
   const std::string module_bytes = read_verified_artifact(eval.path, eval.sha256, "TorchScript");
@@ -212,7 +213,8 @@ TEST(VerifiedBytes, WhatIsLoadedIsWhatWasHashedNotTheFileSwappedIn) {
 
   // Both files swapped after the check.
   save_module_with_weight(eval.path, 7.0f);
-  serialization::save_for_python(c10::ivalue::Tuple::create({at::full({2}, 9.0f)}), manifest.inputs_path);
+  serialization::save_for_python(c10::ivalue::Tuple::create({at::full({2}, 9.0f)}),
+                                 manifest.inputs_path);
 
   const torch::jit::Module module = load_torchscript_bytes(module_bytes, eval, c10::Device("cpu"));
   EXPECT_TRUE(at::equal(module.attr("weight").toTensor(), at::full({2}, 1.0f)));

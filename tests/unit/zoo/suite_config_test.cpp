@@ -531,10 +531,11 @@ TEST(SuiteConfigErrors, DuplicateKeysAreRefusedWithFileLineAndKey) {
     expect_message_has(message, {duplicate.said, "keep one"});
   }
   ScratchDir dir;
-  EXPECT_NO_THROW(SuiteConfig::load(
-      write(dir, "apart.yaml", "skip:\n  test:\n    training: [a]\n    inference: [a]\n"
-                               "batch_size:\n  training:\n    a: 2\n  inference:\n    a: 2\n"),
-      "apart"));
+  EXPECT_NO_THROW(
+      SuiteConfig::load(write(dir, "apart.yaml",
+                              "skip:\n  test:\n    training: [a]\n    inference: [a]\n"
+                              "batch_size:\n  training:\n    a: 2\n  inference:\n    a: 2\n"),
+                        "apart"));
 }
 
 // Ten lists of ten aliases of the list before: 10^9 names once flattened, from twelve lines. The
