@@ -8,14 +8,6 @@
 namespace zoobench::report {
 namespace {
 
-template <typename Column>
-int find_key(const std::vector<Column>& columns, const SeriesKey& key) {
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    if (columns[i].key == key) return static_cast<int>(i);
-  }
-  return -1;
-}
-
 std::optional<SpeedupChange> compare_speedup(std::optional<double> before_value,
                                              std::optional<double> after_value,
                                              const PerformanceCell& before,

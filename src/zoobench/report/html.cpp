@@ -233,11 +233,7 @@ std::string cards(const JoinedResults& joined, const ReportSummary& summary,
     out += series_card(joined, summary, "Memory compression", "",
                        &SeriesSummary::geomean_compression_ratio, nullptr, true,
                        "eager / compiled peak, geomean");
-    int unstable = 0, measured = 0;
-    for (const auto& series : summary.per_series) {
-      unstable += series.unstable;
-      measured += series.models;
-    }
+    const int unstable = summary.unstable_rows(), measured = summary.timed_rows();
     out += card(
         "Unstable measurements", std::to_string(unstable), unstable > 0 ? "bad" : "good",
         fmt::format("of {} performance rows (spread above {})", measured, joined.unstable_threshold));

@@ -101,4 +101,13 @@ JoinedResults join_results(const std::vector<ResultRow>& rows);
 // One line about what was run: "4 models · devices: cpu, cuda · mode: inference · ...".
 std::string describe_run(const JoinedResults& joined);
 
+// The index of the accuracy column or performance series with `key` among `columns`, or -1.
+template <typename Column>
+int find_key(const std::vector<Column>& columns, const SeriesKey& key) {
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].key == key) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 }  // namespace zoobench::report

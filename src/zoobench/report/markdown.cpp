@@ -366,15 +366,6 @@ std::string latency_matrix_legend(bool compares_with_torch_compile) {
 
 namespace {
 
-// The accuracy column of a performance series: the same device, mode, dtype and backend.
-std::optional<std::size_t> accuracy_column_of(const JoinedResults& joined,
-                                              const PerformanceSeries& series) {
-  for (std::size_t c = 0; c < joined.accuracy_columns.size(); ++c) {
-    if (joined.accuracy_columns[c].key == series.key) return c;
-  }
-  return std::nullopt;
-}
-
 std::string speedup_text(const PerformanceCell& cell) {
   if (!cell.speedup) return cell.passed() ? "-" : escape_cell(cell.status);
   return format_ratio(cell.speedup) + (cell.unstable ? kUnstableMark : "");
@@ -387,22 +378,23 @@ std::string interval_text(const PerformanceCell& cell) {
 
 // One backend's rows: accuracy, both latencies, the speedup with its interval, kernel speedup.
 std::string markdown_backend_table(const JoinedResults& joined, std::size_t s) {
-  const auto accuracy = accuracy_column_of(joined, joined.performance_series[s]);
+  // The accuracy column of the same device, mode, dtype and backend, if the run checked it.
+  const int accuracy = find_key(joined.accuracy_columns, joined.performance_series[s].key);
   const bool kernels = std::any_of(joined.models.begin(), joined.models.end(), [&](const auto& m) {
     return m.performance[s] && m.performance[s]->op_speedup;
   });
   MarkdownTable table;
   table.add_column("model", false);
-  if (accuracy) table.add_column("accuracy", false);
+  if (accuracy >= 0) table.add_column("accuracy", false);
   for (const char* header : {"eager ms", "ms", "speedup", "95% interval"})
     table.add_column(header, true);
   if (kernels) table.add_column("kernels", true);
   for (const auto& model : joined.models) {
     const auto& cell = model.performance[s];
-    const auto* checked = accuracy ? &model.accuracy[*accuracy] : nullptr;
+    const auto* checked = accuracy >= 0 ? &model.accuracy[accuracy] : nullptr;
     if (!cell && !(checked && *checked)) continue;
     std::vector<std::string> row = {escape_cell(model.name)};
-    if (accuracy) row.push_back(*checked ? escape_cell((*checked)->status) : "-");
+    if (checked) row.push_back(*checked ? escape_cell((*checked)->status) : "-");
     row.push_back(cell ? format_ms(cell->eager_ms) : "-");
     row.push_back(cell ? format_ms(cell->compiled_ms) : "-");
     row.push_back(cell ? speedup_text(*cell) : "-");
@@ -482,16 +474,11 @@ std::string summary_block(const JoinedResults& joined, const ReportOptions& opti
   std::string out = "\n## Summary\n\n";
   if (!joined.accuracy_columns.empty()) out += pass_rate_text(joined, summary) + "\n";
   if (!joined.performance_series.empty()) out += "\n" + series_summary_table(joined, summary);
-  int unstable = 0, timed = 0;
-  for (const auto& series : summary.per_series) {
-    unstable += series.unstable;
-    timed += series.models;
-  }
-  if (unstable > 0) {
+  if (summary.unstable_rows() > 0) {
     out += fmt::format(
         "\n{} of {} timed rows are unstable ({}): the spread of their eager or compiled samples "
         "(1.4826 MAD / median) exceeded {}; their speedups may not reproduce.\n",
-        unstable, timed, kUnstableMark, joined.unstable_threshold);
+        summary.unstable_rows(), summary.timed_rows(), kUnstableMark, joined.unstable_threshold);
   }
   for (const auto& matrix : joined.latency_matrices) {
     if (matrix.compares_with_torch_compile()) out += "\n" + matrix.comparison_sentence() + "\n";

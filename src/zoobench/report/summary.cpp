@@ -24,6 +24,18 @@ std::optional<double> PassRate::fraction() const {
   return static_cast<double>(passed) / total;
 }
 
+int ReportSummary::timed_rows() const {
+  int rows = 0;
+  for (const auto& series : per_series) rows += series.models;
+  return rows;
+}
+
+int ReportSummary::unstable_rows() const {
+  int rows = 0;
+  for (const auto& series : per_series) rows += series.unstable;
+  return rows;
+}
+
 ReportSummary summarize(const JoinedResults& joined) {
   ReportSummary summary;
   summary.per_column.resize(joined.accuracy_columns.size());

@@ -33,6 +33,9 @@ struct ReportSummary {
   PassRate overall;                       // every accuracy cell of every column
   std::vector<PassRate> per_column;       // parallel to JoinedResults::accuracy_columns
   std::vector<SeriesSummary> per_series;  // parallel to JoinedResults::performance_series
+
+  int timed_rows() const;     // performance rows over every series
+  int unstable_rows() const;  // of those, the ones flagged unstable
 };
 
 ReportSummary summarize(const JoinedResults& joined);

@@ -467,6 +467,17 @@ void expect_message_has(const std::string& message, const std::vector<std::strin
   }
 }
 
+// `yaml`, written to a file and loaded, is refused with a message that starts with file:line
+// and holds every one of `parts`.
+void expect_refused_at(const std::string& yaml, int line, const std::vector<std::string>& parts) {
+  SCOPED_TRACE(yaml);
+  ScratchDir dir;
+  const std::string path = write(dir, "refused.yaml", yaml);
+  const std::string message = usage_error(path);
+  EXPECT_EQ(message.rfind(path + ":" + std::to_string(line) + ":", 0), 0u) << message;
+  expect_message_has(message, parts);
+}
+
 // A misspelt key at any level the reader knows was ignored without a word (`skipp:` skipped
 // nothing); it is an error naming file:line, the key and the closest known key.
 TEST(SuiteConfigErrors, UnknownKeysNameTheClosestKnownKey) {
@@ -497,14 +508,8 @@ TEST(SuiteConfigErrors, UnknownKeysNameTheClosestKnownKey) {
       // Nothing close: every key known there is listed.
       {"frobnicate: 1\n", 1, "'frobnicate' at the top level", "known here: batch_size,"},
   };
-  for (const auto& typo : typos) {
-    SCOPED_TRACE(typo.yaml);
-    ScratchDir dir;
-    const std::string path = write(dir, "typo.yaml", typo.yaml);
-    const std::string message = usage_error(path);
-    EXPECT_EQ(message.rfind(path + ":" + std::to_string(typo.line) + ":", 0), 0u) << message;
-    expect_message_has(message, {std::string("unknown key ") + typo.key, typo.hint});
-  }
+  for (const auto& typo : typos)
+    expect_refused_at(typo.yaml, typo.line, {std::string("unknown key ") + typo.key, typo.hint});
 }
 
 // A key given twice in one mapping: yaml-cpp read the first, the exporter's PyYAML the last, so
@@ -522,14 +527,8 @@ TEST(SuiteConfigErrors, DuplicateKeysAreRefusedWithFileLineAndKey) {
        "duplicate key 'demucs' (first on line 3)"},
       {"zoobench:\n  loss_scale: {bert: 0.5, bert: 2}\n", 2, "duplicate key 'bert'"},
   };
-  for (const auto& duplicate : duplicates) {
-    SCOPED_TRACE(duplicate.yaml);
-    ScratchDir dir;
-    const std::string path = write(dir, "twice.yaml", duplicate.yaml);
-    const std::string message = usage_error(path);
-    EXPECT_EQ(message.rfind(path + ":" + std::to_string(duplicate.line) + ":", 0), 0u) << message;
-    expect_message_has(message, {duplicate.said, "keep one"});
-  }
+  for (const auto& duplicate : duplicates)
+    expect_refused_at(duplicate.yaml, duplicate.line, {duplicate.said, "keep one"});
   ScratchDir dir;
   EXPECT_NO_THROW(
       SuiteConfig::load(write(dir, "apart.yaml",
