@@ -52,6 +52,30 @@ if(CMAKE_LIBRARY_ARCHITECTURE AND EXISTS "${openssl_arch_include}/openssl/config
   set_property(TARGET OpenSSL::Crypto APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${openssl_arch_include}")
 endif()
 message(STATUS "zoobench: OpenSSL ${OPENSSL_VERSION}: ${OPENSSL_CRYPTO_LIBRARY} (headers ${OPENSSL_INCLUDE_DIR})")
+# libbacktrace names a crash report's frames (util/symbolizer.cpp). GCC ships it beside its own
+# libraries (Debian's gcc-12 does), found through the compiler's search path; without it the
+# frames are written unnamed, as glibc's backtrace_symbols_fd does.
+include(CheckCXXSourceCompiles)
+set(CMAKE_REQUIRED_LIBRARIES backtrace)
+check_cxx_source_compiles("#include <backtrace.h>
+int main() { return backtrace_create_state(nullptr, 1, nullptr, nullptr) != nullptr; }"
+                          ZOOBENCH_WITH_LIBBACKTRACE)
+unset(CMAKE_REQUIRED_LIBRARIES)
+message(STATUS "zoobench: libbacktrace for crash reports: ${ZOOBENCH_WITH_LIBBACKTRACE}")
+
+# RE2 matches -k/-x patterns in linear time (util/name_pattern.cpp). Debian's libre2-dev ships
+# no CMake package; on the GPU machine CMAKE_PREFIX_PATH reaches the copy in .gpu-deps.
+find_path(ZOOBENCH_RE2_INCLUDE re2/re2.h)
+find_library(ZOOBENCH_RE2_LIBRARY re2)
+if(NOT ZOOBENCH_RE2_INCLUDE OR NOT ZOOBENCH_RE2_LIBRARY)
+  message(FATAL_ERROR "zoobench needs RE2 (re2/re2.h and libre2): install Debian's libre2-dev "
+                      "(scripts/setup-deps.sh does), or pass -DCMAKE_PREFIX_PATH=<prefix with "
+                      "include/re2 and lib/libre2.so>")
+endif()
+add_library(zoobench_re2 INTERFACE IMPORTED)
+set_target_properties(zoobench_re2 PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${ZOOBENCH_RE2_INCLUDE}"
+                      INTERFACE_LINK_LIBRARIES "${ZOOBENCH_RE2_LIBRARY};Threads::Threads")
+message(STATUS "zoobench: RE2 ${ZOOBENCH_RE2_LIBRARY}")
 if(ZOOBENCH_BUILD_TESTS)
   if(ZOOBENCH_GTEST_SOURCE_DIR)
     # GoogleTest built from source with this build's compiler and flags (the GPU machine: a

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Prepares .gpu-deps/: the C++ libraries zoobench builds with (yaml-cpp, fmt, CLI11, OpenSSL,
-# nlohmann-json, GoogleTest, Google Benchmark), unpacked from Debian's packages, for the GPU
+# nlohmann-json, RE2, GoogleTest, Google Benchmark), unpacked from Debian's packages, for the GPU
 # machine, where nothing can be installed. Run here; `device` calls carry .gpu-deps.
 # The GPU image is a newer glibc/libstdc++ than Debian 12's, so these binaries run there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=.gpu-deps
 PACKAGES=(libyaml-cpp-dev libyaml-cpp0.7 nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9
-          libssl-dev libssl3
+          libssl-dev libssl3 libre2-dev libre2-9
           googletest libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian)
 # .complete holds the package list it was made from: a list that changed (a new dependency)
 # fetches again instead of carrying a folder without it.

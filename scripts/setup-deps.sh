@@ -9,7 +9,7 @@ DEMO=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev python3-torch python3-torchvision python3-yaml
   python3-dev pybind11-dev
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libssl-dev libre2-dev
 )
 TEST=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "zoobench/util/log.h"
+#include "zoobench/util/symbolizer.h"
 
 namespace zoobench::crash_report {
 namespace {
@@ -30,7 +31,8 @@ void copy_text(char* destination, const std::string& text) {
   destination[n] = '\0';
 }
 
-// Only async-signal-safe calls from here on (write, backtrace after its warm-up, signal, raise).
+// Only async-signal-safe calls from here on (write, backtrace after its warm-up, signal, raise),
+// but for naming the frames (on_fatal_signal says how that is bounded).
 void write_text(const char* text) {
   std::size_t left = std::strlen(text);
   while (left > 0) {
@@ -82,6 +84,37 @@ void write_fault_site(const siginfo_t* info, const void* context) {
   write_text("\n");
 }
 
+constexpr int kMaxFrames = 64;
+constexpr unsigned kSymbolizeSeconds = 5;
+void* g_frames[kMaxFrames];
+int g_frame_count = 0;
+volatile sig_atomic_t g_fatal_signal = 0;
+
+// The report ends as the process would have without it: killed by the same signal (a suite's
+// parent and exit statuses tell crashes, timeouts and stops apart by it).
+[[noreturn]] void die_of(int signal) {
+  ::signal(signal, SIG_DFL);
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, signal);
+  ::pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
+  ::raise(signal);
+  ::_exit(128 + signal);
+}
+
+void on_symbolizer_stuck(int) {
+  write_text("    (naming the frames took over 5 s; the frames as they are:)\n");
+  ::backtrace_symbols_fd(g_frames, g_frame_count, STDERR_FILENO);
+  die_of(g_fatal_signal);
+}
+
+void signal_handler(int signal, void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(signal, &action, nullptr);
+}
+
 void on_fatal_signal(int signal, siginfo_t* info, void* context) {
   write_text("\n");
   write_text(signal == SIGTERM ? kStopLinePrefix : kLinePrefix);
@@ -101,11 +134,15 @@ void on_fatal_signal(int signal, siginfo_t* info, void* context) {
     write_text("\n");
   }
   write_text("  native backtrace (most recent call first):\n");
-  void* frames[64];
-  const int count = ::backtrace(frames, 64);
-  ::backtrace_symbols_fd(frames, count, STDERR_FILENO);
-  ::signal(signal, SIG_DFL);
-  ::raise(signal);
+  g_fatal_signal = signal;
+  g_frame_count = ::backtrace(g_frames, kMaxFrames);
+  // Naming the frames allocates (the demangler), which can deadlock when the crash was inside
+  // malloc: an alarm bounds it, and then the frames are written raw.
+  signal_handler(SIGALRM, on_symbolizer_stuck);
+  ::alarm(kSymbolizeSeconds);
+  symbolizer::write_frames(g_frames, g_frame_count, STDERR_FILENO);
+  ::alarm(0);
+  die_of(signal);
 }
 
 void handle(int signal) {
@@ -122,6 +159,7 @@ void install() {
   // backtrace() loads libgcc on its first call, which may allocate: not inside a handler.
   void* warm_up[1];
   ::backtrace(warm_up, 1);
+  symbolizer::prepare();
   static char alternate_stack[1 << 16];
   stack_t stack{};
   stack.ss_sp = alternate_stack;
@@ -133,7 +171,10 @@ void install() {
 // A worker that runs past its --timeout is stopped with SIGTERM and, 5 s later, SIGKILL: the row
 // said only "no result after 300s", and a hang (densenet121 under jit on the H200) could not be
 // placed. The phase is what the row needs; the frames are for the person reading the log.
-void report_termination() { handle(SIGTERM); }
+void report_termination() {
+  symbolizer::prepare();
+  handle(SIGTERM);
+}
 
 void set_subject(const std::string& subject) {
   std::lock_guard<std::mutex> lock(g_phase_mutex);

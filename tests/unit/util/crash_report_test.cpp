@@ -13,6 +13,7 @@
 
 #include "testing/testing.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/symbolizer.h"
 
 namespace zoobench::crash_report {
 namespace {
@@ -87,6 +88,25 @@ TEST(CrashReportDeathTest, AWorkerStoppedBySigtermNamesItsPhase) {
       },
       ::testing::KilledBySignal(SIGTERM),
       "zoobench stopped: SIGTERM during accuracy: jit run\n[^\n]*native backtrace");
+}
+
+__attribute__((noinline)) void crash_in_a_named_function(int* volatile* where) { **where = 1; }
+
+// The frames are named and demangled (libbacktrace and libstdc++'s demangler), and the process
+// still dies of the signal it got.
+TEST(CrashReportDeathTest, FramesAreNamedAndDemangled) {
+  if (!zoobench::symbolizer::available()) GTEST_SKIP() << "built without libbacktrace";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        install();
+        int* volatile pointer = nullptr;
+        crash_in_a_named_function(&pointer);
+      },
+      ::testing::KilledBySignal(SIGSEGV),
+      "native backtrace \\(most recent call first\\):\n(    #[^\n]*\n)*    #[0-9 ]+0x[0-9a-f]+ "
+      "zoobench::crash_report::\\(anonymous namespace\\)::crash_in_a_named_function\\(int\\* "
+      "volatile\\*\\) \\+ 0x[0-9a-f]+\n");
 }
 
 TEST(CrashReport, AStopReportIsReadWithItsOwnPrefix) {
