@@ -20,7 +20,6 @@
 #include <set>
 
 #include "zoobench/backends/backend.h"
-#include "zoobench/perf/statistics.h"
 #include "zoobench/python/embedded_python.h"
 #include "zoobench/report/markdown.h"
 #include "zoobench/report/number_format.h"
@@ -36,6 +35,7 @@
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/runner/resume_settings.h"
 #include "zoobench/runner/run_gate.h"
+#include "zoobench/runner/run_summary.h"
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/runner/zoo_supply.h"
@@ -202,63 +202,6 @@ MissingRows missing_rows(const RunOptions& options, RunSinks& sinks, const ZooEn
     }
   }
   return missing;
-}
-
-// What the host was doing while the run timed models: the load over the last minute against
-// its CPUs (the run's own model process counts as about one).
-void print_host_load(std::FILE* out) {
-  double load[1] = {0};
-  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (::getloadavg(load, 1) != 1 || cpus <= 0) return;
-  std::fprintf(out, "  host: load average %.1f over the last minute on %ld CPU(s)%s\n", load[0],
-               cpus,
-               load[0] > static_cast<double>(cpus)
-                   ? ": busier than its CPUs, so latencies may read slow and spread wide"
-                   : "");
-}
-
-void print_summary(const std::vector<ResultRow>& rows, std::size_t skipped, std::FILE* out) {
-  std::map<std::string, int> by_status;
-  std::map<std::string, std::pair<int, int>> accuracy;  // backend -> (passed, total)
-  std::map<std::string, std::vector<double>> speedups;  // backend -> speedups
-  std::map<std::string, int> unstable;                  // backend -> rows among them unstable
-  std::vector<std::string> backends;
-  for (const auto& row : rows) {
-    const std::string& backend = cell(row, columns::kBackend);
-    if (std::find(backends.begin(), backends.end(), backend) == backends.end())
-      backends.push_back(backend);
-    by_status[std::string(experiment_name(row.kind)) + ":" +
-              std::string(status_name(row.status()))]++;
-    if (row.kind == ExperimentKind::kAccuracy) {
-      accuracy[backend].second++;
-      accuracy[backend].first += is_passing(row.status()) ? 1 : 0;
-    } else if (row.status() == Status::kPass) {
-      if (auto s = report::parse_number(cell(row, columns::kSpeedup)); s && *s > 0) {
-        speedups[backend].push_back(*s);
-        unstable[backend] += cell(row, columns::kUnstable) == "1" ? 1 : 0;
-      }
-    }
-  }
-  std::fprintf(out, "\nsummary:");
-  for (const auto& backend : backends) {
-    if (backends.size() > 1) std::fprintf(out, "\n  %s:", backend.c_str());
-    if (auto it = accuracy.find(backend); it != accuracy.end() && it->second.second > 0) {
-      std::fprintf(out, " accuracy pass rate %d/%d (%.0f%%);", it->second.first, it->second.second,
-                   100.0 * it->second.first / it->second.second);
-    }
-    if (auto it = speedups.find(backend); it != speedups.end() && !it->second.empty()) {
-      std::fprintf(out, " geomean speedup %.3fx over %zu models", stats::geometric_mean(it->second),
-                   it->second.size());
-      // An unstable speedup is never shown as a clean one.
-      if (unstable[backend] > 0)
-        std::fprintf(out, " (%d of them unstable \u2020: may not reproduce)", unstable[backend]);
-      std::fprintf(out, ";");
-    }
-  }
-  if (skipped) std::fprintf(out, "%s %zu skipped;", backends.size() > 1 ? "\n " : "", skipped);
-  std::fprintf(out, "\n");
-  for (const auto& [key, count] : by_status) std::fprintf(out, "  %-40s %d\n", key.c_str(), count);
-  if (!speedups.empty()) print_host_load(out);
 }
 
 // --cpu-affinity must name CPUs this process may use, at least one per worker.
@@ -629,7 +572,7 @@ std::set<std::string> model_names(const std::deque<ChildJob>& jobs,
 // result files, the gate (run_gate.h); 130 when interrupted, 1 when a row failed.
 int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped,
                const std::set<std::string>& models, const std::vector<ResultRow>& expected) {
-  print_summary(sinks.written(), skipped, stdout);
+  print_run_summary(tally_rows(sinks.written()), skipped, stdout);
   if (options.tolerance_mode) print_tolerances(sinks.written(), stdout);
   if (options.accuracy && options.performance && !sinks.written().empty()) {
     if (options.backends.size() == 1) {

@@ -1,0 +1,157 @@
+#include "zoobench/runner/run_summary.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "zoobench/report/number_format.h"
+
+namespace zoobench {
+namespace {
+
+constexpr std::size_t kModelsNamed = 5;  // per failure status and for the unstable rows
+
+BackendTally& tally_for(RunTally& tally, const std::string& backend) {
+  for (auto& entry : tally.backends)
+    if (entry.backend == backend) return entry;
+  tally.backends.emplace_back();
+  tally.backends.back().backend = backend;
+  return tally.backends.back();
+}
+
+void add_performance_row(BackendTally& backend, RunTally& tally, const ResultRow& row) {
+  const auto speedup = report::parse_number(cell(row, columns::kSpeedup));
+  if (!speedup || *speedup <= 0) return;
+  backend.timed++;
+  backend.speedups.push_back(*speedup);
+  const auto low = report::parse_number(cell(row, columns::kSpeedupCiLow));
+  const auto high = report::parse_number(cell(row, columns::kSpeedupCiHigh));
+  const bool has_interval = low && high && *low > 0 && *high >= *low;
+  if (has_interval) backend.intervals.emplace_back(*low, *high);
+  if (cell(row, columns::kUnstable) != "1") return;
+  backend.unstable++;
+  // How unstable: the half-width of the speedup's interval, against the speedup.
+  const std::string spread =
+      has_interval ? fmt::format(", \u00b1{:.0f}%", 50.0 * (*high - *low) / *speedup) : "";
+  tally.unstable_models.push_back(cell(row, columns::kName) + " (" + backend.backend + spread + ")");
+}
+
+double geomean_of(const std::vector<double>& values) {
+  double log_sum = 0;
+  for (double value : values) log_sum += std::log(value);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+// "a, b, c, d, e and 3 more"
+std::string some_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < kModelsNamed; ++i)
+    out += (i == 0 ? "" : ", ") + names[i];
+  if (names.size() > kModelsNamed) out += fmt::format(" and {} more", names.size() - kModelsNamed);
+  return out;
+}
+
+std::string accuracy_text(const BackendTally& backend) {
+  if (backend.accuracy_rows == 0) return "-";
+  return fmt::format("{}/{} ({:.0f}%)", backend.accuracy_passed, backend.accuracy_rows,
+                     100.0 * backend.accuracy_passed / backend.accuracy_rows);
+}
+
+std::string speedup_text(const BackendTally& backend) {
+  const auto geomean = geomean_speedup(backend);
+  if (!geomean) return "-";
+  if (!geomean->band) return fmt::format("{:.3f}x", geomean->value);
+  return fmt::format("{:.3f}x [{:.3f}, {:.3f}]", geomean->value, geomean->band->first,
+                     geomean->band->second);
+}
+
+void print_backend_table(const RunTally& tally, std::FILE* out) {
+  std::vector<std::vector<std::string>> lines = {
+      {"backend", "accuracy", "geomean speedup [band]", "timed", "unstable", "failed"}};
+  for (const auto& backend : tally.backends)
+    lines.push_back({backend.backend, accuracy_text(backend), speedup_text(backend),
+                     std::to_string(backend.timed), std::to_string(backend.unstable),
+                     std::to_string(backend.failed)});
+  std::vector<std::size_t> widths(lines[0].size(), 0);
+  for (const auto& line : lines)
+    for (std::size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], line[i].size());
+  for (const auto& line : lines) {
+    std::string text = " ";
+    for (std::size_t i = 0; i < line.size(); ++i) text += " " + fmt::format("{:<{}}", line[i], widths[i]);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    std::fprintf(out, "%s\n", text.c_str());
+  }
+}
+
+// The load over the last minute against the CPUs (the run's own model process counts as one).
+void print_host_load(std::FILE* out) {
+  double load[1] = {0};
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (::getloadavg(load, 1) != 1 || cpus <= 0) {
+    std::fprintf(out, "  host: load average unknown\n");
+    return;
+  }
+  std::fprintf(out, "  host: load average %.1f over the last minute on %ld CPU(s)%s\n", load[0], cpus,
+               load[0] > static_cast<double>(cpus)
+                   ? ": busier than its CPUs, so latencies may read slow and spread wide"
+                   : "");
+}
+
+}  // namespace
+
+RunTally tally_rows(const std::vector<ResultRow>& rows) {
+  RunTally tally;
+  std::set<std::string> models;
+  for (const auto& row : rows) {
+    models.insert(cell(row, columns::kName));
+    BackendTally& backend = tally_for(tally, cell(row, columns::kBackend));
+    const bool accuracy = row.kind == ExperimentKind::kAccuracy;
+    if (accuracy) backend.accuracy_rows++;
+    if (is_passing(row.status())) {
+      if (accuracy) backend.accuracy_passed++;
+      else add_performance_row(backend, tally, row);
+      continue;
+    }
+    backend.failed++;
+    const std::string key = fmt::format("{} ({}, {})", status_name(row.status()),
+                                        experiment_name(row.kind), backend.backend);
+    tally.failures[key].push_back(cell(row, columns::kName));
+  }
+  tally.models = models.size();
+  return tally;
+}
+
+std::optional<GeomeanSpeedup> geomean_speedup(const BackendTally& tally) {
+  if (tally.speedups.empty()) return std::nullopt;
+  GeomeanSpeedup out{geomean_of(tally.speedups), std::nullopt};
+  if (tally.intervals.size() == tally.speedups.size()) {
+    std::vector<double> lows, highs;
+    for (const auto& [low, high] : tally.intervals) {
+      lows.push_back(low);
+      highs.push_back(high);
+    }
+    out.band = std::make_pair(geomean_of(lows), geomean_of(highs));
+  }
+  return out;
+}
+
+void print_run_summary(const RunTally& tally, std::size_t skipped, std::FILE* out) {
+  std::fprintf(out, "\nsummary: %zu model(s), %zu skipped\n", tally.models, skipped);
+  print_backend_table(tally, out);
+  if (tally.failures.empty()) std::fprintf(out, "  failures: none\n");
+  for (const auto& [status, names] : tally.failures)
+    std::fprintf(out, "  failures: %s: %s\n", status.c_str(), some_names(names).c_str());
+  if (tally.unstable_models.empty()) {
+    std::fprintf(out, "  unstable: none\n");
+  } else {
+    std::fprintf(out, "  unstable (\u2020, may not reproduce): %s\n",
+                 some_names(tally.unstable_models).c_str());
+  }
+  print_host_load(out);
+}
+
+}  // namespace zoobench

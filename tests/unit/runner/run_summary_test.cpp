@@ -1,0 +1,106 @@
+// The end of a run: the geomean and its band against a hand computation, and the same lines in
+// the same order whatever the run had in it.
+#include "zoobench/runner/run_summary.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace zoobench {
+namespace {
+
+using ::testing::HasSubstr;
+
+ResultRow performance(const std::string& name, const std::string& backend, double speedup,
+                      double low, double high, bool unstable) {
+  ResultRow row;
+  row.kind = ExperimentKind::kPerformance;
+  set_cell(row, columns::kName, name);
+  set_cell(row, columns::kBackend, backend);
+  row.set_status(Status::kPass);
+  set_cell(row, columns::kSpeedup, format_cell(speedup));
+  if (low > 0) set_cell(row, columns::kSpeedupCiLow, format_cell(low));
+  if (high > 0) set_cell(row, columns::kSpeedupCiHigh, format_cell(high));
+  set_cell(row, columns::kUnstable, unstable ? "1" : "0");
+  return row;
+}
+
+ResultRow accuracy(const std::string& name, const std::string& backend, Status status) {
+  ResultRow row;
+  set_cell(row, columns::kName, name);
+  set_cell(row, columns::kBackend, backend);
+  row.set_status(status);
+  return row;
+}
+
+std::string printed(const std::vector<ResultRow>& rows, std::size_t skipped = 0) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = ::open_memstream(&buffer, &size);
+  print_run_summary(tally_rows(rows), skipped, out);
+  std::fclose(out);
+  std::string text(buffer, size);
+  std::free(buffer);
+  return text;
+}
+
+// Each line's first word(s), up to the first colon or the table's first cell.
+std::vector<std::string> line_heads(const std::string& text) {
+  std::vector<std::string> heads;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    std::istringstream words(line);
+    std::string head;
+    words >> head;
+    heads.push_back(head.substr(0, head.find(':')));
+  }
+  return heads;
+}
+
+TEST(RunSummary, TheGeomeanAndItsBandAreThoseOfTheSpeedupsAndTheirEnds) {
+  const RunTally tally = tally_rows({performance("a", "jit", 2.0, 1.0, 4.0, false),
+                                     performance("b", "jit", 8.0, 4.0, 16.0, true)});
+  const auto geomean = geomean_speedup(tally.backends.at(0));
+  ASSERT_TRUE(geomean && geomean->band);
+  EXPECT_NEAR(geomean->value, std::sqrt(2.0 * 8.0), 1e-12);
+  EXPECT_NEAR(geomean->band->first, std::sqrt(1.0 * 4.0), 1e-12);
+  EXPECT_NEAR(geomean->band->second, std::sqrt(4.0 * 16.0), 1e-12);
+  // One speedup without its interval: no band rather than a band over some of the models.
+  const RunTally partial = tally_rows({performance("a", "jit", 2.0, 1.0, 4.0, false),
+                                       performance("b", "jit", 8.0, 0, 0, false)});
+  EXPECT_FALSE(geomean_speedup(partial.backends.at(0))->band);
+}
+
+TEST(RunSummary, ARunWithFailuresAndUnstableRowsPrintsTheSameLinesAsACleanOne) {
+  const std::string clean = printed({accuracy("a", "jit", Status::kPass),
+                                     performance("a", "jit", 2.0, 1.9, 2.1, false)});
+  std::vector<ResultRow> rows;
+  for (const char* name : {"m1", "m2", "m3", "m4", "m5", "m6", "m7"})
+    rows.push_back(accuracy(name, "jit", Status::kFailAccuracy));
+  rows.push_back(performance("m1", "jit", 3.0, 2.4, 3.6, true));
+  const std::string troubled = printed(rows, 2);
+  EXPECT_EQ(line_heads(clean), line_heads(troubled)) << clean << "\n---\n" << troubled;
+  EXPECT_THAT(clean, HasSubstr("failures: none"));
+  EXPECT_THAT(clean, HasSubstr("unstable: none"));
+  EXPECT_THAT(clean, HasSubstr("1/1 (100%)"));
+  EXPECT_THAT(troubled, HasSubstr("summary: 7 model(s), 2 skipped"));
+  EXPECT_THAT(troubled, HasSubstr("0/7 (0%)"));
+  EXPECT_THAT(troubled, HasSubstr("failures: fail_accuracy (accuracy, jit): m1, m2, m3, m4, m5 and 2 more"));
+  EXPECT_THAT(troubled, HasSubstr("m1 (jit, \u00b120%)"));  // (3.6 - 2.4) / 2 / 3.0
+  EXPECT_THAT(troubled, HasSubstr("3.000x [2.400, 3.600]"));
+}
+
+TEST(RunSummary, APartThatDidNotRunShowsADash) {
+  const std::string text = printed({accuracy("a", "eager", Status::kEager1stRunFail),
+                                    performance("a", "jit", 2.0, 1.9, 2.1, false)});
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n  eager +0/1 \\(0%\\) +- +0 +0 +1\n"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n  jit +- +2.000x \\[1.900, 2.100\\] +1 +0 +0\n"));
+  EXPECT_THAT(text, HasSubstr("failures: eager_1st_run_fail (accuracy, eager): a"));
+}
+
+}  // namespace
+}  // namespace zoobench
