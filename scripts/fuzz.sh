@@ -8,7 +8,7 @@
 # self-check failed.
 #   scripts/fuzz.sh FUZZER [MUTANTS=10000] [SEED=20261201] [SECONDS=0: no time bound]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 fuzzer=$1 mutants=${2:-10000} seed=${3:-20261201} seconds=${4:-0}
 out=${FUZZ_RESULTS:-fuzz-results}
 rm -rf "$out/artifacts"

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "zoobench/runner/run_summary.h"
 #include "zoobench/util/characters.h"
 #include "zoobench/util/text.h"
 
@@ -55,10 +56,18 @@ std::string row_summary(const std::vector<ResultRow>& rows) {
       parts.push_back("accuracy=" + std::string(status_name(row.status())) +
                       (layout.empty() || layout == kDefaultInputLayout ? "" : "[" + layout + "]"));
     } else {
-      const std::string& speedup = cell(row, columns::kSpeedup);
-      parts.push_back(row.status() == Status::kPass
-                          ? "speedup=" + speedup + "x"
-                          : "performance=" + std::string(status_name(row.status())));
+      if (row.status() != Status::kPass) {
+        parts.push_back("performance=" + std::string(status_name(row.status())));
+        continue;
+      }
+      // An unstable speedup says so, how unstable, and how busy the host was.
+      std::string text = "speedup=" + cell(row, columns::kSpeedup) + "x";
+      if (cell(row, columns::kUnstable) == "1") {
+        const std::string spread = speedup_spread(row), load = host_load();
+        text += " \u2020unstable" + (spread.empty() ? "" : " " + spread) +
+                (load.empty() ? "" : " (host " + load + ")");
+      }
+      parts.push_back(text);
     }
   }
   return join(parts, " ");

@@ -34,10 +34,20 @@ void add_performance_row(BackendTally& backend, RunTally& tally, const ResultRow
   if (has_interval) backend.intervals.emplace_back(*low, *high);
   if (cell(row, columns::kUnstable) != "1") return;
   backend.unstable++;
-  // How unstable: the half-width of the speedup's interval, against the speedup.
-  const std::string spread =
-      has_interval ? fmt::format(", \u00b1{:.0f}%", 50.0 * (*high - *low) / *speedup) : "";
-  tally.unstable_models.push_back(cell(row, columns::kName) + " (" + backend.backend + spread + ")");
+  const std::string spread = speedup_spread(row);
+  tally.unstable_models.push_back(cell(row, columns::kName) + " (" + backend.backend +
+                                  (spread.empty() ? "" : ", " + spread) + ")");
+}
+
+struct LoadAverage {
+  double load = 0;
+  long cpus = 0;
+};
+std::optional<LoadAverage> load_average() {
+  double load[1] = {0};
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (::getloadavg(load, 1) != 1 || cpus <= 0) return std::nullopt;
+  return LoadAverage{load[0], cpus};
 }
 
 double geomean_of(const std::vector<double>& values) {
@@ -81,7 +91,8 @@ void print_backend_table(const RunTally& tally, std::FILE* out) {
     for (std::size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], line[i].size());
   for (const auto& line : lines) {
     std::string text = " ";
-    for (std::size_t i = 0; i < line.size(); ++i) text += " " + fmt::format("{:<{}}", line[i], widths[i]);
+    for (std::size_t i = 0; i < line.size(); ++i)
+      text += fmt::format(" {:<{}} ", line[i], widths[i]);
     while (!text.empty() && text.back() == ' ') text.pop_back();
     std::fprintf(out, "%s\n", text.c_str());
   }
@@ -89,19 +100,33 @@ void print_backend_table(const RunTally& tally, std::FILE* out) {
 
 // The load over the last minute against the CPUs (the run's own model process counts as one).
 void print_host_load(std::FILE* out) {
-  double load[1] = {0};
-  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (::getloadavg(load, 1) != 1 || cpus <= 0) {
-    std::fprintf(out, "  host: load average unknown\n");
-    return;
-  }
-  std::fprintf(out, "  host: load average %.1f over the last minute on %ld CPU(s)%s\n", load[0], cpus,
-               load[0] > static_cast<double>(cpus)
+  const std::string load = host_load();
+  std::fprintf(out, "  host: %s%s\n", load.empty() ? "load average unknown" : load.c_str(),
+               host_overloaded()
                    ? ": busier than its CPUs, so latencies may read slow and spread wide"
                    : "");
 }
 
 }  // namespace
+
+std::string speedup_spread(const ResultRow& row) {
+  const auto speedup = report::parse_number(cell(row, columns::kSpeedup));
+  const auto low = report::parse_number(cell(row, columns::kSpeedupCiLow));
+  const auto high = report::parse_number(cell(row, columns::kSpeedupCiHigh));
+  if (!speedup || !low || !high || *speedup <= 0 || *high < *low) return "";
+  return fmt::format("\u00b1{:.0f}%", 50.0 * (*high - *low) / *speedup);
+}
+
+std::string host_load() {
+  const auto average = load_average();
+  if (!average) return "";
+  return fmt::format("load average {:.1f} on {} CPU(s)", average->load, average->cpus);
+}
+
+bool host_overloaded() {
+  const auto average = load_average();
+  return average && average->load > static_cast<double>(average->cpus);
+}
 
 RunTally tally_rows(const std::vector<ResultRow>& rows) {
   RunTally tally;
@@ -112,8 +137,10 @@ RunTally tally_rows(const std::vector<ResultRow>& rows) {
     const bool accuracy = row.kind == ExperimentKind::kAccuracy;
     if (accuracy) backend.accuracy_rows++;
     if (is_passing(row.status())) {
-      if (accuracy) backend.accuracy_passed++;
-      else add_performance_row(backend, tally, row);
+      if (accuracy)
+        backend.accuracy_passed++;
+      else
+        add_performance_row(backend, tally, row);
       continue;
     }
     backend.failed++;

@@ -28,9 +28,9 @@ struct BackendTally {
 };
 
 struct RunTally {
-  std::vector<BackendTally> backends;              // in the order the rows name them
-  std::map<std::string, std::vector<std::string>> failures;  // "fail_accuracy (accuracy)" -> models
-  std::vector<std::string> unstable_models;        // "densenet121 (jit)"
+  std::vector<BackendTally> backends;                        // in the order the rows name them
+  std::map<std::string, std::vector<std::string>> failures;  // "fail_accuracy (accuracy, jit)" -> models
+  std::vector<std::string> unstable_models;                  // "densenet121 (jit, ±12%)"
   std::size_t models = 0;
 };
 
@@ -44,6 +44,15 @@ struct GeomeanSpeedup {
   std::optional<std::pair<double, double>> band;
 };
 std::optional<GeomeanSpeedup> geomean_speedup(const BackendTally& tally);
+
+// "±12%": half the width of a performance row's speedup interval against its speedup (how
+// unstable a row is); empty when the row has no interval.
+std::string speedup_spread(const ResultRow& row);
+
+// "load average 3.1 on 2 CPUs" over the last minute; empty when the system does not say.
+std::string host_load();
+// Whether the last minute's load average passed the CPUs there are.
+bool host_overloaded();
 
 // `skipped`: the models the run did not start (its skip lists). The last line is the host's
 // load average against its CPUs, with a warning when it was busier than its CPUs.

@@ -568,11 +568,11 @@ std::set<std::string> model_names(const std::deque<ChildJob>& jobs,
   return names;
 }
 
-// The run's end: the summary, the results table (one backend) or latency matrix (several), the
-// result files, the gate (run_gate.h); 130 when interrupted, 1 when a row failed.
+// The run's end: the results table (one backend) or latency matrix (several), the result
+// files, then the summary (run_summary.h, the same lines every run) and the gate (run_gate.h);
+// 130 when interrupted, 1 when a row failed.
 int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped,
                const std::set<std::string>& models, const std::vector<ResultRow>& expected) {
-  print_run_summary(tally_rows(sinks.written()), skipped, stdout);
   if (options.tolerance_mode) print_tolerances(sinks.written(), stdout);
   if (options.accuracy && options.performance && !sinks.written().empty()) {
     if (options.backends.size() == 1) {
@@ -582,6 +582,7 @@ int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped,
     }
   }
   sinks.print_paths(stdout);
+  print_run_summary(tally_rows(sinks.written()), skipped, stdout);
   if (!sinks.write_failure().empty()) {
     std::fprintf(stderr,
                  "zoobench: the run stopped: %s. The rows written before it are kept, in the CSV "

@@ -49,7 +49,8 @@ int on_line(void* data, std::uintptr_t, const char* file, int line, const char*)
   auto* frame = static_cast<Frame*>(data);
   if (file != nullptr && frame->location[0] == '\0') {
     const char* base = std::strrchr(file, '/');
-    std::snprintf(frame->location, sizeof(frame->location), " (%s:%d)", base ? base + 1 : file, line);
+    std::snprintf(frame->location, sizeof(frame->location), " (%s:%d)", base ? base + 1 : file,
+                  line);
   }
   return 0;
 }
@@ -61,7 +62,8 @@ void write_frame(int index, void* address, int fd) {
   backtrace_pcinfo(g_state, frame.pc - 1, on_line, ignore_error, &frame);
   backtrace_syminfo(g_state, frame.pc, on_symbol, ignore_error, &frame);
   char head[64];
-  std::snprintf(head, sizeof(head), "    #%-2d 0x%012jx ", index, static_cast<std::uintmax_t>(frame.pc));
+  std::snprintf(head, sizeof(head), "    #%-2d 0x%012jx ", index,
+                static_cast<std::uintmax_t>(frame.pc));
   write_all(fd, head, std::strlen(head));
   if (frame.symbol == nullptr) {  // no symbol: the object and offset are what is left
     ::backtrace_symbols_fd(&address, 1, fd);
@@ -73,8 +75,8 @@ void write_frame(int index, void* address, int fd) {
   write_all(fd, name, std::strlen(name));
   std::free(readable);
   char tail[600];
-  std::snprintf(tail, sizeof(tail), " + 0x%jx%s\n", static_cast<std::uintmax_t>(frame.pc - frame.symbol_start),
-                frame.location);
+  std::snprintf(tail, sizeof(tail), " + 0x%jx%s\n",
+                static_cast<std::uintmax_t>(frame.pc - frame.symbol_start), frame.location);
   write_all(fd, tail, std::strlen(tail));
 }
 #endif
@@ -85,7 +87,8 @@ void write_frame(int index, void* address, int fd) {
 bool available() { return true; }
 
 void prepare() {
-  if (g_state == nullptr) g_state = backtrace_create_state(nullptr, /*threaded=*/1, ignore_error, nullptr);
+  if (g_state == nullptr)
+    g_state = backtrace_create_state(nullptr, /*threaded=*/1, ignore_error, nullptr);
 }
 
 void write_frames(void* const* frames, int count, int fd) {
@@ -98,7 +101,9 @@ void write_frames(void* const* frames, int count, int fd) {
 #else
 bool available() { return false; }
 void prepare() {}
-void write_frames(void* const* frames, int count, int fd) { ::backtrace_symbols_fd(frames, count, fd); }
+void write_frames(void* const* frames, int count, int fd) {
+  ::backtrace_symbols_fd(frames, count, fd);
+}
 #endif
 
 }  // namespace zoobench::symbolizer

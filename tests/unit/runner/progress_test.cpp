@@ -34,5 +34,28 @@ TEST(Progress, ControlCharactersOfNamesAreShownAsQuestionMarks) {
   EXPECT_NE(text.find("evil?]0;title?name"), std::string::npos) << text;
 }
 
+// A model's line says when its speedup is unstable, by how much, and how busy the host was; a
+// stable one is just its speedup.
+TEST(Progress, AnUnstableSpeedupSaysSoWithItsSpreadAndTheHostLoad) {
+  auto row = [](bool unstable) {
+    ResultRow r;
+    r.kind = ExperimentKind::kPerformance;
+    r.set_status(Status::kPass);
+    set_cell(r, columns::kSpeedup, "2.5");
+    set_cell(r, columns::kSpeedupCiLow, "2");
+    set_cell(r, columns::kSpeedupCiHigh, "3");
+    set_cell(r, columns::kUnstable, unstable ? "1" : "0");
+    return r;
+  };
+  const std::string text = printed([&](Progress& p) {
+    p.finished("shaky", "cpu", {row(true)}, 1.0);
+    p.finished("steady", "cpu", {row(false)}, 1.0);
+  });
+  EXPECT_NE(text.find("shaky cpu speedup=2.5x \u2020unstable \u00b120% (host load average "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("steady cpu speedup=2.5x (1s)"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace zoobench

@@ -70,14 +70,14 @@ TEST(RunSummary, TheGeomeanAndItsBandAreThoseOfTheSpeedupsAndTheirEnds) {
   EXPECT_NEAR(geomean->band->first, std::sqrt(1.0 * 4.0), 1e-12);
   EXPECT_NEAR(geomean->band->second, std::sqrt(4.0 * 16.0), 1e-12);
   // One speedup without its interval: no band rather than a band over some of the models.
-  const RunTally partial = tally_rows({performance("a", "jit", 2.0, 1.0, 4.0, false),
-                                       performance("b", "jit", 8.0, 0, 0, false)});
+  const RunTally partial = tally_rows(
+      {performance("a", "jit", 2.0, 1.0, 4.0, false), performance("b", "jit", 8.0, 0, 0, false)});
   EXPECT_FALSE(geomean_speedup(partial.backends.at(0))->band);
 }
 
 TEST(RunSummary, ARunWithFailuresAndUnstableRowsPrintsTheSameLinesAsACleanOne) {
-  const std::string clean = printed({accuracy("a", "jit", Status::kPass),
-                                     performance("a", "jit", 2.0, 1.9, 2.1, false)});
+  const std::string clean =
+      printed({accuracy("a", "jit", Status::kPass), performance("a", "jit", 2.0, 1.9, 2.1, false)});
   std::vector<ResultRow> rows;
   for (const char* name : {"m1", "m2", "m3", "m4", "m5", "m6", "m7"})
     rows.push_back(accuracy(name, "jit", Status::kFailAccuracy));
@@ -89,7 +89,8 @@ TEST(RunSummary, ARunWithFailuresAndUnstableRowsPrintsTheSameLinesAsACleanOne) {
   EXPECT_THAT(clean, HasSubstr("1/1 (100%)"));
   EXPECT_THAT(troubled, HasSubstr("summary: 7 model(s), 2 skipped"));
   EXPECT_THAT(troubled, HasSubstr("0/7 (0%)"));
-  EXPECT_THAT(troubled, HasSubstr("failures: fail_accuracy (accuracy, jit): m1, m2, m3, m4, m5 and 2 more"));
+  EXPECT_THAT(troubled,
+              HasSubstr("failures: fail_accuracy (accuracy, jit): m1, m2, m3, m4, m5 and 2 more"));
   EXPECT_THAT(troubled, HasSubstr("m1 (jit, \u00b120%)"));  // (3.6 - 2.4) / 2 / 3.0
   EXPECT_THAT(troubled, HasSubstr("3.000x [2.400, 3.600]"));
 }

@@ -57,7 +57,8 @@ TEST(NamePatterns, SearchedCaseInsensitivelyAsUpstream) {
   EXPECT_EQ(selected(names, {"resnet[0-9]+"}, {"50"}), (std::vector<std::string>{"resnet18"}));
   EXPECT_EQ(selected(names, {"bert"}).size(), 2u);
   // Python's escapes and non-capturing groups, which POSIX expressions lack.
-  EXPECT_EQ(selected(names, {R"(^(?:resnet)\d+$)"}, {R"(5\d)"}), (std::vector<std::string>{"resnet18"}));
+  EXPECT_EQ(selected(names, {R"(^(?:resnet)\d+$)"}, {R"(5\d)"}),
+            (std::vector<std::string>{"resnet18"}));
 }
 
 // `(a+)+$` backtracked without end under std::regex; a pattern of 30,000 nested groups crashed
