@@ -45,6 +45,7 @@ from torch import nn
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "tools"))
 from zoo_compile.session import training_loss  # noqa: E402
+from zoo_export import training_step  # noqa: E402
 from zoo_export.model_bundle import disable_dropout  # noqa: E402
 
 # Where the build puts the C++ runner: the GPU machine's build (scripts/gpu-check.sh), then this
@@ -85,65 +86,6 @@ def loss_of(outputs) -> torch.Tensor:
     """zoobench's default training loss (the manifest's mean_of_floating_outputs), as its
     Python backends compute it."""
     return training_loss(outputs, "mean_of_floating_outputs", 1.0)
-
-
-# --- the step as one graph -----------------------------------------------------------------------
-
-def _functional_call(module, tensors, args):
-    try:
-        from torch.func import functional_call
-    except ImportError:  # torch 1.13
-        from torch.nn.utils.stateless import functional_call
-    return functional_call(module, tensors, args)
-
-
-def names_per_parameter(model: nn.Module) -> List[List[str]]:
-    """Every name of each of model.parameters() (a tied weight has one per module holding it):
-    a functional call must replace the tensor under all of them, or the gradient that flows
-    through the names left out is lost (torch 1.13's functional_call does not tie weights)."""
-    names: Dict[int, List[str]] = {id(p): [] for p in model.parameters()}
-    for module_name, module in model.named_modules():
-        for name, p in module._parameters.items():
-            if p is not None:
-                names[id(p)].append(f"{module_name}.{name}" if module_name else name)
-    return [names[id(p)] for p in model.parameters()]
-
-
-def step_graph(model: nn.Module, inputs: Sequence[torch.Tensor]):
-    """(graph, names of each parameter, buffer names): the graph takes (parameters, buffers,
-    inputs) as three lists and returns [loss, gradient per parameter], forward and backward as
-    ATen operators. A tied parameter is one parameter (model.parameters() lists it once).
-    Traced with fake tensors: nothing runs, so batch norm's running statistics are left as
-    they were (the graph updates them in place when it runs, as the model's forward does)."""
-    from torch.fx.experimental.proxy_tensor import make_fx
-    parameter_names = names_per_parameter(model)
-    buffer_names = [n for n, _ in model.named_buffers()]
-
-    def step(parameters, buffers, args):
-        leaves = [p.detach().requires_grad_() for p in parameters]
-        with torch.enable_grad():
-            tensors = {name: leaf for names, leaf in zip(parameter_names, leaves) for name in names}
-            tensors.update(zip(buffer_names, buffers))
-            loss = loss_of(_functional_call(model, tensors, tuple(args)))
-            gradients = torch.autograd.grad(loss, leaves)
-        return [loss.detach(), *gradients]
-
-    parameters = [p.detach() for p in model.parameters()]
-    buffers = [b for b in model.buffers()]
-    graph = make_fx(step, tracing_mode="fake")(parameters, buffers, list(inputs))
-    return graph, parameter_names, buffer_names
-
-
-class FlatStep(nn.Module):
-    """The step graph with flat tensor arguments, for torch.export."""
-
-    def __init__(self, graph, parameters: int, buffers: int):
-        super().__init__()
-        self.graph_module, self.parameters_count, self.buffers_count = graph, parameters, buffers
-
-    def forward(self, *flat):
-        p, b = self.parameters_count, self.buffers_count
-        return self.graph_module(list(flat[:p]), list(flat[p:p + b]), list(flat[p + b:]))
 
 
 # --- the sides ------------------------------------------------------------------------------------
@@ -193,16 +135,15 @@ def compile_side(model, inputs, mode):
 
 
 def compile_package(model, inputs, path: str) -> None:
-    """The step as a package at PATH (unless an earlier side compiled it there)."""
+    """The step as a package at PATH (unless an earlier side compiled it there), as the
+    exporter writes it (tools/export_zoo.py --aoti --training)."""
     import torch._inductor
     if os.path.exists(path):
         return
-    parameters = [p.detach() for p in model.parameters()]
-    buffers = list(model.buffers())
-    graph, _, _ = step_graph(model, inputs)
-    program = torch.export.export(FlatStep(graph, len(parameters), len(buffers)),
-                                  (*parameters, *buffers, *inputs), strict=False)
-    torch._inductor.aoti_compile_and_package(program, package_path=path)
+    training_step.export_step_package(
+        model, inputs, loss_of, os.path.dirname(path) or ".", os.path.basename(path), False,
+        lambda program, where: torch._inductor.aoti_compile_and_package(program,
+                                                                        package_path=where))
 
 
 def package_side_in_cpp(model, inputs, captured: bool, path: str, runner: str, args):

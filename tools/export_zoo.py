@@ -121,7 +121,8 @@ def parse_args(argv):
     aoti = parser.add_argument_group("AOTInductor packages (torch >= 2.6)")
     aoti.add_argument("--aoti", action="store_true",
                       help="also write aoti.<dtype>.<device>.pt2 (torch.export + "
-                           "aoti_compile_and_package), float32 always")
+                           "aoti_compile_and_package), float32 always; with --training also "
+                           "aoti_train.float32.<device>.pt2, the whole training step")
     aoti.add_argument("--float16", action="store_true", help="also a float16 package")
     aoti.add_argument("--bfloat16", action="store_true", help="also a bfloat16 package")
     aoti.add_argument("--aoti-device", action="append", choices=["cpu", "cuda"], default=[],

@@ -4,6 +4,7 @@ progress line each, failures recorded with their reason and skipped, a summary a
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -17,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from . import aoti_export, manifest, sources, torchscript_export
+from . import aoti_export, manifest, sources, torchscript_export, training_step
 from .model_bundle import (SEED, ExportableModel, SourceUnavailable, disable_dropout,
                            flatten_outputs, seed_everything)
 from .sources import torchbench_checkout, user_torchscript
@@ -289,27 +290,69 @@ def _export_aoti_packages(bundle: ExportableModel, folder: str, options: ExportO
     unsupported = aoti_export.unsupported_reason()
     if bundle.method == "user":
         unsupported = "a user TorchScript file has no Python module to torch.export"
+    for role, device, make in _aoti_jobs(bundle, options):
+        if unsupported:
+            failures[role] = unsupported
+            continue
+        try:
+            entry = make(folder, f"{role}.pt2")
+            artifacts[role] = manifest.artifact_entry(folder, f"{role}.pt2", **entry)
+        except Exception as e:  # noqa: BLE001
+            failures[role] = _first_line(e)
+            outcome.out_of_memory |= is_out_of_memory(e)
+            if options.verbose:
+                traceback.print_exc()
+        finally:
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+    return failures
+
+
+def _aoti_jobs(bundle: ExportableModel, options: ExportOptions):
+    """(role, device, make(folder, filename) -> manifest fields) for each package the options
+    ask for: aoti.<dtype>.<device> per dtype, and with --training aoti_train.float32.<device>,
+    the whole training step (training_step.py)."""
+    jobs = []
     for device in options.aoti_devices or [options.device]:
         for dtype in options.aoti_dtypes:
-            role = f"aoti.{dtype}.{device}"
-            if unsupported:
-                failures[role] = unsupported
-                continue
-            try:
-                entry = aoti_export.export_package(
-                    bundle.module, bundle.inputs, bundle.input_specs, folder, device, dtype,
-                    options.int32_inputs, options.verbose, options.aoti_options,
-                    options.aoti_numerics)
-                artifacts[role] = manifest.artifact_entry(folder, f"{role}.pt2", **entry)
-            except Exception as e:  # noqa: BLE001
-                failures[role] = _first_line(e)
-                outcome.out_of_memory |= is_out_of_memory(e)
-                if options.verbose:
-                    traceback.print_exc()
-            finally:
-                if torch.cuda.is_available():
-                    torch.cuda.empty_cache()
-    return failures
+            jobs.append((f"aoti.{dtype}.{device}", device, functools.partial(
+                _inference_package, bundle, options, device, dtype)))
+        if options.training:
+            jobs.append((f"aoti_train.float32.{device}", device, functools.partial(
+                _training_package, bundle, options, device)))
+    return jobs
+
+
+def _inference_package(bundle: ExportableModel, options: ExportOptions, device: str,
+                       dtype: str, folder: str, filename: str) -> Dict[str, Any]:
+    return aoti_export.export_package(
+        bundle.module, bundle.inputs, bundle.input_specs, folder, device, dtype,
+        options.int32_inputs, options.verbose, options.aoti_options, options.aoti_numerics)
+
+
+def _training_package(bundle: ExportableModel, options: ExportOptions, device: str,
+                      folder: str, filename: str) -> Dict[str, Any]:
+    from zoo_compile.session import training_loss  # the one Python definition of the loss rules
+
+    module = bundle.train_module or bundle.module
+    inputs = [t.to(device) for t in bundle.inputs]
+    original_device = next((p.device for p in module.parameters()), torch.device(device))
+
+    def compile_package(program, path: str) -> None:
+        import torch._inductor
+        with aoti_export.compile_numerics(options.aoti_numerics, device):
+            torch._inductor.aoti_compile_and_package(
+                program, package_path=path, inductor_configs=options.aoti_options or None)
+
+    try:
+        module.to(device).train()
+        with torchscript_export.quiet_warnings(options.verbose):
+            return training_step.export_step_package(
+                module, inputs, lambda outputs: training_loss(outputs, bundle.loss,
+                                                              bundle.loss_scale),
+                folder, filename, bundle.keep_dropout, compile_package)
+    finally:
+        module.eval().to(original_device)
 
 
 # Work folders live three levels down (zoo/.staging/<suite>/<model>) so that nothing scanning
@@ -471,6 +514,9 @@ def wanted_artifacts(options: ExportOptions) -> List[str]:
     if options.aoti:
         roles += [f"aoti.{dtype}.{device}" for device in options.aoti_devices or [options.device]
                   for dtype in options.aoti_dtypes]
+        if options.training:
+            roles += [f"aoti_train.float32.{device}"
+                      for device in options.aoti_devices or [options.device]]
     return roles
 
 

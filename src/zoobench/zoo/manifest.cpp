@@ -29,6 +29,42 @@ std::vector<TensorContract> parse_contract(const nlohmann::json& json) {
   return out;
 }
 
+// A training package's `step` (training_step.py's step_contract): the outputs must be the loss
+// and a gradient per parameter in the parameters' order, and no name may repeat, or the harness
+// would pair a gradient with the wrong parameter. `where`: "<manifest>: artifact <role>".
+StepContract parse_step(const nlohmann::json& json, const std::string& where) {
+  StepContract step;
+  step.parameters = json.at("parameters").get<std::vector<std::string>>();
+  step.buffers = json.value("buffers", std::vector<std::string>{});
+  step.inputs = json.at("inputs").get<int64_t>();
+  step.dropout = json.value("dropout", false);
+  std::vector<std::string> expected = {"loss"};
+  for (const auto& name : step.parameters) expected.push_back("grad:" + name);
+  if (json.at("outputs").get<std::vector<std::string>>() != expected)
+    throw ModelLoadError(where +
+                         ": step.outputs must be \"loss\" then \"grad:<parameter>\" for "
+                         "each of step.parameters, in their order; re-export the model");
+  std::vector<std::string> names = step.parameters;
+  names.insert(names.end(), step.buffers.begin(), step.buffers.end());
+  std::sort(names.begin(), names.end());
+  if (const auto twice = std::adjacent_find(names.begin(), names.end()); twice != names.end())
+    throw ModelLoadError(where + ": step names '" + *twice + "' twice; re-export the model");
+  if (step.parameters.empty() || step.inputs < 0)
+    throw ModelLoadError(where + ": step has no parameters or a negative input count");
+  return step;
+}
+
+// A training package and its step go together; the step's inputs are the manifest's inputs.
+void check_step(const Artifact& artifact, const Manifest& manifest, const std::string& path) {
+  const std::string where = path + ": artifact " + artifact.role;
+  if ((artifact.kind == "aoti_training") != artifact.step.has_value())
+    throw ModelLoadError(where + ": a step contract goes with kind aoti_training and only with it");
+  if (artifact.step && !manifest.input_specs.empty() &&
+      artifact.step->inputs != static_cast<int64_t>(manifest.input_specs.size()))
+    throw ModelLoadError(where + ": step.inputs is " + std::to_string(artifact.step->inputs) +
+                         " but inputs.spec lists " + std::to_string(manifest.input_specs.size()));
+}
+
 // A JSON integer as int64_t, or nullopt for anything else: JSON reads 2^70 as a float, and
 // nlohmann converts a float or an unsigned above 2^63-1 to int64_t without a word.
 std::optional<int64_t> as_int64(const nlohmann::json& value) {
@@ -185,6 +221,8 @@ Manifest read_manifest(const std::string& manifest_path) {
       artifact.dtype = item.value("dtype", "");
       if (item.contains("input_contract"))
         artifact.input_contract = parse_contract(item["input_contract"]);
+      if (item.contains("step"))
+        artifact.step = parse_step(item["step"], manifest_path + ": artifact " + role);
       manifest.artifacts.emplace(role, std::move(artifact));
     }
     const auto& inputs = json.at("inputs");
@@ -209,6 +247,8 @@ Manifest read_manifest(const std::string& manifest_path) {
     manifest.patches = json.value("patches", std::vector<std::string>{});
     manifest.artifact_failures =
         json.value("aoti_failures", std::map<std::string, std::string>{});
+    for (const auto& [role, artifact] : manifest.artifacts)
+      check_step(artifact, manifest, manifest_path);
   } catch (const nlohmann::json::exception& e) {
     throw ModelLoadError(manifest_path + " is missing or has a malformed field (" + e.what() +
                          "); re-export the model");

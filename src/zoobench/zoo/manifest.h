@@ -26,14 +26,26 @@ struct TensorContract {
   std::vector<int64_t> strides;   // empty: contiguous
 };
 
+// What an AOTInductor training package (kind "aoti_training", role aoti_train.<dtype>.<device>)
+// takes and gives: the parameters (by their first name), the buffers and the model's inputs, in
+// these orders; the loss, then one gradient per parameter. It writes the buffers the forward
+// updates (batch norm's statistics) in place; the optimizer's update is the harness's.
+struct StepContract {
+  std::vector<std::string> parameters;
+  std::vector<std::string> buffers;
+  int64_t inputs = 0;
+  bool dropout = false;  // the step keeps dropout (its mask is the package's own)
+};
+
 struct Artifact {
-  std::string role;               // "eval", "train", "aoti.float32.cuda"
+  std::string role;               // "eval", "train", "aoti.float32.cuda", "aoti_train.float32.cuda"
   std::string path;               // absolute
   std::string sha256;
-  std::string kind;               // "torchscript" | "aoti"
+  std::string kind;               // "torchscript" | "aoti" | "aoti_training"
   std::string device;             // aoti: device it was compiled for; torchscript: traced_on
   std::string dtype;              // aoti: dtype it was compiled for
   std::vector<TensorContract> input_contract;
+  std::optional<StepContract> step;  // kind aoti_training only
 };
 
 struct InputSpec {

@@ -136,6 +136,43 @@ TEST(ReadManifest, OptionalFieldsTakeTheirDefaults) {
   EXPECT_TRUE(m.artifact_failures.empty());
 }
 
+// A training package's step (tools/zoo_export/training_step.py's step_contract): read as
+// written, and refused when the harness would pair a gradient with the wrong parameter.
+TEST(ReadManifest, ATrainingPackagesStepIsReadAndCheckedAgainstItsParameters) {
+  ScratchDir dir;
+  nlohmann::json json = example_manifest();
+  json["artifacts"]["aoti_train.float32.cuda"] = nlohmann::json::parse(R"JSON({
+    "path": "aoti_train.float32.cuda.pt2", "sha256": "ee", "kind": "aoti_training",
+    "step": {"parameters": ["conv.weight", "fc.bias"], "buffers": ["bn.running_mean"],
+             "inputs": 1, "outputs": ["loss", "grad:conv.weight", "grad:fc.bias"],
+             "buffers_written_in_place": true, "dropout": false}})JSON");
+  const Manifest m = read_manifest(write_manifest(dir, json.dump()));
+  const Artifact* package = m.artifact("aoti_train.float32.cuda");
+  ASSERT_TRUE(package && package->step);
+  EXPECT_EQ(package->kind, "aoti_training");
+  EXPECT_EQ(package->step->parameters, (std::vector<std::string>{"conv.weight", "fc.bias"}));
+  EXPECT_EQ(package->step->buffers, (std::vector<std::string>{"bn.running_mean"}));
+  EXPECT_EQ(package->step->inputs, 1);
+  EXPECT_FALSE(m.artifact("eval")->step);
+
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& spoil) {
+    nlohmann::json bad = json;
+    spoil(bad["artifacts"]["aoti_train.float32.cuda"]);
+    return load_error(write_manifest(dir, bad.dump()));
+  };
+  EXPECT_THAT(refused([](nlohmann::json& a) {
+                a["step"]["outputs"] = {"loss", "grad:fc.bias", "grad:conv.weight"};
+              }),
+              ::testing::HasSubstr("artifact aoti_train.float32.cuda: step.outputs must be"));
+  EXPECT_THAT(refused([](nlohmann::json& a) { a["step"]["buffers"] = {"fc.bias"}; }),
+              ::testing::HasSubstr("step names 'fc.bias' twice"));
+  EXPECT_THAT(refused([](nlohmann::json& a) { a["step"]["inputs"] = 2; }),
+              ::testing::HasSubstr("step.inputs is 2 but inputs.spec lists 1"));
+  EXPECT_THAT(
+      refused([](nlohmann::json& a) { a.erase("step"); }),
+      ::testing::HasSubstr("a step contract goes with kind aoti_training and only with it"));
+}
+
 TEST(ReadManifest, MissingFileNamesIt) {
   ScratchDir dir;
   std::string message = load_error(dir.file("nowhere/manifest.json"));
