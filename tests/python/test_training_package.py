@@ -1,7 +1,8 @@
-"""bench/training_package.py's step graph: the forward, the loss and the backward traced into one
-graph of ATen operators (make_fx through torch.autograd.grad), taking the parameters as inputs,
-which the GPU machine compiles as an AOTInductor package. Checked against PyTorch's autograd on
-the model itself, on the CPU (torch 1.13 traces it too)."""
+"""The training step graph (tools/zoo_export/training_step.py, which bench/training_package.py
+uses): the forward, the loss and the backward traced into one graph of ATen operators (make_fx
+through torch.autograd.grad), taking the parameters as inputs, which the GPU machine compiles as
+an AOTInductor package. Checked against PyTorch's autograd on the model itself, on the CPU
+(torch 1.13 traces it too); then the bench's own pieces (its dropout switch, its runner)."""
 
 import copy
 import os
@@ -18,6 +19,7 @@ from helpers import REPO_ROOT
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "bench"))
 import training_package  # noqa: E402
+from zoo_export import training_step  # noqa: E402
 
 
 def autograd_step(model, inputs):
@@ -40,7 +42,7 @@ class StepGraph(unittest.TestCase):
         training_package.disable_dropout(self.model)
 
     def test_loss_and_gradients_are_autograds(self):
-        graph, names, _ = training_package.step_graph(self.model, self.inputs)
+        graph, names, _ = training_step.step_graph(self.model, self.inputs, training_package.loss_of)
         got = graph_step(graph, self.model, self.inputs)
         expected = autograd_step(self.model, self.inputs)
         self.assertEqual(len(got), 1 + len(list(self.model.parameters())))
@@ -50,9 +52,9 @@ class StepGraph(unittest.TestCase):
                             f"output {i}: largest difference {float((a - b).abs().max())}")
 
     def test_a_tied_weight_gets_the_gradient_of_each_use(self):
-        names = training_package.names_per_parameter(self.model)
+        names = training_step.names_per_parameter(self.model)
         self.assertIn(["token_embedding.weight", "mlm_decoder.weight"], names)
-        graph, _, _ = training_package.step_graph(self.model, self.inputs)
+        graph, _, _ = training_step.step_graph(self.model, self.inputs, training_package.loss_of)
         tied = [i for i, n in enumerate(names) if len(n) == 2][0]
         got = graph_step(graph, self.model, self.inputs)[1 + tied]
         expected = autograd_step(self.model, self.inputs)[1 + tied]
@@ -60,7 +62,7 @@ class StepGraph(unittest.TestCase):
         self.assertTrue(torch.allclose(got, expected, rtol=1e-5, atol=1e-7))
 
     def test_the_graph_holds_its_backward(self):
-        graph, _, _ = training_package.step_graph(self.model, self.inputs)
+        graph, _, _ = training_step.step_graph(self.model, self.inputs, training_package.loss_of)
         with torch.no_grad():  # no autograd to lean on: the backward must be the graph's own
             got = graph_step(graph, self.model, self.inputs)
         expected = autograd_step(self.model, self.inputs)
@@ -70,10 +72,10 @@ class StepGraph(unittest.TestCase):
         self.assertTrue(any("backward" in t for t in targets), sorted(targets)[:20])
 
     def test_flat_arguments_give_the_same(self):
-        graph, _, _ = training_package.step_graph(self.model, self.inputs)
+        graph, _, _ = training_step.step_graph(self.model, self.inputs, training_package.loss_of)
         parameters = [p.detach() for p in self.model.parameters()]
         buffers = list(self.model.buffers())
-        flat = training_package.FlatStep(graph, len(parameters), len(buffers))(
+        flat = training_step.FlatStep(graph, len(parameters), len(buffers))(
             *parameters, *buffers, *self.inputs)
         for a, b in zip(flat, graph_step(graph, self.model, self.inputs)):
             self.assertTrue(torch.equal(a, b))
@@ -89,7 +91,7 @@ class StepGraphWithBatchNorm(unittest.TestCase):
                               nn.Conv2d(8, 4, 1)).train()
         inputs = (torch.randn(2, 3, 8, 8),)
         reference = copy.deepcopy(model)
-        graph, _, buffer_names = training_package.step_graph(model, inputs)
+        graph, _, buffer_names = training_step.step_graph(model, inputs, training_package.loss_of)
         self.assertEqual(buffer_names, ["1.running_mean", "1.running_var", "1.num_batches_tracked"])
         for a, b in zip(model.buffers(), reference.buffers()):  # traced, not run
             self.assertTrue(torch.equal(a, b))

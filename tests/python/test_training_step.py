@@ -1,9 +1,8 @@
-"""tools/zoo_export/training_step: the whole training step as one graph. Against the model's
-own autograd (the independent reference), in float64: the traced step's loss and gradients, a
-tied weight's gradient (both uses summed), batch norm's running statistics written in place
-as the model's forward writes them; the manifest contract's order; and the exporter's refusal
+"""tools/zoo_export/training_step as the exporter uses it (the step graph itself against
+autograd: test_training_package.py): the manifest contract's order, and the exporter's refusal
 where the torch at hand cannot compile packages (torch < 2.6: this machine). Where it can (the
-GPU machine), a CPU package of a small model is compiled, loaded and checked the same way."""
+GPU machine), a CPU package of a small conv/batch-norm model is compiled, loaded and checked
+against the model's own autograd: loss, gradients and the running statistics."""
 
 import json
 import os
@@ -59,39 +58,7 @@ def reference_step(model, inputs):
     return loss.detach(), gradients, [b.clone() for b in model.buffers()]
 
 
-class StepGraph(unittest.TestCase):
-    def check_against_autograd(self, model, inputs):
-        torch.manual_seed(0)
-        model = model.double().train()
-        graph, parameter_names, buffer_names = training_step.step_graph(model, inputs, mean_loss)
-        parameters = [p.detach().clone() for p in model.parameters()]
-        buffers = [b.clone() for b in model.buffers()]
-        got = graph(parameters, buffers, list(inputs))
-        loss, gradients, buffers_after = reference_step(model, inputs)
-        self.assertEqual(len(got), 1 + len(parameters))
-        torch.testing.assert_close(got[0], loss, rtol=1e-12, atol=1e-12)
-        for name, g, want in zip(parameter_names, got[1:], gradients):
-            torch.testing.assert_close(g, want, rtol=1e-10, atol=1e-12, msg=f"grad of {name}")
-        for name, b, want in zip(buffer_names, buffers, buffers_after):
-            torch.testing.assert_close(b, want, rtol=1e-12, atol=1e-12, msg=f"buffer {name}")
-        return parameter_names, buffer_names
-
-    def test_loss_gradients_and_batch_norm_statistics_are_the_models_own(self):
-        x = torch.randn(2, 3, 8, 8, dtype=torch.float64)
-        model = SmallConvNet()
-        running_mean = model.bn.running_mean.clone()
-        _, buffer_names = self.check_against_autograd(model, (x,))
-        self.assertEqual(buffer_names, ["bn.running_mean", "bn.running_var",
-                                        "bn.num_batches_tracked"])
-        # the reference's forward moved the statistics: the graph had something to match
-        self.assertFalse(torch.equal(model.bn.running_mean.float(), running_mean))
-
-    def test_a_tied_weight_is_one_parameter_with_both_uses_in_its_gradient(self):
-        ids = torch.randint(0, 11, (2, 5))
-        parameter_names, _ = self.check_against_autograd(TiedLanguageModel(), (ids,))
-        self.assertIn(["embed.weight", "head.weight"], parameter_names)
-        self.assertEqual(len(parameter_names), 3)
-
+class StepContract(unittest.TestCase):
     def test_the_contract_names_what_goes_in_and_comes_out_in_order(self):
         model = TiedLanguageModel()
         _, parameter_names, buffer_names = training_step.step_graph(

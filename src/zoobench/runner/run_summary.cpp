@@ -120,7 +120,8 @@ std::string speedup_spread(const ResultRow& row) {
 std::string host_load() {
   const auto average = load_average();
   if (!average) return "";
-  return fmt::format("load average {:.1f} on {} CPU(s)", average->load, average->cpus);
+  return fmt::format("load average {:.1f} over the last minute on {} CPU(s)", average->load,
+                     average->cpus);
 }
 
 bool host_overloaded() {

@@ -49,7 +49,7 @@ std::optional<GeomeanSpeedup> geomean_speedup(const BackendTally& tally);
 // unstable a row is); empty when the row has no interval.
 std::string speedup_spread(const ResultRow& row);
 
-// "load average 3.1 on 2 CPUs" over the last minute; empty when the system does not say.
+// "load average 3.1 over the last minute on 2 CPU(s)"; empty when the system does not say.
 std::string host_load();
 // Whether the last minute's load average passed the CPUs there are.
 bool host_overloaded();
