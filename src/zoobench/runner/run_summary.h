@@ -28,9 +28,10 @@ struct BackendTally {
 };
 
 struct RunTally {
-  std::vector<BackendTally> backends;                        // in the order the rows name them
-  std::map<std::string, std::vector<std::string>> failures;  // "fail_accuracy (accuracy, jit)" -> models
-  std::vector<std::string> unstable_models;                  // "densenet121 (jit, ±12%)"
+  std::vector<BackendTally> backends;  // in the order the rows name them
+  // "fail_accuracy (accuracy, jit)" -> the models with that status
+  std::map<std::string, std::vector<std::string>> failures;
+  std::vector<std::string> unstable_models;  // "densenet121 (jit, ±12%)"
   std::size_t models = 0;
 };
 
