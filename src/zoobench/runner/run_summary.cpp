@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <set>
 
+#include "zoobench/perf/statistics.h"
 #include "zoobench/report/number_format.h"
 
 namespace zoobench {
@@ -23,22 +23,6 @@ BackendTally& tally_for(RunTally& tally, const std::string& backend) {
   return tally.backends.back();
 }
 
-void add_performance_row(BackendTally& backend, RunTally& tally, const ResultRow& row) {
-  const auto speedup = report::parse_number(cell(row, columns::kSpeedup));
-  if (!speedup || *speedup <= 0) return;
-  backend.timed++;
-  backend.speedups.push_back(*speedup);
-  const auto low = report::parse_number(cell(row, columns::kSpeedupCiLow));
-  const auto high = report::parse_number(cell(row, columns::kSpeedupCiHigh));
-  const bool has_interval = low && high && *low > 0 && *high >= *low;
-  if (has_interval) backend.intervals.emplace_back(*low, *high);
-  if (cell(row, columns::kUnstable) != "1") return;
-  backend.unstable++;
-  const std::string spread = speedup_spread(row);
-  tally.unstable_models.push_back(cell(row, columns::kName) + " (" + backend.backend +
-                                  (spread.empty() ? "" : ", " + spread) + ")");
-}
-
 struct LoadAverage {
   double load = 0;
   long cpus = 0;
@@ -50,10 +34,29 @@ std::optional<LoadAverage> load_average() {
   return LoadAverage{load[0], cpus};
 }
 
-double geomean_of(const std::vector<double>& values) {
-  double log_sum = 0;
-  for (double value : values) log_sum += std::log(value);
-  return std::exp(log_sum / static_cast<double>(values.size()));
+std::string spread_text(double speedup, double low, double high) {
+  return fmt::format("\u00b1{:.0f}%", 50.0 * (high - low) / speedup);
+}
+
+std::string load_text(const LoadAverage& average) {
+  return fmt::format("load average {:.1f} over the last minute on {} CPU(s)", average.load,
+                     average.cpus);
+}
+
+void add_performance_row(BackendTally& backend, RunTally& tally, const ResultRow& row) {
+  const auto speedup = report::parse_number(cell(row, columns::kSpeedup));
+  if (!speedup || *speedup <= 0) return;
+  backend.timed++;
+  backend.speedups.push_back(*speedup);
+  const auto low = report::parse_number(cell(row, columns::kSpeedupCiLow));
+  const auto high = report::parse_number(cell(row, columns::kSpeedupCiHigh));
+  const bool has_interval = low && high && *low > 0 && *high >= *low;
+  if (has_interval) backend.intervals.emplace_back(*low, *high);
+  if (cell(row, columns::kUnstable) != "1") return;
+  backend.unstable++;
+  tally.unstable_models.push_back(cell(row, columns::kName) + " (" + backend.backend +
+                                  (has_interval ? ", " + spread_text(*speedup, *low, *high) : "") +
+                                  ")");
 }
 
 // "a, b, c, d, e and 3 more"
@@ -100,9 +103,13 @@ void print_backend_table(const RunTally& tally, std::FILE* out) {
 
 // The load over the last minute against the CPUs (the run's own model process counts as one).
 void print_host_load(std::FILE* out) {
-  const std::string load = host_load();
-  std::fprintf(out, "  host: %s%s\n", load.empty() ? "load average unknown" : load.c_str(),
-               host_overloaded()
+  const auto average = load_average();
+  if (!average) {
+    std::fprintf(out, "  host: load average unknown\n");
+    return;
+  }
+  std::fprintf(out, "  host: %s%s\n", load_text(*average).c_str(),
+               average->load > static_cast<double>(average->cpus)
                    ? ": busier than its CPUs, so latencies may read slow and spread wide"
                    : "");
 }
@@ -114,19 +121,12 @@ std::string speedup_spread(const ResultRow& row) {
   const auto low = report::parse_number(cell(row, columns::kSpeedupCiLow));
   const auto high = report::parse_number(cell(row, columns::kSpeedupCiHigh));
   if (!speedup || !low || !high || *speedup <= 0 || *high < *low) return "";
-  return fmt::format("\u00b1{:.0f}%", 50.0 * (*high - *low) / *speedup);
+  return spread_text(*speedup, *low, *high);
 }
 
 std::string host_load() {
   const auto average = load_average();
-  if (!average) return "";
-  return fmt::format("load average {:.1f} over the last minute on {} CPU(s)", average->load,
-                     average->cpus);
-}
-
-bool host_overloaded() {
-  const auto average = load_average();
-  return average && average->load > static_cast<double>(average->cpus);
+  return average ? load_text(*average) : "";
 }
 
 RunTally tally_rows(const std::vector<ResultRow>& rows) {
@@ -155,14 +155,14 @@ RunTally tally_rows(const std::vector<ResultRow>& rows) {
 
 std::optional<GeomeanSpeedup> geomean_speedup(const BackendTally& tally) {
   if (tally.speedups.empty()) return std::nullopt;
-  GeomeanSpeedup out{geomean_of(tally.speedups), std::nullopt};
+  GeomeanSpeedup out{stats::geometric_mean(tally.speedups), std::nullopt};
   if (tally.intervals.size() == tally.speedups.size()) {
     std::vector<double> lows, highs;
     for (const auto& [low, high] : tally.intervals) {
       lows.push_back(low);
       highs.push_back(high);
     }
-    out.band = std::make_pair(geomean_of(lows), geomean_of(highs));
+    out.band = std::make_pair(stats::geometric_mean(lows), stats::geometric_mean(highs));
   }
   return out;
 }

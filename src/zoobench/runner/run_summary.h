@@ -52,8 +52,6 @@ std::string speedup_spread(const ResultRow& row);
 
 // "load average 3.1 over the last minute on 2 CPU(s)"; empty when the system does not say.
 std::string host_load();
-// Whether the last minute's load average passed the CPUs there are.
-bool host_overloaded();
 
 // `skipped`: the models the run did not start (its skip lists). The last line is the host's
 // load average against its CPUs, with a warning when it was busier than its CPUs.

@@ -1,12 +1,14 @@
 #include "zoobench/util/symbolizer.h"
 
 #include <execinfo.h>
-#include <unistd.h>
+#include <fmt/format.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include "zoobench/util/files.h"
 
 #if ZOOBENCH_WITH_LIBBACKTRACE
 #include <backtrace.h>
@@ -16,15 +18,6 @@
 namespace zoobench::symbolizer {
 namespace {
 
-void write_all(int fd, const char* text, std::size_t size) {
-  while (size > 0) {
-    const ssize_t written = ::write(fd, text, size);
-    if (written <= 0) return;
-    text += written;
-    size -= static_cast<std::size_t>(written);
-  }
-}
-
 #if ZOOBENCH_WITH_LIBBACKTRACE
 backtrace_state* g_state = nullptr;
 
@@ -33,7 +26,7 @@ struct Frame {
   std::uintptr_t pc = 0;
   const char* symbol = nullptr;  // mangled, from the symbol table
   std::uintptr_t symbol_start = 0;
-  char location[512] = "";  // "file:line", from debug info when there is some
+  std::string location;  // " (file:line)", from debug info when there is some
 };
 
 void ignore_error(void*, const char*, int) {}
@@ -47,10 +40,9 @@ void on_symbol(void* data, std::uintptr_t, const char* name, std::uintptr_t star
 // Called once per inlined level, innermost first: the first is the source line that ran.
 int on_line(void* data, std::uintptr_t, const char* file, int line, const char*) {
   auto* frame = static_cast<Frame*>(data);
-  if (file != nullptr && frame->location[0] == '\0') {
+  if (file != nullptr && frame->location.empty()) {
     const char* base = std::strrchr(file, '/');
-    std::snprintf(frame->location, sizeof(frame->location), " (%s:%d)", base ? base + 1 : file,
-                  line);
+    frame->location = fmt::format(" ({}:{})", base ? base + 1 : file, line);
   }
   return 0;
 }
@@ -61,23 +53,18 @@ void write_frame(int index, void* address, int fd) {
   // A return address is one past the call; the call itself names the right line.
   backtrace_pcinfo(g_state, frame.pc - 1, on_line, ignore_error, &frame);
   backtrace_syminfo(g_state, frame.pc, on_symbol, ignore_error, &frame);
-  char head[64];
-  std::snprintf(head, sizeof(head), "    #%-2d 0x%012jx ", index,
-                static_cast<std::uintmax_t>(frame.pc));
-  write_all(fd, head, std::strlen(head));
+  const std::string head = fmt::format("    #{:<2d} 0x{:012x} ", index, frame.pc);
   if (frame.symbol == nullptr) {  // no symbol: the object and offset are what is left
+    write_fully(fd, head);
     ::backtrace_symbols_fd(&address, 1, fd);
     return;
   }
   int status = 0;
   char* readable = abi::__cxa_demangle(frame.symbol, nullptr, nullptr, &status);
-  const char* name = status == 0 && readable != nullptr ? readable : frame.symbol;
-  write_all(fd, name, std::strlen(name));
+  const std::string name = status == 0 && readable != nullptr ? readable : frame.symbol;
   std::free(readable);
-  char tail[600];
-  std::snprintf(tail, sizeof(tail), " + 0x%jx%s\n",
-                static_cast<std::uintmax_t>(frame.pc - frame.symbol_start), frame.location);
-  write_all(fd, tail, std::strlen(tail));
+  write_fully(fd, fmt::format("{}{} + 0x{:x}{}\n", head, name, frame.pc - frame.symbol_start,
+                              frame.location));
 }
 #endif
 
