@@ -290,7 +290,7 @@ def _export_aoti_packages(bundle: ExportableModel, folder: str, options: ExportO
     unsupported = aoti_export.unsupported_reason()
     if bundle.method == "user":
         unsupported = "a user TorchScript file has no Python module to torch.export"
-    for role, device, make in _aoti_jobs(bundle, options):
+    for role, make in _aoti_jobs(bundle, options):
         if unsupported:
             failures[role] = unsupported
             continue
@@ -308,19 +308,23 @@ def _export_aoti_packages(bundle: ExportableModel, folder: str, options: ExportO
     return failures
 
 
-def _aoti_jobs(bundle: ExportableModel, options: ExportOptions):
-    """(role, device, make(folder, filename) -> manifest fields) for each package the options
-    ask for: aoti.<dtype>.<device> per dtype, and with --training aoti_train.float32.<device>,
-    the whole training step (training_step.py)."""
-    jobs = []
+def _aoti_roles(options: ExportOptions) -> List[Tuple[str, str, Optional[str]]]:
+    """(role, device, dtype) of each package the options ask for: aoti.<dtype>.<device> per
+    dtype, and with --training aoti_train.float32.<device> (dtype None), the whole training step
+    (training_step.py)."""
+    roles: List[Tuple[str, str, Optional[str]]] = []
     for device in options.aoti_devices or [options.device]:
-        for dtype in options.aoti_dtypes:
-            jobs.append((f"aoti.{dtype}.{device}", device, functools.partial(
-                _inference_package, bundle, options, device, dtype)))
+        roles += [(f"aoti.{dtype}.{device}", device, dtype) for dtype in options.aoti_dtypes]
         if options.training:
-            jobs.append((f"aoti_train.float32.{device}", device, functools.partial(
-                _training_package, bundle, options, device)))
-    return jobs
+            roles.append((f"aoti_train.float32.{device}", device, None))
+    return roles
+
+
+def _aoti_jobs(bundle: ExportableModel, options: ExportOptions):
+    """(role, make(folder, filename) -> manifest fields) for each of _aoti_roles."""
+    return [(role, functools.partial(_inference_package, bundle, options, device, dtype)
+             if dtype else functools.partial(_training_package, bundle, options, device))
+            for role, device, dtype in _aoti_roles(options)]
 
 
 def _inference_package(bundle: ExportableModel, options: ExportOptions, device: str,
@@ -512,11 +516,7 @@ def wanted_artifacts(options: ExportOptions) -> List[str]:
     failures instead)."""
     roles = ["eval"] + (["train"] if options.training else [])
     if options.aoti:
-        roles += [f"aoti.{dtype}.{device}" for device in options.aoti_devices or [options.device]
-                  for dtype in options.aoti_dtypes]
-        if options.training:
-            roles += [f"aoti_train.float32.{device}"
-                      for device in options.aoti_devices or [options.device]]
+        roles += [role for role, _, _ in _aoti_roles(options)]
     return roles
 
 
