@@ -29,6 +29,18 @@ std::vector<TensorContract> parse_contract(const nlohmann::json& json) {
   return out;
 }
 
+// A JSON integer as int64_t, or nullopt for anything else: JSON reads 2^70 as a float, and
+// nlohmann converts a float or an unsigned above 2^63-1 to int64_t without a word.
+std::optional<int64_t> as_int64(const nlohmann::json& value) {
+  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() > kMax) return std::nullopt;
+    return static_cast<int64_t>(value.get<uint64_t>());
+  }
+  if (value.is_number_integer()) return value.get<int64_t>();
+  return std::nullopt;
+}
+
 // A training package's `step` (training_step.py's step_contract): the outputs must be the loss
 // and a gradient per parameter in the parameters' order, and no name may repeat, or the harness
 // would pair a gradient with the wrong parameter. `where`: "<manifest>: artifact <role>".
@@ -36,7 +48,9 @@ StepContract parse_step(const nlohmann::json& json, const std::string& where) {
   StepContract step;
   step.parameters = json.at("parameters").get<std::vector<std::string>>();
   step.buffers = json.value("buffers", std::vector<std::string>{});
-  step.inputs = json.at("inputs").get<int64_t>();
+  const auto inputs = as_int64(json.at("inputs"));
+  if (!inputs) throw ModelLoadError(where + ": step.inputs is not an integer; re-export the model");
+  step.inputs = *inputs;
   step.dropout = json.value("dropout", false);
   std::vector<std::string> expected = {"loss"};
   for (const auto& name : step.parameters) expected.push_back("grad:" + name);
@@ -63,18 +77,6 @@ void check_step(const Artifact& artifact, const Manifest& manifest, const std::s
       artifact.step->inputs != static_cast<int64_t>(manifest.input_specs.size()))
     throw ModelLoadError(where + ": step.inputs is " + std::to_string(artifact.step->inputs) +
                          " but inputs.spec lists " + std::to_string(manifest.input_specs.size()));
-}
-
-// A JSON integer as int64_t, or nullopt for anything else: JSON reads 2^70 as a float, and
-// nlohmann converts a float or an unsigned above 2^63-1 to int64_t without a word.
-std::optional<int64_t> as_int64(const nlohmann::json& value) {
-  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  if (value.is_number_unsigned()) {
-    if (value.get<uint64_t>() > kMax) return std::nullopt;
-    return static_cast<int64_t>(value.get<uint64_t>());
-  }
-  if (value.is_number_integer()) return value.get<int64_t>();
-  return std::nullopt;
 }
 
 // Absent is 0 (not recorded); present, a positive integer that int64_t holds, since it goes

@@ -166,6 +166,8 @@ TEST(ReadManifest, ATrainingPackagesStepIsReadAndCheckedAgainstItsParameters) {
               ::testing::HasSubstr("artifact aoti_train.float32.cuda: step.outputs must be"));
   EXPECT_THAT(refused([](nlohmann::json& a) { a["step"]["buffers"] = {"fc.bias"}; }),
               ::testing::HasSubstr("step names 'fc.bias' twice"));
+  EXPECT_THAT(refused([](nlohmann::json& a) { a["step"]["inputs"] = 1.5; }),
+              ::testing::HasSubstr("step.inputs is not an integer"));
   EXPECT_THAT(refused([](nlohmann::json& a) { a["step"]["inputs"] = 2; }),
               ::testing::HasSubstr("step.inputs is 2 but inputs.spec lists 1"));
   EXPECT_THAT(
