@@ -94,7 +94,14 @@ def parse_args(argv):
     how.add_argument("--image-size", type=int, metavar="N",
                      help="image side of the torchvision classifiers (default: the suite "
                           "yaml's zoobench.image_size, else 224)")
-    how.add_argument("--training", action="store_true", help="also write train.pt")
+    how.add_argument("--training", action="store_true",
+                     help="build the models for training (training inputs and, unless "
+                          "--no-torchscript, train.pt)")
+    how.add_argument("--no-torchscript", action="store_true",
+                     help="trace nothing: write each model's recipe (how to build it again) and "
+                          "its inputs, all that the torch.compile backends need when their eager "
+                          "reference is the Python module (zoobench run does this for a run whose "
+                          "backends are all of the torch.compile family)")
     how.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                      help="device the models are traced on (recorded as traced_on); default cpu")
     how.add_argument("--torchbench-dir", metavar="DIR",
@@ -117,6 +124,10 @@ def parse_args(argv):
                      help="the longest wait for free CUDA memory before a retry (default 300)")
     how.add_argument("-v", "--verbose", action="store_true",
                      help="show warnings from tracing and tracebacks of failures")
+    how.add_argument("--device-gate", metavar="PATH",
+                     help="zoobench's device gate: hold it shared while each model is built, "
+                          "run and saved (zoobench run passes it, so that no export runs beside "
+                          "a timed section)")
 
     aoti = parser.add_argument_group("AOTInductor packages (torch >= 2.6)")
     aoti.add_argument("--aoti", action="store_true",
@@ -227,7 +238,12 @@ def main(argv=None) -> int:
         torchbench_dir=args.torchbench_dir, hf_attn_implementation=args.hf_attn_implementation,
         no_skip=args.no_skip, skip_exported=args.skip_exported, check=not args.no_check,
         oom_retries=args.oom_retries, oom_wait_s=args.oom_wait,
+        torchscript=not args.no_torchscript, device_gate=args.device_gate,
         verbose=args.verbose)
+    if args.no_torchscript and (args.aoti or args.from_torchscript):
+        print("export_zoo: --no-torchscript writes only recipes; --aoti packages and "
+              "--from-torchscript files are made from a traced model", file=sys.stderr)
+        return 2
 
     try:
         if args.from_torchscript:
@@ -249,8 +265,10 @@ def main(argv=None) -> int:
         return 0
 
     print(f"exporting {len(planned)} model(s) to {args.zoo}/ with torch {torch.__version__} "
-          f"({sys.executable}), traced on {args.device}"
-          f"{', with train.pt' if args.training else ''}"
+          f"({sys.executable}), "
+          f"{'recipes only (nothing traced)' if args.no_torchscript else 'traced on ' + args.device}"
+          f"{', for training' if args.no_torchscript and args.training else ''}"
+          f"{', with train.pt' if args.training and not args.no_torchscript else ''}"
           f"{', AOTInductor ' + '/'.join(dtypes) if args.aoti else ''}")
     start = time.monotonic()
     try:

@@ -73,6 +73,9 @@ void apply_bisect_flags(BisectArgs& args) {
   if (int(args.float16) + int(args.bfloat16) + int(args.amp) > 1)
     throw UsageError("choose one of --float16, --bfloat16, --amp");
   o.mode = args.training ? Mode::kTraining : Mode::kInference;
+  // The submodule search cuts eval.pt into its submodules: bisect's steps keep the TorchScript
+  // reference whatever the backend.
+  o.eager_reference = "torchscript";
   o.precision = args.float16    ? Precision::kFloat16
                 : args.bfloat16 ? Precision::kBFloat16
                 : args.amp      ? Precision::kAmp

@@ -131,6 +131,55 @@ TEST(ExportOnDemand, ATinyBudgetDeletesFinishedModelsAndResumeRedoesNothing) {
   EXPECT_EQ(read_csv(accuracy_csv(s.out, "torchbench")).size(), 2u);
 }
 
+// A run whose backends are all of the torch.compile family traces nothing: each model is exported
+// as its recipe and inputs, and its eager reference, float64 golden and speedup baseline are the
+// model's Python module, built once in the model's process from the recipe's seed. python_eager
+// is of that family and runs here (torch.compile itself needs torch 2). Two pipelines at once:
+// their timed sections never overlap.
+TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
+  zt::ScratchDir dir;
+  const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}});
+  auto run = zt::run_command(zoobench_command(
+      "run --suite torchbench --backend python_eager --devices cpu --timeout 300 --jobs 2"
+      " --accuracy --performance --repeat 5 --warmup 1 --zoo " +
+      quote(s.zoo) + " --suites-dir " + quote(s.suites) + " --torchbench-dir " + quote(s.checkout) +
+      " --output-directory " + quote(s.out)));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("pipelines: 2 model pipeline(s) per device (--jobs)"));
+  EXPECT_THAT(run.output, HasSubstr("speedups: against the model's own Python module"));
+
+  const std::string performance_file = performance_csv(s.out, "torchbench", "python_eager");
+  auto accuracy = rows_by_name(accuracy_csv(s.out, "torchbench", "python_eager"));
+  auto performance = rows_by_name(performance_file);
+  ASSERT_EQ(accuracy.size(), 2u) << run.output;
+  ASSERT_EQ(performance.size(), 2u) << run.output;
+  for (const std::string model : {"tiny_mlp", "tiny_mlp_two"}) {
+    SCOPED_TRACE(model);
+    EXPECT_EQ(accuracy.at(model).at("accuracy"), "pass") << accuracy.at(model).at("reason");
+    EXPECT_EQ(accuracy.at(model).at("eager_reference"), "python");
+    const Row& timed = performance.at(model);
+    EXPECT_EQ(timed.at("status"), "pass") << timed.at("reason");
+    EXPECT_EQ(timed.at("eager_reference"), "python");
+    // Upstream's speedup (against Python eager) is the row's own.
+    EXPECT_EQ(timed.at("python_speedup"), timed.at("speedup"));
+    EXPECT_EQ(timed.at("python_eager_latency"), timed.at("eager_latency"));
+    // Accuracy at upstream's torchbench batch size, timing at the list's: two recipes, no file
+    // traced for either.
+    for (const std::string folder :
+         {s.zoo + "/batch-4/torchbench/" + model, s.zoo + "/torchbench/" + model}) {
+      ASSERT_TRUE(fs::exists(folder + "/manifest.json")) << folder;
+      EXPECT_FALSE(fs::exists(folder + "/eval.pt")) << folder;
+      const auto manifest = nlohmann::json::parse(read_text(folder + "/manifest.json"));
+      EXPECT_TRUE(manifest.at("artifacts").empty()) << manifest.dump();
+      EXPECT_TRUE(manifest.contains("rebuild")) << manifest.dump();
+    }
+    EXPECT_THAT(read_text(s.out + "/logs/" + model + ".export.log"), HasSubstr("--no-torchscript"));
+    EXPECT_THAT(read_text(s.out + "/logs/" + model + ".inference.python_eager.cpu.log"),
+                HasSubstr("plan: eager reference the model's Python module"));
+  }
+  EXPECT_EQ(overlapping(timed_sections(performance_file)), "");
+}
+
 TEST(ExportOnDemand, NoExportRefusesAModelTheZooLacks) {
   zt::ScratchDir dir;
   const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}});

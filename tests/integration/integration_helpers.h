@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -159,6 +161,36 @@ inline std::string accuracy_csv(const std::string& out, const std::string& suite
 inline std::string performance_csv(const std::string& out, const std::string& suite,
                                    const std::string& backend = "jit") {
   return out + "/" + suite + "_" + backend + "_inference_float32_cpu_performance.csv";
+}
+
+// The timed sections of a performance file's rows (its JSON twin's detail.timed_section: when
+// each held the device alone), sorted by their start; a row without one is a test failure.
+inline std::vector<std::pair<double, double>> timed_sections(const std::string& performance_csv) {
+  fs::path json = performance_csv;
+  json.replace_extension(".json");
+  std::vector<std::pair<double, double>> out;
+  const nlohmann::json results = nlohmann::json::parse(read_text(json.string()));
+  for (const auto& record : results.at("records")) {
+    const auto& detail = record.at("detail");
+    EXPECT_TRUE(detail.contains("timed_section")) << record.at("cells").dump();
+    if (!detail.contains("timed_section")) continue;
+    out.emplace_back(detail["timed_section"].at("from").get<double>(),
+                     detail["timed_section"].at("to").get<double>());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// "" when no two of `sections` (sorted by start) overlap in time, else which two do.
+inline std::string overlapping(const std::vector<std::pair<double, double>>& sections) {
+  for (std::size_t i = 1; i < sections.size(); ++i) {
+    if (sections[i].first < sections[i - 1].second) {
+      return "a timed section from " + std::to_string(sections[i].first) +
+             " began before the one from " + std::to_string(sections[i - 1].first) + " ended at " +
+             std::to_string(sections[i - 1].second);
+    }
+  }
+  return "";
 }
 
 }  // namespace zoobench::integration

@@ -518,6 +518,38 @@ TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
             models.size());
 }
 
+// --jobs 2 on the demo list: two model pipelines at once (exports, loads and checks overlap), the
+// same statuses as one at a time, and no two timed sections ever overlap: each held the device
+// (here the CPU) alone, as the rows' timed_section intervals show.
+TEST(SuiteRun, TwoPipelinesGiveTheStatusesOfOneAndNeverTimeTwoModelsAtOnce) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo");
+  auto run = [&](const std::string& out, const std::string& jobs) {
+    return zt::run_command(zoobench_command(
+        "run --suite demo -k '^(squeezenet1_1|shufflenet_v2_x1_0|text_encoder_small)$' --backend "
+        "jit"
+        " --devices cpu --accuracy --performance --repeat 5 --warmup 1 --timeout 600 --jobs " +
+        jobs + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
+  };
+  const std::string one = dir.file("one"), two = dir.file("two");
+  auto alone = run(one, "1");
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  auto pair = run(two, "2");
+  ASSERT_EQ(pair.exit_code, 0) << pair.output;
+  EXPECT_THAT(pair.output, HasSubstr("pipelines: 2 model pipeline(s) per device (--jobs)"));
+
+  const auto accuracy_one = read_csv(accuracy_csv(one, "demo")),
+             accuracy_two = read_csv(accuracy_csv(two, "demo"));
+  ASSERT_EQ(accuracy_one.size(), 3u) << alone.output;
+  EXPECT_EQ(names_and_statuses(accuracy_two), names_and_statuses(accuracy_one)) << pair.output;
+  EXPECT_EQ(names_and_statuses(read_csv(performance_csv(two, "demo")), "status"),
+            names_and_statuses(read_csv(performance_csv(one, "demo")), "status"))
+      << pair.output;
+  const auto sections = timed_sections(performance_csv(two, "demo"));
+  EXPECT_EQ(sections.size(), 3u);
+  EXPECT_EQ(overlapping(sections), "");
+}
+
 // --- CPU affinity ------------------------------------------------------------------------------
 
 // The CPUs this test process may use, one by one (the kernel's list, zt::cpus_allowed_list).

@@ -10,6 +10,7 @@ refused with the reason; it never reaches a compiler.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import json
@@ -58,9 +59,40 @@ def read_manifest(path: str) -> Dict[str, Any]:
         return json.load(f)
 
 
-def rebuild(manifest_path: str, device: str) -> RebuiltModel:
-    """Builds the module from the manifest's `rebuild` record on `device`, with eval.pt's
-    weights. Raises RebuildError when there is no record or the source cannot build it here."""
+def rebuild(manifest_path: str, device: str, weights: str = "eval.pt") -> RebuiltModel:
+    """Builds the module from the manifest's `rebuild` record on `device`: with eval.pt's weights
+    (weights "eval.pt"), or with the weights the record's seed gives (weights "recipe": the eager
+    reference is then this module itself, and every preparation of this process gets a copy of
+    one build, so that eager, float64 and compiled share its weights). Raises RebuildError when
+    there is no record or the source cannot build it here."""
+    if weights == "recipe":
+        return _copy_of_recipe_build(manifest_path, device)
+    model = _build_from_recipe(manifest_path, device)
+    load_exported_weights(model, device)
+    return model
+
+
+# One build per (manifest, device) in this process, for weights "recipe": the preparations of a
+# model's run (float64, eager twice, compiled) each take a copy, as upstream's harness deep-copies
+# the one model it built.
+_RECIPE_BUILDS: Dict[Tuple[str, str], RebuiltModel] = {}
+
+
+def _copy_of_recipe_build(manifest_path: str, device: str) -> RebuiltModel:
+    key = (os.path.abspath(manifest_path), device)
+    if key not in _RECIPE_BUILDS:
+        _RECIPE_BUILDS.clear()  # another model's build is not needed again
+        _RECIPE_BUILDS[key] = _build_from_recipe(manifest_path, device)
+    built = _RECIPE_BUILDS[key]
+    if not built.manifest.get("deepcopy", True):
+        # A model that cannot be copied is built again, from the same seed.
+        return _build_from_recipe(manifest_path, device)
+    module, train_module = copy.deepcopy((built.module, built.train_module))
+    return RebuiltModel(module=module, train_module=train_module, manifest=built.manifest,
+                        folder=built.folder, keep_dropout=built.keep_dropout)
+
+
+def _build_from_recipe(manifest_path: str, device: str) -> RebuiltModel:
     manifest = read_manifest(manifest_path)
     folder = os.path.dirname(os.path.abspath(manifest_path))
     record = manifest.get("rebuild")
@@ -91,10 +123,8 @@ def rebuild(manifest_path: str, device: str) -> RebuiltModel:
         m.to(device)
         if not keep_dropout:
             disable_dropout(m)
-    rebuilt = RebuiltModel(module=bundle.module, train_module=bundle.train_module or bundle.module,
-                           manifest=manifest, folder=folder, keep_dropout=keep_dropout)
-    load_exported_weights(rebuilt, device)
-    return rebuilt
+    return RebuiltModel(module=bundle.module, train_module=bundle.train_module or bundle.module,
+                        manifest=manifest, folder=folder, keep_dropout=keep_dropout)
 
 
 def find_source(record: Dict[str, Any], name: str):

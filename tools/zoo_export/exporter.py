@@ -18,6 +18,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
+from zoo_compile import device_gate
+
 from . import aoti_export, manifest, sources, torchscript_export, training_step
 from .model_bundle import (SEED, ExportableModel, SourceUnavailable, disable_dropout,
                            flatten_outputs, seed_everything)
@@ -45,6 +47,12 @@ class ExportOptions:
     no_skip: bool = False
     skip_exported: bool = False
     check: bool = True
+    # False (--no-torchscript): no eval.pt/train.pt, only the recipe (manifest `rebuild`) and the
+    # inputs: what the torch.compile family needs when its eager reference is the Python module.
+    torchscript: bool = True
+    # zoobench's device gate (--device-gate): held shared while a model is built, run, traced
+    # and saved, so that no export runs beside a timed section of the run's models.
+    device_gate: Optional[str] = None
     verbose: bool = False
     # A model whose export ran out of CUDA memory is exported again, up to this many times,
     # once the GPU has memory free: exporters beside each other on one GPU (and a run beside
@@ -252,6 +260,19 @@ def rebuild_record(planned: PlannedModel, options: ExportOptions,
             "context": context, "seed": SEED, "keep_dropout": bool(bundle.keep_dropout)}
 
 
+def _run_once(bundle: ExportableModel, inputs, verbose: bool):
+    """A recipe export's one eager run (eval mode, on clones): the outputs name the manifest's
+    outputs, and the inputs it wrote into are the manifest's mutated inputs."""
+    if bundle.method == "user":
+        raise SourceUnavailable("a user's TorchScript file has no recipe: export it without "
+                                "--no-torchscript")
+    module = bundle.module
+    module.eval()
+    with torchscript_export.quiet_warnings(verbose):
+        reference, after = torchscript_export.run_module(module, inputs, grad=False)
+    return torchscript_export.detach_all(reference), torchscript_export.mutated_indices(inputs, after)
+
+
 def _size(path: str) -> int:
     return os.path.getsize(path) if os.path.exists(path) else 0
 
@@ -403,12 +424,17 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
         device = options.device
         inputs = _prepare(bundle, device)
 
-        clock.enter("making eval.pt")
-        reference, mutated, check = torchscript_export.export_eval(
-            bundle, inputs, staging, device, options.verbose, options.check)
-        artifacts = {"eval": manifest.artifact_entry(
-            staging, "eval.pt", **_torchscript_fields(device, bundle.method, check))}
-        if options.training:
+        if not options.torchscript:
+            clock.enter("running the model once")
+            reference, mutated = _run_once(bundle, inputs, options.verbose)
+            artifacts: Dict[str, Dict[str, Any]] = {}
+        else:
+            clock.enter("making eval.pt")
+            reference, mutated, check = torchscript_export.export_eval(
+                bundle, inputs, staging, device, options.verbose, options.check)
+            artifacts = {"eval": manifest.artifact_entry(
+                staging, "eval.pt", **_torchscript_fields(device, bundle.method, check))}
+        if options.training and options.torchscript:
             clock.enter("making train.pt")
             check = torchscript_export.export_train(bundle, inputs, staging, device,
                                                     options.verbose, options.check)
@@ -513,7 +539,9 @@ def progress_line(index: int, total: int, outcome: Outcome) -> str:
 
 def wanted_artifacts(options: ExportOptions) -> List[str]:
     """The artifact roles an export with these options writes (aoti ones may be recorded as
-    failures instead)."""
+    failures instead); none for a recipe export."""
+    if not options.torchscript:
+        return []
     roles = ["eval"] + (["train"] if options.training else [])
     if options.aoti:
         roles += [role for role, _, _ in _aoti_roles(options)]
@@ -532,6 +560,9 @@ def already_exported(planned: PlannedModel, options: ExportOptions) -> bool:
         return False
     artifacts = doc.get("artifacts") or {}
     failures = doc.get("aoti_failures") or {}
+    if not options.torchscript:
+        context = (doc.get("rebuild") or {}).get("context") or {}
+        return bool(doc.get("rebuild")) and bool(context.get("training")) == options.training
     if (artifacts.get("eval") or {}).get("traced_on") != options.device:
         return False
     return all(role in artifacts or role in failures for role in wanted_artifacts(options))
@@ -628,7 +659,7 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
             outcome = Outcome(p, "kept", "already in the zoo (--skip-exported)")
         else:
             start = time.monotonic()
-            with _source_scope(p):
+            with _source_scope(p), device_gate.shared_hold(options.device_gate):
                 outcome = export_one(p, options, versions)
             for attempt in range(1, options.oom_retries + 1):
                 if not outcome.out_of_memory:
@@ -646,7 +677,7 @@ def export_all(planned: List[PlannedModel], options: ExportOptions,
                      f"{gib(wanted) if wanted else 'the GPU'} to be free, then export "
                      f"{attempt + 1} of {options.oom_retries + 1}")
                 waited = wait_for_device_memory(options.device, wanted, options.oom_wait_s)
-                with _source_scope(p):
+                with _source_scope(p), device_gate.shared_hold(options.device_gate):
                     outcome = export_one(p, options, versions)
                 outcome.notes.append(f"exported again after running out of CUDA memory ({why}), "
                                      f"{waited:.0f}s later (export {attempt + 1})")

@@ -3,20 +3,20 @@
 #include "zoobench/accuracy/experiment.h"
 
 #include <ATen/Utils.h>
+#include <fmt/format.h>
 #include <torch/utils.h>
 
 #include <chrono>
 #include <filesystem>
 #include <map>
 
-#include <fmt/format.h>
-
 #include "zoobench/accuracy/compare.h"
 #include "zoobench/results/failure.h"
 #include "zoobench/serialization/torch_save.h"
 #include "zoobench/util/crash_report.h"
-#include "zoobench/util/ivalue_tree.h"
+#include "zoobench/util/device_gate.h"
 #include "zoobench/util/errors.h"
+#include "zoobench/util/ivalue_tree.h"
 #include "zoobench/util/log.h"
 #include "zoobench/zoo/model_files.h"
 
@@ -48,8 +48,11 @@ void seed_everything(uint64_t seed) {
   torch::manual_seed(seed);
 }
 
+// One preparation and its runs, holding the device shared: beside other model pipelines, never
+// beside one's timed section (util/device_gate.h).
 RunResult run_once(Backend& backend, const Manifest& manifest, const BackendRequest& request,
                    const std::vector<c10::IValue>& inputs, const AccuracyOptions& options) {
+  DeviceGate::Shared on_device(process_device_gate());
   auto executable = backend.prepare(manifest, request, inputs);
   RunResult result;
   result.info = executable->info();

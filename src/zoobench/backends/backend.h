@@ -40,11 +40,18 @@ struct BackendRequest {
   // Applied to every TorchScript module right after it is loaded, before any run: the model's
   // patches (graph rewrites) go here so eager and compiled see the same model.
   std::function<void(torch::jit::Module&)> after_load;
-  // The torch.compile family (--compile-options, --keep-compile-cache): torch.compile's
-  // `options` as a JSON object (empty: none), and whether Inductor's and Triton's caches may
-  // carry compiled code over from earlier preparations (false: every compile is cold).
+  // The torch.compile family (--compile-options, --cold-start-latency): torch.compile's
+  // `options` as a JSON object (empty: none), and whether a compile may find compiled code in the
+  // caches the process was given (runner/compile_cache.h; false: every compile is cold, in a
+  // fresh cache of its own).
   std::string compile_options_json;
   bool keep_compile_cache = false;
+  // The eager reference is the model's Python module (python_eager): the torch.compile family
+  // builds the module from the manifest's recipe with the recipe's seed, reuses that build for
+  // every preparation of this process (so eager, float64 and compiled share its weights), and
+  // needs no eval.pt. False: the module takes eval.pt's weights and is proven to compute what
+  // eval.pt computes before anything compiles it.
+  bool python_reference = false;
   // Upstream's --freezing (Inductor's freezing, inference) and --dynamic-shapes (dynamo assumes
   // no size static), for the torch.compile family.
   bool freezing = false;

@@ -13,9 +13,11 @@
 #include "zoobench/backends/inductor_switches.h"
 #include "zoobench/python/embedded_python.h"
 #include "zoobench/serialization/pickle.h"
+#include "zoobench/util/device_gate.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
+#include "zoobench/zoo/export_request.h"
 #include "zoobench/zoo/model_files.h"
 
 namespace zoobench {
@@ -159,6 +161,29 @@ void set_cudagraphs(nlohmann::json& options, const BackendRequest& request,
     options["triton.cudagraphs"] = *on;
 }
 
+// What the Python side needs of the model's files: the inputs, and eval.pt unless the reference
+// is the Python module (whose missing recipe the Python side explains: a model added from a
+// TorchScript file has none). The Python side reads each from bytes it hashes itself
+// (zoo_compile.rebuild); checked here too, to fail before Python starts.
+void check_files(const Manifest& manifest, const BackendRequest& request) {
+  if (!request.python_reference) {
+    const Artifact* eval = manifest.artifact("eval");
+    if (eval == nullptr)
+      throw ModelLoadError(manifest.name + " has no eval.pt to rebuild its Python module against");
+    verify_artifact(eval->path, eval->sha256, "TorchScript");
+  }
+  verify_artifact(manifest.inputs_path, manifest.inputs_sha256, "inputs");
+}
+
+// The descriptors of this process's shared hold of the device gate, for the Python side to let
+// go across a compile (util/device_gate.h); None when it holds none.
+c10::IValue gate_descriptors() {
+  const auto held = process_device_gate().shared_descriptors();
+  if (!held) return c10::IValue();
+  return c10::ivalue::Tuple::create(
+      {c10::IValue(int64_t{held->first}), c10::IValue(int64_t{held->second})});
+}
+
 class PythonModelBackend : public Backend {
  public:
   explicit PythonModelBackend(std::optional<TorchCompileSpec> spec) : spec_(std::move(spec)) {}
@@ -199,15 +224,14 @@ class PythonModelBackend : public Backend {
     return spec_ ? torch_compile_fixed_steps(*spec_) : std::string();
   }
 
+  // The model's recipe; with a TorchScript reference, eval.pt too.
+  std::vector<std::string> needed_artifacts(Mode, Precision, const std::string&) const override {
+    return {kRecipeRole};
+  }
+
   std::unique_ptr<Executable> prepare(const Manifest& manifest, const BackendRequest& request,
                                       const std::vector<c10::IValue>& example_inputs) override {
-    const Artifact* eval = manifest.artifact("eval");
-    if (eval == nullptr)
-      throw ModelLoadError(manifest.name + " has no eval.pt to rebuild its Python module against");
-    // The Python side loads eval.pt's weights and the zoo's inputs, each from bytes it hashes
-    // itself (zoo_compile.rebuild); checked here too, to fail before Python starts.
-    verify_artifact(eval->path, eval->sha256, "TorchScript");
-    verify_artifact(manifest.inputs_path, manifest.inputs_sha256, "inputs");
+    check_files(manifest, request);
     nlohmann::json config = {
         {"manifest", manifest.directory + "/manifest.json"},
         {"device", device_name(request.device)},
@@ -219,6 +243,7 @@ class PythonModelBackend : public Backend {
          {{"kind", request.optimizer.kind}, {"learning_rate", request.optimizer.learning_rate}}},
         {"compile", nullptr},
         {"channels_last", request.channels_last},
+        {"weights", request.python_reference ? "recipe" : "eval.pt"},
     };
     if (spec_) {
       // With a mode, the Python side turns the mode into options beneath these
@@ -243,10 +268,12 @@ class PythonModelBackend : public Backend {
       // compiles nothing.
       std::optional<double> compile_seconds = 0.0;
       if (spec_) {
-        // Compilation happens on the first calls: time them as the compile.
+        // Compilation happens on the first calls: time them as the compile. The calls hold the
+        // device shared (the caller's hold); the Python side lets it go while dynamo and Inductor
+        // compile on the CPU, so that another pipeline's timed section need not wait for them.
         auto start = std::chrono::steady_clock::now();
-        session.call("warm_up",
-                     {as_tuple(clone_inputs(example_inputs)), c10::IValue(int64_t{kWarmUpCalls})});
+        session.call("warm_up", {as_tuple(clone_inputs(example_inputs)),
+                                 c10::IValue(int64_t{kWarmUpCalls}), gate_descriptors()});
         compile_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       }

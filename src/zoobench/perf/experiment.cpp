@@ -4,12 +4,12 @@
 #include <chrono>
 
 #include "zoobench/perf/kernel_time.h"
-#include "zoobench/util/file_lock.h"
 #include "zoobench/perf/memory.h"
 #include "zoobench/perf/timer.h"
 #include "zoobench/results/failure.h"
-#include "zoobench/util/crash_report.h"
 #include "zoobench/util/compat.h"
+#include "zoobench/util/crash_report.h"
+#include "zoobench/util/device_gate.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/zoo/model_files.h"
@@ -115,20 +115,34 @@ bool prepare_compiled(Timing& t, Backend& compiled_backend) {
   return true;
 }
 
-// The compiled side's peak memory, the interleaved timing (with the uncompiled Python module
-// where there is one: upstream's speedup is against it), the kernel-time profile. The timed
-// section holds the run's timing lock: no export runs beside it.
-bool measure(Timing& t, const std::string& backend_name) {
+// The compiled side's warm-up and peak memory, on the device beside other pipelines' work.
+bool warm_up_compiled(Timing& t, const std::string& backend_name) {
   try {
     // Subtract the eager model's own resident memory: it is still loaded beside the compiled one.
     crash_report::PhaseScope phase("performance: " + backend_name + " warm-up");
     t.record.compiled_peak_bytes = peak_of(t.compiled_iteration, t.device, t.before_models + t.eager_static);
+  } catch (...) {
+    return failed_run(t.record, Phase::kCompiled, t.manifest.name, "");
+  }
+  return true;
+}
+
+double epoch_seconds(std::chrono::system_clock::time_point at) {
+  return std::chrono::duration<double>(at.time_since_epoch()).count();
+}
+
+// The interleaved timing (with the uncompiled Python module where there is one and the eager
+// side is not that module already: upstream's speedup is against it) and the kernel-time
+// profile, with the device alone: no other pipeline's work and no export runs beside them.
+bool measure(Timing& t) {
+  try {
     auto timer = make_timer(t.device);
     std::function<void()> uncompiled_iteration;
-    if (Executable* uncompiled = t.compiled->uncompiled())
+    Executable* uncompiled = t.options.python_reference ? nullptr : t.compiled->uncompiled();
+    if (uncompiled)
       uncompiled_iteration = iteration_of(*uncompiled, t.request, t.inputs, t.clone_each);
-    crash_report::set_phase("performance: waiting for the export under way to end");
-    ExclusiveFileLock quiet(t.options.timing_lock);
+    crash_report::set_phase("performance: waiting for the device to be this model's alone");
+    DeviceGate::Exclusive alone(process_device_gate());
     crash_report::set_phase("performance: interleaved timing");
     t.record.measurement = measure_interleaved(t.eager_iteration, t.compiled_iteration, *timer,
                                                t.options.measurement, uncompiled_iteration);
@@ -144,6 +158,8 @@ bool measure(Timing& t, const std::string& backend_name) {
     }
     // Read again: recompilations during the timing count too.
     t.record.compiled_info = t.compiled->info();
+    t.record.timed_section =
+        TimedSection{epoch_seconds(alone.since()), epoch_seconds(std::chrono::system_clock::now())};
   } catch (...) {
     return failed_run(t.record, Phase::kCompiled, t.manifest.name, "");
   }
@@ -176,9 +192,13 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
   PerformanceRecord record;
   Timing t{manifest, request, inputs, options, record, request.device, !manifest.mutated_inputs.empty()};
   if (t.device.is_cuda()) t.before_models = compat::cuda_allocated_bytes(t.device.index());
-  if (prepare_eager(t, eager_backend) && prepare_compiled(t, compiled_backend) &&
-      measure(t, compiled_backend.name()))
-    summarize(t);
+  bool prepared = false;
+  {
+    DeviceGate::Shared on_device(process_device_gate());
+    prepared = prepare_eager(t, eager_backend) && prepare_compiled(t, compiled_backend) &&
+               warm_up_compiled(t, compiled_backend.name());
+  }
+  if (prepared && measure(t)) summarize(t);
   return record;
 }
 

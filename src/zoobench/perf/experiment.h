@@ -13,13 +13,21 @@
 
 namespace zoobench {
 
+// Preparation and warm-up hold the process's device gate shared, the timed section (the
+// interleaved timing and the kernel profile) holds it alone (util/device_gate.h): with several
+// model pipelines on one device, or an export beside a run, no other work runs on the device
+// while a model is timed.
 struct PerformanceOptions {
   MeasurementSettings measurement;
   int profiled_iterations = 5;  // iterations in the Kineto pass (CUDA)
-  // A file locked (exclusively) for the timed section, the interleaved timing and the kernel
-  // profile: a run that exports models on demand holds it during each export, so no export
-  // runs beside a timing. "": none.
-  std::string timing_lock;
+  // The eager side is the uncompiled Python module itself (a run whose backends are all of the
+  // torch.compile family): the compiled side's uncompiled module is not timed a second time.
+  bool python_reference = false;
+};
+
+// When the timed section held the device alone: seconds since the Unix epoch, wall clock.
+struct TimedSection {
+  double from_s = 0, to_s = 0;
 };
 
 struct PerformanceRecord {
@@ -33,6 +41,7 @@ struct PerformanceRecord {
   double compilation_latency_s = 0;
   ExecutionInfo compiled_info;
   bool eager_launch_bound = false, compiled_launch_bound = false;
+  std::optional<TimedSection> timed_section;
 };
 
 PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,

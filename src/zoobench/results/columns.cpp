@@ -14,7 +14,7 @@ const std::vector<Column>& columns_of(ExperimentKind kind) {
       kBackend, kMode, kDtype, kTolerance, kCosine, kToleranceSource, kMaxAbs, kMeanAbs, kRmseRes,
       kRmseRef, kMargin, kWorstTensor, kFailedTensors, kTotalTensors, kMinPassingTol, kPatches,
       kInputLayout, kCudagraphs, kReason, kLog, kDurationS, kGraphs, kGraphBreaks, kRecompiles,
-      kSuite, kBackendFamily, kSwitchesOff, kJobS, kExportS};
+      kSuite, kBackendFamily, kSwitchesOff, kJobS, kExportS, kEagerReference};
   static const std::vector<Column> kPerformanceColumns = {
       kDev, kName, kBatchSize, kSpeedup, kAbsLatency, kCompilationLatency, kCompressionRatio,
       kEagerPeakMem, kDynamoPeakMem,  // upstream
@@ -22,7 +22,8 @@ const std::vector<Column>& columns_of(ExperimentKind kind) {
       kCompiledOpMs, kOpSpeedup, kBackend, kMode, kDtype, kStatus, kUnstable, kIterationsPerRun,
       kRepeat, kEagerMin, kEagerP10, kEagerP90, kCompiledMin, kCompiledP10, kCompiledP90,
       kLaunchBound, kCudagraphs, kPatches, kReason, kLog, kPythonEagerLatency, kPythonSpeedup,
-      kGraphs, kGraphBreaks, kRecompiles, kSuite, kBackendFamily, kUnstableCov, kSwitchesOff, kJobS, kExportS};
+      kGraphs, kGraphBreaks, kRecompiles, kSuite, kBackendFamily, kUnstableCov, kSwitchesOff, kJobS, kExportS,
+      kEagerReference};
   // clang-format on
   return kind == ExperimentKind::kAccuracy ? kAccuracyColumns : kPerformanceColumns;
 }

@@ -58,6 +58,9 @@ inline constexpr Column kSwitchesOff{"switches_off"};
 inline constexpr Column kJobS{"job_s", Reading::kNumber};
 // Seconds the run spent exporting the model on demand (empty: the zoo had it).
 inline constexpr Column kExportS{"export_s", Reading::kNumber};
+// What the row's eager side ran: "python" (the model's own Python module: speedup is upstream's,
+// against Python eager) or "torchscript" (eval.pt in the TorchScript interpreter).
+inline constexpr Column kEagerReference{"eager_reference"};
 
 // Accuracy.
 inline constexpr Column kAccuracy{"accuracy"};  // the accuracy file's status

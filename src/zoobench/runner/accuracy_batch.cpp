@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "zoobench/runner/compile_cache.h"
 #include "zoobench/runner/suite_run.h"
 #include "zoobench/util/log.h"
 #include "zoobench/zoo/export_request.h"
@@ -63,6 +64,10 @@ int execute_upstream_passes(const RunOptions& options,
               *passes[0].batch_size, options.suite,
               passes.size() > 1 ? ", then performance at the list's batch sizes" : "");
   }
+  // One compile cache for the whole command, both passes' model processes included (a child,
+  // --row-out, uses its parent's).
+  std::optional<RunCompileCache> cache;
+  if (options.row_out.empty()) cache.emplace(options);
   int status = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto pass : passes) {

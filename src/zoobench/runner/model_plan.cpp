@@ -64,6 +64,34 @@ void plan_cudagraphs(ModelPlan& plan, const RunOptions& options, const SuiteConf
 
 }  // namespace
 
+std::vector<std::string> needed_roles(const RunOptions& options, const std::string& device_type) {
+  std::vector<std::string> backends = {reference_backend_for(eager_reference(options))};
+  backends.insert(backends.end(), options.backends.begin(), options.backends.end());
+  std::vector<std::string> roles;
+  for (const auto& backend : backends) {
+    for (const auto& role :
+         make_backend(backend)->needed_artifacts(options.mode, options.precision, device_type))
+      add_once(roles, role);
+  }
+  return roles;
+}
+
+ExportRequest export_request(const RunOptions& options, const std::string& suites_dir) {
+  ExportRequest request;
+  request.device_type = options.devices[0].substr(0, options.devices[0].find(':'));
+  request.roles = needed_roles(options, request.device_type);
+  request.training = options.mode == Mode::kTraining;
+  request.batch_size = options.batch_size;
+  request.zoo_dir = options.zoo_dir;
+  request.suites_dir = suites_dir;
+  request.torchbench_dir = options.torchbench_dir;
+  return request;
+}
+
+std::string reference_backend(const ModelPlan& plan) {
+  return reference_backend_for(plan.eager_reference);
+}
+
 ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunOptions& options,
                      const SuiteConfig& config, const std::string& device) {
   ModelPlan plan;
@@ -74,11 +102,11 @@ ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunO
   plan.precision = options.precision;
   plan.batch_size = manifest.batch_size;
   const std::string device_type = device.substr(0, device.find(':'));
-  for (const auto& backend : {std::string("eager"), options.backend}) {
-    for (const auto& role :
-         make_backend(backend)->needed_artifacts(options.mode, options.precision, device_type))
-      add_once(plan.artifacts, role);
-  }
+  plan.eager_reference = eager_reference(options);
+  RunOptions one = options;
+  one.backends = {options.backend};
+  one.eager_reference = plan.eager_reference;
+  plan.artifacts = needed_roles(one, device_type);
   plan_switches(plan, entry, options, config);
   plan.patches = plan_patches(manifest, options, config, plan.switches_off);
   plan.tolerance =
@@ -106,12 +134,17 @@ std::string describe(const ModelPlan& plan) {
     tolerance += fmt::format(", IoU >= {} for masks", plan.tolerance.iou_threshold);
   std::string text = fmt::format(
       "plan: {} with {}, {} {}, on {}, batch size {}\n"
+      "plan: eager reference {}\n"
       "plan: artifacts {}\n"
       "plan: patches {}\n"
       "plan: switches off {}{}\n"
       "plan: accuracy rule {} (from {}); {} compiled run(s) voted; eager runs {}\n",
       plan.model, plan.backend, mode_name(plan.mode), precision_name(plan.precision), plan.device,
-      plan.batch_size, or_none(plan.artifacts), or_none(plan.patches), or_none(plan.switches_off),
+      plan.batch_size,
+      plan.eager_reference == "python"
+          ? "the model's Python module, built from its recipe (no TorchScript)"
+          : "eval.pt in the TorchScript interpreter",
+      or_none(plan.artifacts), or_none(plan.patches), or_none(plan.switches_off),
       plan.suite_switches_reason.empty() ? "" : " (" + plan.suite_switches_reason + ")", tolerance,
       plan.tolerance.source, plan.check_runs,
       plan.non_deterministic ? "may differ (non_deterministic)" : "must agree bitwise");

@@ -10,6 +10,7 @@
 
 #include "zoobench/runner/run_options.h"
 #include "zoobench/zoo/catalog.h"
+#include "zoobench/zoo/export_request.h"
 #include "zoobench/zoo/manifest.h"
 #include "zoobench/zoo/suite_config.h"
 
@@ -22,6 +23,9 @@ struct ModelPlan {
   Mode mode = Mode::kInference;
   Precision precision = Precision::kFloat32;
   int64_t batch_size = 0;                 // the zoo entry's (--batch-size chose the entry)
+  // What eager, the float64 golden run and the speedup's baseline run: "python" (the model's own
+  // Python module, built from the manifest's recipe) or "torchscript" (eval.pt).
+  std::string eager_reference = "torchscript";
   std::vector<std::string> artifacts;     // roles the eager reference and the backend load
   std::vector<std::string> patches;       // applied, in order (none with --no-patches)
   std::vector<std::string> switches_off;  // --disable-switches and the suite's, for this backend
@@ -39,9 +43,21 @@ struct ModelPlan {
   std::optional<std::string> invalid;
 };
 
+// The backend that runs a plan's eager reference: python_eager or eager (TorchScript).
+std::string reference_backend(const ModelPlan& plan);
+
 // The plan of `manifest`'s model with `options.backend` on `device`.
 ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunOptions& options,
                      const SuiteConfig& config, const std::string& device);
+
+// The artifact roles a run of `options` loads on a device of `device_type`: its eager
+// reference's and its backends'. A run whose reference is the Python module and whose backends
+// are all of the torch.compile family loads the recipe alone: no TorchScript is made.
+std::vector<std::string> needed_roles(const RunOptions& options, const std::string& device_type);
+
+// What a run asks of the exporter for a model its zoo lacks (export on demand): those roles,
+// its mode, batch size and folders (the device gate is the caller's).
+ExportRequest export_request(const RunOptions& options, const std::string& suites_dir);
 
 // The plan as the model's log shows it: one fact a line, "plan: <fact>".
 std::string describe(const ModelPlan& plan);

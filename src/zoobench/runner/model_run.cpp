@@ -102,11 +102,12 @@ BackendRequest backend_request(const ModelPlan& plan, const RunOptions& options,
   request.cudagraphs = plan.cudagraphs;
   request.optimizer = options.optimizer;
   request.compile_options_json = options.compile_options_json;
-  request.keep_compile_cache = options.keep_compile_cache;
+  request.keep_compile_cache = !options.cold_compile_cache;
   request.freezing = options.freezing;
   request.dynamic_shapes = options.dynamic_shapes;
   request.channels_last = options.channels_last;
   request.loss_scale = plan.loss_scale;
+  request.python_reference = plan.eager_reference == "python";
   const bool training = options.mode == Mode::kTraining;
   patches::PatchScope* scope = model.patch_scope.get();
   const bool channels_last = options.channels_last;
@@ -176,7 +177,7 @@ ResultRow performance_row_for(const ZooEntry& entry, const RunOptions& options,
     compat::set_deterministic_numerics(false);
     PerformanceOptions performance;
     performance.measurement = options.measurement;
-    performance.timing_lock = options.timing_lock;
+    performance.python_reference = request.python_reference;
     PerformanceRecord record = run_performance_experiment(model.manifest, eager, compiled, request,
                                                           model.inputs, performance);
     return performance_row(record, context);
@@ -239,10 +240,11 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
   std::fputs(describe(plan).c_str(), stderr);
   if (plan.invalid) return fail_all(Status::kInfraError, *plan.invalid);
   context.switches_off = plan.switches_off;
+  context.eager_reference = plan.eager_reference;
   if (auto refusal = load_model(entry, plan, model, context)) {
     return fail_all(refusal->status, refusal->reason);
   }
-  std::unique_ptr<Backend> eager = make_backend("eager");
+  std::unique_ptr<Backend> eager = make_backend(reference_backend(plan));
   std::unique_ptr<Backend> compiled = make_backend(options.backend);
   BackendRequest request = backend_request(plan, options, model);
   // Asked before anything runs: for a Python backend this starts the embedded Python, so the

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "zoobench/runner/run_summary.h"
 #include "zoobench/util/characters.h"
 #include "zoobench/util/text.h"
@@ -19,14 +22,84 @@ std::string format_duration(double seconds) {
 Progress::Progress(std::size_t total, bool live, std::FILE* out)
     : total_(total), live_(live), out_(out), start_(std::chrono::steady_clock::now()) {}
 
+Progress::~Progress() { stop_board(); }
+
+namespace {
+
+// A model process's phase file: "<epoch seconds>\t<phase>"; the phase and its age in seconds.
+std::pair<std::string, double> read_phase(const std::string& path) {
+  if (path.empty()) return {};
+  std::ifstream in(path);
+  double since = 0;
+  std::string phase;
+  if (!(in >> since) || !std::getline(in >> std::ws, phase)) return {};
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return {phase.substr(0, 120), std::max(0.0, now - since)};
+}
+
+}  // namespace
+
+std::vector<std::string> Progress::phases_locked() const {
+  std::vector<std::string> out;
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& job : running_) {
+    auto [phase, age] = read_phase(job.phase_file);
+    if (phase.empty()) {
+      phase = job.phase.empty() ? "starting" : job.phase;
+      age = std::chrono::duration<double>(now - job.since).count();
+    }
+    out.push_back(fmt::format("{} {} ({})", job.label, phase, format_duration(age)));
+  }
+  return out;
+}
+
+std::string Progress::board_line() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto phases = phases_locked();
+  return phases.empty() ? std::string() : "pipelines: " + join(phases, " | ");
+}
+
+void Progress::start_board(double every_s) {
+  stop_board();
+  board_stop_ = false;
+  board_ = std::thread([this, every_s] {
+    const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(live_ ? 1.0 : every_s));
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!board_wake_.wait_for(lock, period, [this] { return board_stop_; })) {
+      if (live_) {
+        redraw_locked();
+        continue;
+      }
+      const auto phases = phases_locked();
+      if (!phases.empty()) print_line_locked("pipelines: " + join(phases, " | "));
+    }
+  });
+}
+
+void Progress::stop_board() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    board_stop_ = true;
+  }
+  board_wake_.notify_all();
+  if (board_.joinable()) board_.join();
+}
+
+void Progress::remove_running_locked(const std::string& label) {
+  auto it = std::find_if(running_.begin(), running_.end(),
+                         [&](const Running& job) { return job.label == label; });
+  if (it != running_.end()) running_.erase(it);
+}
+
 std::string Progress::status_line_locked() const {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string eta = "?";
   if (done_ > 0 && done_ < total_)
     eta = format_duration(elapsed / static_cast<double>(done_) * (total_ - done_));
   if (done_ == total_) eta = "0s";
-  std::vector<std::string> running;
-  for (const auto& model_at_device : running_) running.push_back(model_at_device);
+  const std::vector<std::string> running = phases_locked();
   return fmt::format("[{}/{}] {} elapsed, ETA {} | pass {} fail {} | {}", done_, total_,
                      format_duration(elapsed), eta, passed_, failed_,
                      running.empty() ? std::string("idle") : join(running, ", "));
@@ -40,10 +113,19 @@ void Progress::redraw_locked() {
   std::fflush(out_);
 }
 
-void Progress::started(const std::string& model, const std::string& device) {
+void Progress::started(const std::string& model, const std::string& device,
+                       const std::string& phase_file) {
   std::lock_guard<std::mutex> lock(mutex_);
-  running_.insert(model + "@" + device);
+  running_.push_back({model + "@" + device, phase_file, "", std::chrono::steady_clock::now()});
   redraw_locked();
+}
+
+void Progress::set_phase(const std::string& model, const std::string& device,
+                         const std::string& phase) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& job : running_) {
+    if (job.label == model + "@" + device) job.phase = phase;
+  }
 }
 
 namespace {
@@ -77,7 +159,7 @@ std::string row_summary(const std::vector<ResultRow>& rows) {
 void Progress::finished(const std::string& model, const std::string& device,
                         const std::vector<ResultRow>& rows, double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = running_.find(model + "@" + device); it != running_.end()) running_.erase(it);
+  remove_running_locked(model + "@" + device);
   ++done_;
   bool all_pass = !rows.empty();
   for (const auto& row : rows) all_pass = all_pass && is_passing(row.status());
@@ -89,7 +171,7 @@ void Progress::finished(const std::string& model, const std::string& device,
 void Progress::set_aside(const std::string& model, const std::string& device,
                          const std::vector<ResultRow>& rows, double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = running_.find(model + "@" + device); it != running_.end()) running_.erase(it);
+  remove_running_locked(model + "@" + device);
   print_line_locked(fmt::format("[{}/{}] {} {} {} ({}): set aside, it runs again alone", done_,
                                 total_, model, device, row_summary(rows),
                                 format_duration(seconds)));
@@ -117,6 +199,7 @@ void Progress::note(const std::string& line) {
 }
 
 void Progress::close() {
+  stop_board();
   std::lock_guard<std::mutex> lock(mutex_);
   if (live_) {
     std::fprintf(out_, "\r\033[K%s\n", status_line_locked().c_str());

@@ -23,6 +23,7 @@ ResultRow base_row(ExperimentKind kind, const RowContext& c) {
   set_cell(row, columns::kSuite, c.suite);
   set_cell(row, columns::kBackendFamily, c.backend_family);
   set_cell(row, columns::kSwitchesOff, join(c.switches_off, ";"));
+  set_cell(row, columns::kEagerReference, c.eager_reference);
   if (kind == ExperimentKind::kAccuracy) set_cell(row, columns::kInputLayout, c.input_layout);
   return row;
 }
@@ -92,6 +93,7 @@ RowContext row_context(const RunOptions& options, const ZooEntry& model, const s
   c.mode = mode_name(options.mode);
   c.dtype = precision_name(options.precision);
   c.log = log;
+  c.eager_reference = eager_reference(options);
   return c;
 }
 
@@ -138,6 +140,14 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
     set_cell(row, columns::kPythonSpeedup,
              format_cell(m.uncompiled->median_ms / m.compiled.median_ms));
     row.detail["python_eager_samples_ms"] = m.uncompiled->samples_ms;
+  } else if (context.eager_reference == "python") {
+    // Eager is the Python module itself: upstream's speedup is the row's own.
+    set_cell(row, columns::kPythonEagerLatency, format_cell(m.eager.median_ms));
+    set_cell(row, columns::kPythonSpeedup, format_cell(m.speedup));
+  }
+  if (r.timed_section) {
+    row.detail["timed_section"] = {{"from", r.timed_section->from_s},
+                                   {"to", r.timed_section->to_s}};
   }
   set_cell(row, columns::kUnstableCov, format_cell(m.unstable_cov));
   row.detail["eager_samples_ms"] = m.eager.samples_ms;

@@ -28,6 +28,7 @@ struct RowContext {
   std::string suite;
   std::string backend_family;  // Backend::family()
   std::vector<std::string> switches_off;  // the backend's switches off for this row
+  std::string eager_reference;  // "python" | "torchscript" (ModelPlan::eager_reference); "" unknown
 };
 
 // The cells a run's options decide for every row of one model on one device; batch size,

@@ -36,6 +36,7 @@ const char* flag_of(const std::string& setting) {
       {"disabled_switches", "--disable-switches"},
       {"suite_switches", "--ignore-suite-switches"},
       {"skip_accuracy_check", "--skip-accuracy-check"},
+      {"eager_reference", "--eager-reference"},
   };
   const auto it = kFlags.find(setting);
   return it == kFlags.end() ? "" : it->second;
@@ -117,6 +118,7 @@ nlohmann::json run_settings(const RunOptions& options) {
   s["disabled_switches"] = join(options.disabled_switches, ",");
   s["suite_switches"] = options.suite_switches;
   s["skip_accuracy_check"] = options.skip_accuracy_check;
+  s["eager_reference"] = eager_reference(options);
   return s;
 }
 

@@ -82,13 +82,20 @@ void add_backend_flags(CLI::App& c, RunFlags& f) {
                "'{\"triton.cudagraphs\": false}'");
   c.add_flag(
       "--keep-compile-cache", o.keep_compile_cache,
-      "torch.compile backends: let Inductor's and Triton's caches carry compiled code between "
-      "preparations (default: every compile is cold)");
+      "torch.compile backends: use Inductor's and Triton's own caches, which outlive the run "
+      "(default: a cache of the run's own, shared by its model processes, removed at its end)");
   c.add_flag("--cold-start-latency,--cold_start_latency", f.cold_start_latency,
-             "upstream's flag: every compile is cold, in fresh caches (zoobench's default)");
+             "upstream's flag: every compile is cold, in a fresh cache of its own");
   c.add_flag("--ci", f.ci,
              "upstream's CI run: compiles are cold (as --cold-start-latency); gate the exit "
              "status with --expected FILE as upstream's CI gates with check_accuracy.py");
+  c.add_option("--eager-reference", o.eager_reference,
+               "what eager, the float64 golden run and the speedup's baseline run: python (the "
+               "model's own module, as upstream), torchscript (eval.pt in the TorchScript "
+               "interpreter), auto (python when every backend is of the torch.compile family: "
+               "such a run exports no TorchScript)")
+      ->check(CLI::IsMember({"auto", "python", "torchscript"}))
+      ->capture_default_str();
   c.add_flag("--freezing", o.freezing,
              "inductor, inference: Inductor's freezing (torch._inductor.config.freezing), as "
              "upstream's --freezing");
@@ -122,6 +129,11 @@ void add_execution_flags(CLI::App& c, RunFlags& f) {
                "only with --cpu-affinity, which gives each CPU worker its own CPUs")
       ->delimiter(',')
       ->capture_default_str();
+  c.add_option("--jobs", o.jobs,
+               "model pipelines at once per device: exports, loads, compiles and checks overlap, "
+               "and each timed section has the device alone (default: from the CPUs and the "
+               "GPU's memory, printed at the start; 1 on the CPU)")
+      ->check(CLI::Range(1, 64));
   c.add_option("--accuracy-workers", o.accuracy_workers,
                "accuracy checks at once per device (they are not timed); all of them run "
                "first, then the performance runs, one at a time per device")
@@ -230,7 +242,7 @@ void add_output_flags(CLI::App& c, RunFlags& f) {
   // Internal: how a suite run talks to its per-model child processes.
   c.add_option("--row-out", o.row_out)->group("");
   c.add_option("--log-file", o.log_file)->group("");
-  c.add_option("--timing-lock", o.timing_lock)->group("");
+  c.add_option("--device-gate", o.device_gate)->group("");
 }
 
 }  // namespace
@@ -264,6 +276,8 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--devices",
                                                   "--cpu-affinity",
                                                   "--accuracy-workers",
+                                                  "--jobs",
+                                                  "--eager-reference",
                                                   "--timeout",
                                                   "--time-budget",
                                                   "--output",
@@ -276,7 +290,7 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--tolerance",
                                                   "--row-out",
                                                   "--log-file",
-                                                  "--timing-lock"};
+                                                  "--device-gate"};
   return kFlags;
 }
 
@@ -369,6 +383,7 @@ void finish_upstream_flags(const CLI::App& command, RunFlags& f) {
   if ((f.ci || f.cold_start_latency) && o.keep_compile_cache)
     throw UsageError(std::string(f.ci ? "--ci" : "--cold-start-latency") +
                      " compiles cold, in fresh caches; --keep-compile-cache keeps them: drop one");
+  o.cold_compile_cache = f.ci || f.cold_start_latency;
   if (!f.tolerance.empty() && !f.tolerance.front().empty())
     throw UsageError("--tolerance is upstream's mode now (each model's tolerance, printed after "
                      "an accuracy check); the tolerance for every model is --tol " +

@@ -30,10 +30,17 @@ struct RunOptions {
   std::vector<std::string> backends = {"jit"};  // --backend: one or several
   std::string backend = "jit";            // the one this process runs (a child, or --only): backends[0]
   std::string compile_options_json;       // --compile-options (torch.compile backends)
-  bool keep_compile_cache = false;        // --keep-compile-cache
+  bool keep_compile_cache = false;        // --keep-compile-cache: the user's own caches
+  bool cold_compile_cache = false;        // --cold-start-latency, --ci: a fresh cache per compile
+  // --eager-reference: what the eager reference, the float64 golden and the speedup's baseline
+  // run: "python" (the model's own Python module, as upstream's harness), "torchscript" (eval.pt
+  // through the TorchScript interpreter), or "auto" (python when every backend of the run is of
+  // the torch.compile family, which then needs no TorchScript at all). A child gets its parent's.
+  std::string eager_reference = "auto";
   bool cudagraphs = true;
   std::vector<std::string> devices = {"cpu"};
   int accuracy_workers = 1;               // --accuracy-workers: accuracy children at once per device
+  int jobs = 0;                           // --jobs: model pipelines at once per device (0: chosen)
   std::vector<int> cpu_affinity;          // --cpu-affinity: CPUs for the model processes, split among workers
   Precision precision = Precision::kFloat32;
   int training_steps = 2;                 // --iterations
@@ -70,8 +77,17 @@ struct RunOptions {
   std::vector<std::string> child_flags;   // the user's flags that every child gets as they are
   std::string row_out;                    // child mode: write rows as JSON here, not to the CSVs
   std::string log_file;                   // child mode: the log file the parent captures into
-  std::string timing_lock;                // child mode: held for the timed section (export on demand)
+  std::string device_gate;                // child mode: the run's device gate (util/device_gate.h)
 };
+
+// The eager reference of `options` resolved: "python" or "torchscript" (resolve_eager_reference
+// of the run's backends when options.eager_reference is "auto").
+std::string eager_reference(const RunOptions& options);
+// The backend that runs an eager reference ("python" or "torchscript"): python_eager or eager.
+std::string reference_backend_for(const std::string& eager_reference);
+// "python" when every backend named is of the torch.compile family or python_eager, else
+// "torchscript".
+std::string resolve_eager_reference(const std::vector<std::string>& backends);
 
 // The input layouts the accuracy experiment runs: --input-layouts, or the default alone.
 std::vector<std::string> accuracy_layouts(const RunOptions& options);

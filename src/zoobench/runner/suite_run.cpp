@@ -29,8 +29,10 @@
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_rows.h"
 #include "zoobench/runner/job_estimates.h"
+#include "zoobench/runner/model_plan.h"
 #include "zoobench/runner/model_run.h"
 #include "zoobench/runner/output_lock.h"
+#include "zoobench/runner/pipelines.h"
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/runner/resume_settings.h"
@@ -42,6 +44,7 @@
 #include "zoobench/util/compat.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
+#include "zoobench/util/device_gate.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
@@ -205,7 +208,7 @@ MissingRows missing_rows(const RunOptions& options, RunSinks& sinks, const ZooEn
 }
 
 // --cpu-affinity must name CPUs this process may use, at least one per worker.
-void check_cpu_affinity(const RunOptions& options) {
+void check_cpu_affinity(const RunOptions& options, const PipelineCount& pipelines) {
   if (options.cpu_affinity.empty()) return;
   const std::vector<int> allowed = current_cpu_affinity();
   for (int cpu : options.cpu_affinity) {
@@ -217,12 +220,26 @@ void check_cpu_affinity(const RunOptions& options) {
   }
   // UsageError: too few CPUs for the most workers the run has at once.
   const std::size_t per_device =
-      options.accuracy ? static_cast<std::size_t>(options.accuracy_workers) : 1;
+      std::max(pipelines.per_device,
+               options.accuracy ? static_cast<std::size_t>(options.accuracy_workers) : 1);
   worker_cpu_share(options.cpu_affinity, 0, options.devices.size() * per_device);
+}
+
+// --jobs, or what the machine allows: the CPUs the run may use, the first GPU's memory.
+PipelineCount count_pipelines(const RunOptions& options, const std::string& device_type) {
+  const std::vector<int> cpus =
+      options.cpu_affinity.empty() ? current_cpu_affinity() : options.cpu_affinity;
+  int64_t gpu_bytes = 0;
+  if (device_type == "cuda" && options.jobs <= 0) {
+    const auto index = parse_device(options.devices[0]).index();
+    gpu_bytes = compat::cuda_total_memory_bytes(std::max<int>(0, index));
+  }
+  return pipeline_count(options.jobs, device_type, options.devices.size(), cpus.size(), gpu_bytes);
 }
 
 int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config) {
   crash_report::report_termination();  // a timeout row can then say in which phase it stopped
+  configure_process_device_gate(options.device_gate);
   std::vector<ResultRow> rows;
   run_model(entry, options, config, options.devices.at(0), [&](const ResultRow& row) {
     rows.push_back(row);
@@ -233,7 +250,7 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
 }
 
 // Every device parses, exists here and is named once (or the CPU with --cpu-affinity), and
-// maps to a child's device; --cpu-affinity fits (UsageError early).
+// maps to a child's device (UsageError early).
 void check_devices(const RunOptions& options, const char* cuda_visible_devices) {
   for (const auto& device : options.devices) {
     parse_device(device);
@@ -244,7 +261,6 @@ void check_devices(const RunOptions& options, const char* cuda_visible_devices) 
                                    [](const std::string& d) { return starts_with(d, "cuda"); });
   check_device_list(options.devices, !options.cpu_affinity.empty(), cuda_visible_devices,
                     any_gpu ? compat::cuda_device_count() : 0);
-  check_cpu_affinity(options);
 }
 
 // Whether the yaml keeps only the model's accuracy check from running (its timings may run).
@@ -320,48 +336,20 @@ bool runs_in_this_process(const RunOptions& options, const std::deque<ChildJob>&
          options.cpu_affinity.empty();
 }
 
-// The jobs in child processes, in phases (one per experiment with --accuracy-workers N > 1,
-// else one), each with its workers per device (worker_pool.h); one progress line for all.
-struct RunPhase {
-  std::deque<ChildJob> jobs;
-  std::size_t workers_per_device = 1;
-};
-
 // Accuracy checks are not timed, so with --accuracy-workers N they may share a device: N at a
-// time on each, all before the performance runs, which keep each device to themselves (one at
-// a time, as without the flag, and after the checks' compilations have ended). Without it a
-// child does both experiments of its model and backend, loading the model once.
-// With --zoo-max-gb a model's checks and timings stay in one phase, so its folder can go once
-// its model is done rather than after every check of the run.
-std::vector<RunPhase> run_phases(const RunOptions& options, std::deque<ChildJob> jobs) {
-  if (options.accuracy_workers <= 1 || !options.accuracy) return {RunPhase{std::move(jobs), 1}};
+// time on each, all before the performance runs (runner/pipelines.h). Without it a child does
+// both experiments of its model and backend, loading the model once. With --zoo-max-gb a
+// model's checks and timings stay in one job, so its folder can go once its model is done
+// rather than after every check of the run.
+std::size_t check_workers(const RunOptions& options) {
+  if (options.accuracy_workers <= 1 || !options.accuracy) return 0;
   if (options.zoo_max_gb > 0 && options.performance) {
     log::warn(
-        "--zoo-max-gb: each model's checks and timings run together, one at a time per "
-        "device (--accuracy-workers applies to runs without --performance)");
-    return {RunPhase{std::move(jobs), 1}};
+        "--zoo-max-gb: each model's checks and timings run together, one job per model "
+        "(--accuracy-workers applies to runs without --performance)");
+    return 0;
   }
-  RunPhase checks{{}, static_cast<std::size_t>(options.accuracy_workers)}, timings{{}, 1};
-  for (const ChildJob& job : jobs) {
-    if (job.options.accuracy) {
-      checks.jobs.push_back(job);
-      checks.jobs.back().options.performance = false;
-    }
-    if (job.options.performance) {
-      timings.jobs.push_back(job);
-      timings.jobs.back().options.accuracy = false;
-    }
-  }
-  return {std::move(checks), std::move(timings)};
-}
-
-// A check that ran out of memory beside other checks on its device (ran_out_of_memory: a status
-// or a capture) may have been short of the memory they held (a GPU's memory is not split among
-// its workers), not of its own: its rows are set aside and it runs again alone, after the shared
-// phase; a second out-of-memory stands.
-bool out_of_memory_beside_others(const RunPhase& phase, const std::vector<ResultRow>& rows) {
-  if (phase.workers_per_device <= 1) return false;
-  return std::any_of(rows.begin(), rows.end(), ran_out_of_memory);
+  return static_cast<std::size_t>(options.accuracy_workers);
 }
 
 // The jobs the time budget left unstarted, for the user to resume.
@@ -381,42 +369,29 @@ void report_not_started(const RunOptions& options, const std::vector<ChildJob>& 
                format_cell(options.time_budget_s).c_str(), jobs.size(), join(names, ", ").c_str());
 }
 
-// Export on demand: what the run's backends load, for the exporter.
-ExportRequest export_request(const RunOptions& options, const std::string& suites_dir) {
-  ExportRequest request;
-  request.device_type = options.devices[0].substr(0, options.devices[0].find(':'));
-  for (const auto& backend : options.backends) {
-    for (auto& role : make_backend(backend)->needed_artifacts(options.mode, options.precision,
-                                                              request.device_type)) {
-      if (std::find(request.roles.begin(), request.roles.end(), role) == request.roles.end())
-        request.roles.push_back(std::move(role));
-    }
-  }
-  request.batch_size = options.batch_size;
-  request.zoo_dir = options.zoo_dir;
-  request.suites_dir = suites_dir;
-  request.torchbench_dir = options.torchbench_dir;
-  return request;
-}
-
-// The file that keeps exports and timings apart (zoo_supply.h).
-std::string timing_lock_path(const RunOptions& options) {
-  return (fs::path(options.output_directory) / ".timing.lock").string();
+// The files of a device's gate (util/device_gate.h): one gate per device of the run, held by
+// its models' runs and timed sections and, for the run's first device (the exporter's), by the
+// exports.
+std::string device_gate_path(const RunOptions& options, const std::string& device) {
+  std::string part = device;
+  for (char& c : part) c = c == ':' ? '_' : c;
+  return (fs::path(options.output_directory) / (".device-gate-" + part + ".lock")).string();
 }
 
 // The supply of the jobs' models, in the order the jobs ask for them (null: the run exports
 // nothing, --no-export).
 std::unique_ptr<ZooSupply> make_supply(const RunOptions& options, const std::string& suites_dir,
-                                       const std::vector<RunPhase>& phases) {
+                                       const std::vector<RunPhase>& phases, std::size_t pipelines) {
   if (!options.export_missing) return nullptr;
   SupplySettings settings;
   settings.request = export_request(options, suites_dir);
+  settings.request.device_gate = device_gate_path(options, options.devices[0]);
   settings.python = python::interpreter_path();
   settings.exporter = (fs::path(python::tools_directory()) / "export_zoo.py").string();
   settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
   settings.timeout_s = options.timeout_s;
   settings.max_bytes = options.zoo_max_gb * 1e9;
-  settings.timing_lock = timing_lock_path(options);
+  settings.ahead = std::max<std::size_t>(settings.ahead, pipelines);
   std::vector<ZooEntry> models;
   std::map<std::string, int> jobs_per_model;
   for (const auto& phase : phases) {
@@ -429,71 +404,63 @@ std::unique_ptr<ZooSupply> make_supply(const RunOptions& options, const std::str
                                      std::move(jobs_per_model), g_interrupted);
 }
 
+// Off a terminal, how often the running models' phases are printed.
+constexpr double kBoardEverySeconds = 60;
+
+// The workers' settings that do not change between phases.
+WorkerPoolSettings worker_settings(const RunOptions& options, const PipelineCount& pipelines,
+                                   const char* cuda_visible_devices) {
+  WorkerPoolSettings settings;
+  const std::size_t workers =
+      options.devices.size() * std::max(pipelines.per_device, check_workers(options));
+  settings.cpu_affinity = pipeline_cpus(options.cpu_affinity, workers, current_cpu_affinity());
+  settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
+  settings.timeout_s = options.timeout_s;
+  settings.cuda_visible_devices = cuda_visible_devices;
+  settings.device_gate = [&options](const std::string& device) {
+    return device_gate_path(options, device);
+  };
+  return settings;
+}
+
 void run_in_children(const RunOptions& options, const std::string& suites_dir,
                      std::deque<ChildJob> jobs, const std::map<std::string, SuiteConfig>& configs,
-                     RunSinks& sinks, const char* cuda_visible_devices) {
+                     RunSinks& sinks, const PipelineCount& pipelines,
+                     const char* cuda_visible_devices) {
   install_interrupt_handlers();
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(options.time_budget_s));
-  std::vector<ChildJob> not_started;
   // --time-budget's estimates: the rows already in the run's files, then each job's as it ends.
   JobEstimates estimates;
   if (options.time_budget_s > 0)
     add_result_files(estimates, options, device_label(options.devices));
-  std::vector<RunPhase> phases = run_phases(options, std::move(jobs));
-  std::unique_ptr<ZooSupply> supply = make_supply(options, suites_dir, phases);
-  if (supply) {
-    for (auto& phase : phases) {
-      for (auto& job : phase.jobs) job.options.timing_lock = timing_lock_path(options);
-    }
-  }
+  std::vector<RunPhase> phases =
+      plan_phases(std::move(jobs), pipelines.per_device, check_workers(options));
+  std::unique_ptr<ZooSupply> supply =
+      make_supply(options, suites_dir, phases, pipelines.per_device);
   std::size_t total = 0;
   for (const auto& phase : phases) total += phase.jobs.size();
   Progress progress(total, ::isatty(STDERR_FILENO) != 0);
-  for (std::size_t p = 0; p < phases.size(); ++p) {
-    RunPhase& phase = phases[p];
-    if (g_interrupted.load() || phase.jobs.empty()) continue;
-    WorkerPoolSettings settings;
-    // A device's workers side by side, so each device's CPU share stays consecutive.
-    for (const auto& device : options.devices)
-      settings.devices.insert(settings.devices.end(), phase.workers_per_device, device);
-    settings.cpu_affinity = options.cpu_affinity;
-    settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
-    settings.timeout_s = options.timeout_s;
-    settings.cuda_visible_devices = cuda_visible_devices;
-    settings.supply = supply.get();
-    if (options.time_budget_s > 0) {
-      settings.deadline = deadline;
-      settings.expected_s = [&estimates](const ChildJob& job) {
-        return estimates.expected_s(job.entry.name, job.options.backend, job.options.accuracy,
-                                    job.options.performance);
-      };
-    }
-    std::mutex again_mutex;
-    std::deque<ChildJob> again;  // checks to repeat alone
-    auto deliver = [&](const ChildJob& job, const std::vector<ResultRow>& rows) {
-      if (out_of_memory_beside_others(phase, rows)) {
-        std::lock_guard<std::mutex> lock(again_mutex);
-        again.push_back(job);
-        return false;
-      }
-      for (const auto& row : rows) {
-        sinks.write(row);
-        estimates.add(row);
-      }
-      return true;
+  progress.note("pipelines: " + pipelines.why);
+  progress.start_board(kBoardEverySeconds);
+  WorkerPoolSettings settings = worker_settings(options, pipelines, cuda_visible_devices);
+  settings.supply = supply.get();
+  if (options.time_budget_s > 0) {
+    settings.deadline = deadline;
+    settings.expected_s = [&estimates](const ChildJob& job) {
+      return estimates.expected_s(job.entry.name, job.options.backend, job.options.accuracy,
+                                  job.options.performance);
     };
-    std::vector<ChildJob> left =
-        run_jobs(std::move(phase.jobs), settings, configs, progress, g_interrupted, deliver);
-    not_started.insert(not_started.end(), left.begin(), left.end());
-    if (again.empty()) continue;
-    // First in the next phase that has each device to itself, or a phase of their own.
-    if (p + 1 == phases.size() || phases[p + 1].workers_per_device != 1)
-      phases.insert(phases.begin() + static_cast<std::ptrdiff_t>(p + 1), RunPhase{{}, 1});
-    std::deque<ChildJob>& next = phases[p + 1].jobs;
-    next.insert(next.begin(), again.begin(), again.end());
   }
+  auto write = [&](const ChildJob&, const std::vector<ResultRow>& rows) {
+    for (const auto& row : rows) {
+      sinks.write(row);
+      estimates.add(row);
+    }
+  };
+  const std::vector<ChildJob> not_started = run_phases(std::move(phases), options.devices, settings,
+                                                       configs, progress, g_interrupted, write);
   progress.close();
   report_not_started(options, not_started);
 }
@@ -502,7 +469,8 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
 void run_one_in_this_process(const RunOptions& options, const std::string& suites_dir,
                              const ChildJob& job, const std::map<std::string, SuiteConfig>& configs,
                              RunSinks& sinks) {
-  auto supply = make_supply(options, suites_dir, {RunPhase{{job}, 1}});
+  configure_process_device_gate(device_gate_path(options, options.devices[0]));
+  auto supply = make_supply(options, suites_dir, {RunPhase{{job}, 1}}, 1);
   std::string export_s;  // the export's seconds, for the rows' export_s
   if (supply) {
     // While the exporter runs, an interrupt stops it (it has a process group of its own);
@@ -582,6 +550,14 @@ int finish_run(const RunOptions& options, RunSinks& sinks, std::size_t skipped,
     }
   }
   sinks.print_paths(stdout);
+  if (options.performance && !sinks.written().empty()) {
+    std::printf("%s\n", eager_reference(options) == "python"
+                            ? "speedups: against the model's own Python module (upstream's "
+                              "eager baseline; eager_reference python)"
+                            : "speedups: against eval.pt in the TorchScript interpreter "
+                              "(eager_reference torchscript); python_speedup, where there is "
+                              "one, against the Python module");
+  }
   print_run_summary(tally_rows(sinks.written()), skipped, stdout);
   if (!sinks.write_failure().empty()) {
     std::fprintf(stderr,
@@ -639,6 +615,8 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   const char* cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
   check_devices(options, cuda_visible_devices);
   const std::string device_type = options.devices[0].substr(0, options.devices[0].find(':'));
+  const PipelineCount pipelines = count_pipelines(options, device_type);
+  check_cpu_affinity(options, pipelines);
   auto selected = select_models(catalog, options, configs, device_type);
 
   if (!options.row_out.empty()) {
@@ -663,7 +641,8 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   if (runs_in_this_process(options, jobs, cuda_visible_devices)) {
     run_one_in_this_process(options, suites_dir, jobs.front(), configs, sinks);
   } else if (!jobs.empty()) {
-    run_in_children(options, suites_dir, std::move(jobs), configs, sinks, cuda_visible_devices);
+    run_in_children(options, suites_dir, std::move(jobs), configs, sinks, pipelines,
+                    cuda_visible_devices);
   }
   return finish_run(options, sinks, skipped, models, expected);
 }

@@ -15,6 +15,7 @@
 #include "zoobench/runner/job_estimates.h"
 #include "zoobench/runner/log_tidy.h"
 #include "zoobench/util/cpu_affinity.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
 
@@ -38,7 +39,9 @@ std::vector<std::string> child_arguments(const RunOptions& o, const std::string&
                                 "--devices", device,      "--backend",  o.backend,    "--timeout",
                                 "0",         "--row-out", row_out,      "--log-file", log_file,
                                 "--zoo",     o.zoo_dir,   "--no-export"};
-  if (!o.timing_lock.empty()) a.insert(a.end(), {"--timing-lock", o.timing_lock});
+  if (!o.device_gate.empty()) a.insert(a.end(), {"--device-gate", o.device_gate});
+  // The run's reference, which the child cannot tell from its one backend.
+  a.insert(a.end(), {"--eager-reference", eager_reference(o)});
   if (o.accuracy) a.push_back("--accuracy");
   if (o.performance) a.push_back("--performance");
   a.insert(a.end(), o.child_flags.begin(), o.child_flags.end());
@@ -53,10 +56,14 @@ std::vector<ResultRow> run_job_child(const ChildJob& job, const WorkerPoolSettin
                                      const SuiteConfig& config, const std::string& device,
                                      const std::vector<int>& cpus, const std::string& stem,
                                      const std::atomic<bool>& interrupted, ChildOutcome& outcome) {
-  const RunOptions& options = job.options;
+  RunOptions options = job.options;
+  if (settings.device_gate) options.device_gate = settings.device_gate(device);
   const std::string log_path = stem + ".log", row_path = stem + ".rows.json";
   fs::remove(row_path);
   const ChildDevice child = child_device_for(device, settings.cuda_visible_devices);
+  // What the child is doing, for the run's progress (util/crash_report.h's phases).
+  std::vector<std::string> environment = child.environment;
+  environment.push_back(std::string(crash_report::kPhaseFileVariable) + "=" + stem + ".phase");
   if (child.pinned()) {
     std::ofstream(log_path, std::ios::app)
         << "zoobench: the worker for " << device << " runs this model with "
@@ -72,7 +79,8 @@ std::vector<ResultRow> run_job_child(const ChildJob& job, const WorkerPoolSettin
       child_arguments(options, job.entry.suite, job.entry.name, child.device, row_path, log_path);
   argv.insert(argv.end(), args.begin(), args.end());
   log::debug("{} ({}): {}", job.entry.name, options.backend, join(argv, " "));
-  outcome = run_child(argv, log_path, settings.timeout_s, interrupted, child.environment, cpus);
+  outcome = run_child(argv, log_path, settings.timeout_s, interrupted, environment, cpus);
+  fs::remove(stem + ".phase");
   auto rows = complete_rows(
       options, job.entry, config, device, log_path,
       outcome.exited_late ? std::vector<ResultRow>{} : read_rows_file(row_path), outcome);
@@ -132,19 +140,21 @@ std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettin
       const std::string label = options.backends.size() > 1
                                     ? job.entry.name + " [" + options.backend + "]"
                                     : job.entry.name;
-      progress.started(label, device);
+      const std::string stem =
+          fmt::format("{}/{}.{}.{}.{}", settings.logs_dir, job.entry.name, mode_name(options.mode),
+                      file_part(options.backend), file_part(device));
+      progress.started(label, device, stem + ".phase");
       std::vector<ResultRow> rows;
       ChildOutcome outcome;
       ModelSupply supply;
       if (settings.supply) {
+        progress.set_phase(label, device, "waiting for its export");
         supply = settings.supply->await(job.entry);
         if (interrupted.load()) return;
         if (!supply.ready) rows = export_failure_rows(options, job.entry, device, supply);
       }
       if (rows.empty()) {
-        const std::string stem =
-            fmt::format("{}/{}.{}.{}.{}", settings.logs_dir, job.entry.name,
-                        mode_name(options.mode), file_part(options.backend), file_part(device));
+        progress.set_phase(label, device, "starting");
         rows = run_job_child(job, settings, configs.at(job.entry.suite), device, cpus, stem,
                              interrupted, outcome);
       }

@@ -43,6 +43,9 @@ struct WorkerPoolSettings {
   // Export on demand (null: the zoo has every model): a job's child starts once its model's
   // export is settled; a model that could not be exported gets rows that say why instead.
   ZooSupply* supply = nullptr;
+  // The gate of a device (util/device_gate.h) its children hold: the path of its files (null:
+  // none).
+  std::function<std::string(const std::string& device)> device_gate;
 };
 
 // Runs every job (or until `interrupted`); blocks until the workers are done. Returns the jobs

@@ -12,7 +12,6 @@
 
 #include "zoobench/runner/child_process.h"
 #include "zoobench/runner/child_rows.h"
-#include "zoobench/util/file_lock.h"
 #include "zoobench/util/files.h"
 #include "zoobench/util/log.h"
 #include "zoobench/util/text.h"
@@ -218,8 +217,6 @@ ModelSupply ZooSupply::export_model(const ZooEntry& model) {
   argv.insert(argv.end(), args.begin(), args.end());
   std::ofstream(log_path, std::ios::app) << "zoobench: exporting " << model.suite << "/"
                                          << model.name << ": " << join(argv, " ") << "\n";
-  // No export beside a timed section: this waits for one to end and holds the next off.
-  ExclusiveFileLock quiet(settings_.timing_lock);
   log::info("export {}: started (log: {})", model.name, log_path);
   // The exporter's child stops with the run: a watcher turns an interrupt into its stop flag.
   std::atomic<bool> export_done{false};

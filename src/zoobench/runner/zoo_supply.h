@@ -6,10 +6,11 @@
 // so the zoo stays under the budget; an export waits for room while a model it would crowd out
 // is still running.
 //
-// A timing never shares the machine with an export (an export's tracing and checks would spoil
-// its numbers): each export holds the run's timing lock (settings.timing_lock), which a model's
-// child holds for its timed section only, so exports overlap the models' loading, compiling
-// and accuracy checks.
+// A timing never shares the device with an export (an export's builds, tracing and checks would
+// spoil its numbers): the exporter holds the first device's gate shared (util/device_gate.h;
+// request.device_gate) while it builds, runs and saves a model, and a model's timed section
+// holds it alone, so exports overlap the models' loading, compiling and accuracy checks but no
+// timing.
 #pragma once
 
 #include <atomic>
@@ -36,7 +37,6 @@ struct SupplySettings {
   double timeout_s = 0;     // per export (0: none)
   double max_bytes = 0;     // --zoo-max-gb in bytes (0: no budget)
   std::size_t ahead = 2;    // models exported that no worker has asked for yet, at most
-  std::string timing_lock;  // file locked during each export and each timed section
 };
 
 // What the run gets for a model once its export is settled.

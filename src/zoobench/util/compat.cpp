@@ -7,6 +7,7 @@
 #if ZOOBENCH_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime_api.h>
 #endif
 
 // Exported by libtorch in both versions; Debian's 1.13 headers leave out the header that
@@ -137,6 +138,17 @@ int cuda_device_count() {
 #if ZOOBENCH_WITH_CUDA
   return static_cast<int>(c10::cuda::device_count());
 #else
+  return 0;
+#endif
+}
+
+int64_t cuda_total_memory_bytes(int device) {
+#if ZOOBENCH_WITH_CUDA
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, device) != cudaSuccess) return 0;
+  return static_cast<int64_t>(properties.totalGlobalMem);
+#else
+  (void)device;
   return 0;
 #endif
 }

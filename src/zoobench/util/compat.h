@@ -94,6 +94,8 @@ void cuda_synchronize(c10::DeviceIndex device);
 // Returns the caching allocator's unused blocks to the device (torch.cuda.empty_cache()).
 void cuda_release_cached_memory();
 int cuda_device_count();
+// The GPU's memory in bytes (0 on CPU builds), read without creating a context on it.
+int64_t cuda_total_memory_bytes(int device);
 // Makes `device` the current CUDA device of this thread (no-op for CPU devices).
 void set_current_device(const c10::Device& device);
 

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -181,7 +183,26 @@ void set_subject(const std::string& subject) {
   copy_text(g_subject, subject);
 }
 
+namespace {
+// The phase, for the parent's progress: written whole to a file beside it, then renamed over
+// the one the parent reads, which never sees half a line.
+void publish_phase(const std::string& phase) {
+  static const char* path = std::getenv(kPhaseFileVariable);
+  if (path == nullptr || *path == '\0' || phase.empty()) return;
+  const std::string staged = std::string(path) + ".next";
+  {
+    std::ofstream out(staged, std::ios::trunc);
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    out << std::fixed << now << '\t' << phase << '\n';
+    if (!out) return;
+  }
+  std::rename(staged.c_str(), path);
+}
+}  // namespace
+
 void set_phase(const std::string& phase) {
+  publish_phase(phase);
   std::string finished;
   double seconds = 0;
   {

@@ -22,10 +22,13 @@ void report_termination();
 // What the process works on (the model, backend, device, mode) and what it is doing (the phase),
 // for the report. Copied into fixed buffers (255 bytes each) that the handler reads.
 // set_phase also logs (info) how long the phase it ends lasted, when at least
-// kLoggedPhaseSeconds.
+// kLoggedPhaseSeconds, and, in a model's process whose parent named a file in
+// kPhaseFileVariable, writes the phase there (a line: seconds since the epoch, tab, the phase)
+// for the run's progress.
 void set_subject(const std::string& subject);
 void set_phase(const std::string& phase);
 inline constexpr double kLoggedPhaseSeconds = 0.05;
+inline constexpr const char* kPhaseFileVariable = "ZOOBENCH_PHASE_FILE";
 
 // Sets a phase for a scope and restores the previous one.
 class PhaseScope {

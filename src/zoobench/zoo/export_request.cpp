@@ -25,11 +25,22 @@ std::optional<std::string> missing_for(const std::string& manifest_path,
     return std::nullopt;
   }
   std::vector<std::string> missing;
+  bool recipe = false;
   for (const auto& role : request.roles) {
-    if (!manifest.artifact(role) && !manifest.artifact_failures.count(role))
+    if (role == kRecipeRole) {
+      recipe = true;
+      if (!manifest.has_recipe) missing.push_back("recipe (rebuild record)");
+    } else if (!manifest.artifact(role) && !manifest.artifact_failures.count(role)) {
       missing.push_back(role);
+    }
   }
   if (!missing.empty()) return "the zoo's entry has no " + join(missing, ", ");
+  // A recipe builds the model, and its inputs were made, for one mode.
+  if (recipe && manifest.recipe_training != request.training) {
+    return std::string("the zoo's entry was built for ") +
+           (manifest.recipe_training ? "training" : "inference") + ", the run " +
+           (request.training ? "trains" : "infers");
+  }
   if (const Artifact* eval = manifest.artifact("eval");
       eval && !eval->device.empty() && eval->device != request.device_type) {
     return "the zoo's entry was traced on " + eval->device + ", the run is on " +
@@ -49,8 +60,13 @@ std::vector<std::string> exporter_arguments(const ExportRequest& request, const 
   if (!request.torchbench_dir.empty()) {
     args.insert(args.end(), {"--torchbench-dir", request.torchbench_dir});
   }
+  if (!request.device_gate.empty()) args.insert(args.end(), {"--device-gate", request.device_gate});
   const auto& roles = request.roles;
-  if (std::find(roles.begin(), roles.end(), "train") != roles.end()) args.push_back("--training");
+  const auto has = [&roles](const char* role) {
+    return std::find(roles.begin(), roles.end(), role) != roles.end();
+  };
+  if (request.training || has("train")) args.push_back("--training");
+  if (!has("eval") && !has("train")) args.push_back("--no-torchscript");
   bool aoti = false;
   for (const auto& role : roles) {
     if (!starts_with(role, "aoti.")) continue;

@@ -9,13 +9,21 @@
 
 namespace zoobench {
 
+// The role of the model's recipe (the manifest's `rebuild` record and its inputs, nothing
+// traced): what the torch.compile family loads when the eager reference is the Python module.
+inline constexpr const char* kRecipeRole = "recipe";
+
 struct ExportRequest {
   std::string device_type = "cpu";    // what the TorchScript files are traced on (traced_on)
-  std::vector<std::string> roles;     // artifact roles: eval, train, aoti.<dtype>.<device>
+  // artifact roles: eval, train, aoti.<dtype>.<device>, recipe (kRecipeRole). Without eval and
+  // train the exporter traces nothing (--no-torchscript).
+  std::vector<std::string> roles;
+  bool training = false;  // the run trains: the model is built, and its inputs made, for training
   std::optional<int64_t> batch_size;  // --batch-size; else the list's (the exporter decides)
   std::string zoo_dir;                // the folder the entry goes to (the batch size's, if any)
   std::string suites_dir;
   std::string torchbench_dir;  // "" : none
+  std::string device_gate;     // the exporter holds it shared (util/device_gate.h); "" none
 };
 
 // Why the zoo entry at `manifest_path` does not serve `request` ("no manifest", "no train

@@ -249,6 +249,11 @@ Manifest read_manifest(const std::string& manifest_path) {
     manifest.patches = json.value("patches", std::vector<std::string>{});
     manifest.artifact_failures =
         json.value("aoti_failures", std::map<std::string, std::string>{});
+    if (json.contains("rebuild") && json["rebuild"].is_object()) {
+      manifest.has_recipe = true;
+      const auto& context = json["rebuild"].value("context", nlohmann::json::object());
+      manifest.recipe_training = context.is_object() && context.value("training", false);
+    }
     for (const auto& [role, artifact] : manifest.artifacts)
       check_step(artifact, manifest, manifest_path);
   } catch (const nlohmann::json::exception& e) {

@@ -78,6 +78,11 @@ struct Manifest {
   // Why the exporter could not make an artifact it was asked for ("aoti_failures": role ->
   // reason), so that a backend needing it can say what went wrong rather than "export it".
   std::map<std::string, std::string> artifact_failures;
+  // The exporter's record of how it built the model (`rebuild`: source, name, build context,
+  // seed), from which the torch.compile family builds the Python module again; and whether that
+  // build was for training (its inputs then are training's: labels, a training image size).
+  bool has_recipe = false;
+  bool recipe_training = false;
 
   // The artifact for a role, or nullptr.
   const Artifact* artifact(const std::string& role) const;

@@ -19,7 +19,7 @@ using testing::ScratchDir;
 
 // A manifest with `artifacts` (role -> traced_on or device), and optionally a recorded failure.
 std::string write_entry(const ScratchDir& dir, const std::string& artifacts,
-                        const std::string& failures = "{}") {
+                        const std::string& failures = "{}", const std::string& rebuild = "") {
   const std::string path = dir.file("zoo/torchbench/m/manifest.json");
   std::filesystem::create_directories(dir.file("zoo/torchbench/m"));
   std::ofstream(path) << R"({"format": "zoobench-manifest/1", "name": "m", "suite": "torchbench",
@@ -27,7 +27,7 @@ std::string write_entry(const ScratchDir& dir, const std::string& artifacts,
                       << artifacts
                       << R"(, "inputs": {"path": "inputs.pt", "sha256": "dd", "spec": []},
     "aoti_failures": )"
-                      << failures << "}";
+                      << failures << (rebuild.empty() ? "" : ", \"rebuild\": " + rebuild) << "}";
   return path;
 }
 
@@ -97,6 +97,40 @@ TEST(ExportRequest, TheExporterIsAskedForWhatTheRolesNeedAndNothingMore) {
 
   EXPECT_TRUE(
       has(exporter_arguments(request_for({"eval", "train"}), "torchbench", "m"), "--training"));
+}
+
+// The torch.compile family with the Python module as its reference loads the recipe alone: an
+// entry serves such a run when it has the recipe, built for the run's mode (inputs differ
+// between training and inference), whatever TorchScript it holds or lacks; the exporter is then
+// asked to trace nothing.
+TEST(ExportRequest, ARecipeServesARunOfItsModeAndAsksForNoTorchScript) {
+  ScratchDir dir;
+  const std::string recipe_only = write_entry(
+      dir, "{}", "{}", R"({"source": "torchvision_models", "name": "resnet18", "seed": 1337,
+                           "context": {"batch_size": 4, "training": false}})");
+  EXPECT_EQ(missing_for(recipe_only, request_for({kRecipeRole})), std::nullopt);
+  ExportRequest training = request_for({kRecipeRole});
+  training.training = true;
+  EXPECT_EQ(missing_for(recipe_only, training),
+            "the zoo's entry was built for inference, the run trains");
+  EXPECT_EQ(missing_for(recipe_only, request_for({"eval", kRecipeRole})),
+            "the zoo's entry has no eval");
+
+  // An entry from before recipes, or a user's TorchScript file: no recipe.
+  const std::string traced = write_entry(
+      dir,
+      R"({"eval": {"path": "eval.pt", "sha256": "aa", "kind": "torchscript", "traced_on": "cpu"}})");
+  EXPECT_EQ(missing_for(traced, request_for({kRecipeRole})),
+            "the zoo's entry has no recipe (rebuild record)");
+
+  auto has = [](const std::vector<std::string>& args, const std::string& flag) {
+    return std::find(args.begin(), args.end(), flag) != args.end();
+  };
+  const auto recipe_args = exporter_arguments(training, "torchbench", "m");
+  EXPECT_TRUE(has(recipe_args, "--no-torchscript"));
+  EXPECT_TRUE(has(recipe_args, "--training"));
+  EXPECT_FALSE(has(exporter_arguments(request_for({"eval", kRecipeRole}), "torchbench", "m"),
+                   "--no-torchscript"));
 }
 
 TEST(ExportRequest, TheIndexGivesTheExportersReasonAndABatchSizeHasItsOwnFolder) {

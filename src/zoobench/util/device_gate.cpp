@@ -1,0 +1,123 @@
+// flock's shared and exclusive holds, with a turn that keeps new shared holds out while a timed
+// section waits.
+#include "zoobench/util/device_gate.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+
+namespace zoobench {
+namespace {
+
+int open_lock_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw std::runtime_error("cannot open the lock file " + path + ": " + std::strerror(errno));
+  return fd;
+}
+
+// flock, waiting through signals. A failure other than an interrupted wait is a broken lock
+// file, which no model can be measured without.
+void lock(int fd, int operation, const std::string& path) {
+  while (::flock(fd, operation) != 0) {
+    if (errno == EINTR) continue;
+    throw std::runtime_error("cannot lock " + path + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+DeviceGate::DeviceGate(const std::string& path) : path_(path) {
+  if (path.empty()) return;
+  device_fd_ = open_lock_file(path);
+  try {
+    turn_fd_ = open_lock_file(path + ".turn");
+  } catch (...) {
+    ::close(device_fd_);
+    device_fd_ = -1;
+    throw;
+  }
+}
+
+DeviceGate::~DeviceGate() {
+  // Closing releases the holds; an explicit unlock also releases them for a descriptor that a
+  // forked process still shares.
+  for (int fd : {device_fd_, turn_fd_}) {
+    if (fd < 0) continue;
+    ::flock(fd, LOCK_UN);
+    ::close(fd);
+  }
+}
+
+void DeviceGate::take_shared_locked() {
+  lock(turn_fd_, LOCK_SH, path_ + ".turn");
+  lock(device_fd_, LOCK_SH, path_);
+  lock(turn_fd_, LOCK_UN, path_ + ".turn");
+}
+
+void DeviceGate::drop_shared_locked() { lock(device_fd_, LOCK_UN, path_); }
+
+std::optional<std::pair<int, int>> DeviceGate::shared_descriptors() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (!enabled() || shared_ == 0 || exclusive_) return std::nullopt;
+  return std::make_pair(device_fd_, turn_fd_);
+}
+
+DeviceGate::Shared::Shared(DeviceGate& gate) : gate_(gate) {
+  if (!gate_.enabled()) return;
+  std::lock_guard<std::mutex> guard(gate_.mutex_);
+  // Inside this process's own timed section the device is already this process's.
+  if (gate_.shared_++ == 0 && !gate_.exclusive_) gate_.take_shared_locked();
+}
+
+DeviceGate::Shared::~Shared() {
+  if (!gate_.enabled()) return;
+  std::lock_guard<std::mutex> guard(gate_.mutex_);
+  if (--gate_.shared_ == 0 && !gate_.exclusive_) gate_.drop_shared_locked();
+}
+
+DeviceGate::Exclusive::Exclusive(DeviceGate& gate) : gate_(gate) {
+  if (gate_.enabled()) {
+    std::lock_guard<std::mutex> guard(gate_.mutex_);
+    if (gate_.exclusive_) throw std::logic_error("a timed section inside another one");
+    if (gate_.shared_ > 0) gate_.drop_shared_locked();
+    lock(gate_.turn_fd_, LOCK_EX, gate_.path_ + ".turn");
+    lock(gate_.device_fd_, LOCK_EX, gate_.path_);
+    gate_.exclusive_ = true;
+  }
+  since_ = std::chrono::system_clock::now();
+}
+
+DeviceGate::Exclusive::~Exclusive() {
+  if (!gate_.enabled()) return;
+  std::lock_guard<std::mutex> guard(gate_.mutex_);
+  gate_.exclusive_ = false;
+  ::flock(gate_.device_fd_, LOCK_UN);
+  if (gate_.shared_ > 0) {
+    // Back to a shared hold: converting the turn from exclusive to shared keeps other sections
+    // out until this process holds the device shared again.
+    ::flock(gate_.turn_fd_, LOCK_SH);
+    ::flock(gate_.device_fd_, LOCK_SH);
+  }
+  ::flock(gate_.turn_fd_, LOCK_UN);
+}
+
+namespace {
+std::unique_ptr<DeviceGate>& process_gate_slot() {
+  static std::unique_ptr<DeviceGate> gate = std::make_unique<DeviceGate>();
+  return gate;
+}
+}  // namespace
+
+DeviceGate& process_device_gate() { return *process_gate_slot(); }
+
+void configure_process_device_gate(const std::string& path) {
+  process_gate_slot() = std::make_unique<DeviceGate>(path);
+}
+
+}  // namespace zoobench
