@@ -6,7 +6,8 @@
 #   scripts/gpu-check.sh                 env build test smoke
 #   scripts/gpu-check.sh STAGE...        the named stages, in the plan's order
 #
-# Stages: env build test smoke lists lists-train upstream table dropout overhead pack
+# Stages: env build test smoke lists lists-train upstream turnaround upstream-turnaround table
+#         dropout overhead pack
 # shellcheck disable=SC2317  # the stages are called by name
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -24,11 +25,17 @@ LISTS_BACKEND=${LISTS_BACKEND:-inductor}
 KINDS=${KINDS:-accuracy performance}  # what lists and upstream check and time
 ZOO_MAX_GB=${ZOO_MAX_GB:-30}
 TABLE_BACKENDS=${TABLE_BACKENDS:-python_eager,jit,cudagraphs,aot_inductor,inductor:default,inductor}
+# turnaround: the models of the side-by-side (docs/performance.md), the suite they are in, and
+# zoobench's pipelines (empty: its default)
+TURN_SUITE=${TURN_SUITE:-torchbench}
+TURN_MODELS=${TURN_MODELS:-BERT_pytorch|Super_SloMo|phlippe_resnet|pytorch_unet|resnet50|mobilenet_v2}
+TURN_JOBS=${TURN_JOBS:-}
 mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
-PLAN=(env build test smoke lists lists-train upstream table dropout overhead pack)
+PLAN=(env build test smoke lists lists-train upstream turnaround upstream-turnaround table dropout
+      overhead pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -113,6 +120,40 @@ stage_upstream() {
         --output "$file" --timeout "${MODEL_TIMEOUT_S:-900}") >> "$LOGS/upstream-$suite.log" 2>&1 || rc=1
       tail -3 "$LOGS/upstream-$suite.log"
     done
+  done
+  return "$rc"
+}
+
+# The seed job's turnaround on $TURN_MODELS: README's command from an empty zoo and a cold
+# compile cache, inference accuracy + performance, then training accuracy; the wall time of each
+# is the `timed` line, where each model's time went is scripts/phase_times.py over the logs.
+stage_turnaround() {
+  local tag=jobs-${TURN_JOBS:-default} jobs=() rc=0
+  [[ -n $TURN_JOBS ]] && jobs=(--jobs "$TURN_JOBS")
+  rm -rf "$ZOO-turnaround-$tag" "$RESULTS/turnaround-$tag"*
+  local common=(--suite "$TURN_SUITE" -k "^($TURN_MODELS)\$" --backend inductor --devices cuda
+                --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO-turnaround-$tag" --timeout 900
+                --output-format upstream "${jobs[@]}")
+  timed run_zb "turnaround-$tag-inference" 30 "${common[@]}" --accuracy --performance || rc=1
+  timed run_zb "turnaround-$tag-training" 20 "${common[@]}" --training --accuracy || rc=1
+  return "$rc"
+}
+
+# The same models through upstream's harness (.upstream, scripts/upstream_harness.py prepare),
+# one command per experiment as its users run it, its caches fresh at the start.
+stage_upstream-turnaround() {
+  local out=$ROOT/$RESULTS/upstream-turnaround rc=0 kind mode
+  rm -rf "$out" /tmp/upstream-turnaround-cache && mkdir -p "$out"
+  ln -sfn "$TORCHBENCH_DIR" "$ROOT/torchbench"  # torchbench.py looks for the checkout there
+  for kind in accuracy-inference performance-inference accuracy-training; do
+    mode=${kind#*-}
+    (cd .upstream && export HF_HUB_OFFLINE=1 TORCHINDUCTOR_CACHE_DIR=/tmp/upstream-turnaround-cache \
+       TRITON_CACHE_DIR=/tmp/upstream-turnaround-cache/triton &&
+     timed within_deadline "$PY" "$TURN_SUITE.py" "--${kind%-*}" "--$mode" --backend inductor \
+       --device cuda -k "^($TURN_MODELS)\$" --output-directory "$out" \
+       --output "inductor_${TURN_SUITE}_float32_${mode}_cuda_${kind%-*}.csv" --timeout 900) \
+      >> "$LOGS/upstream-turnaround.log" 2>&1 || rc=1
+    grep "took" "$LOGS/upstream-turnaround.log" | tail -1
   done
   return "$rc"
 }

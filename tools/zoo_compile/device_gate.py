@@ -74,8 +74,13 @@ def released_while_compiling(gate: Optional[Tuple[int, int]], allowed: bool = Tr
     try:
         yield
     finally:
-        callback_handler.remove_start_callback(on_start)
-        callback_handler.remove_end_callback(on_end)
+        # torch._dynamo.reset() clears the handler's callbacks: ours may be gone already.
+        for remove, callback in ((callback_handler.remove_start_callback, on_start),
+                                 (callback_handler.remove_end_callback, on_end)):
+            try:
+                remove(callback)
+            except ValueError:
+                pass
         on_end()  # never hand zoobench back a hold it does not have
 
 

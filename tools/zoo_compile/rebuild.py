@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -87,7 +88,12 @@ def _copy_of_recipe_build(manifest_path: str, device: str) -> RebuiltModel:
     if not built.manifest.get("deepcopy", True):
         # A model that cannot be copied is built again, from the same seed.
         return _build_from_recipe(manifest_path, device)
-    module, train_module = copy.deepcopy((built.module, built.train_module))
+    try:
+        module, train_module = copy.deepcopy((built.module, built.train_module))
+    except Exception as e:  # noqa: BLE001 - a module holding something that does not copy
+        print(f"zoobench: {built.manifest.get('name')} cannot be copied ({type(e).__name__}: "
+              f"{str(e)[:120]}); built again from its recipe's seed instead", file=sys.stderr)
+        return _build_from_recipe(manifest_path, device)
     return RebuiltModel(module=module, train_module=train_module, manifest=built.manifest,
                         folder=built.folder, keep_dropout=built.keep_dropout)
 
