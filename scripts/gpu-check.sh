@@ -135,17 +135,20 @@ stage_turnaround() {
                 --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO-turnaround-$tag" --timeout 900
                 --output-format upstream "${jobs[@]}")
   timed run_zb "turnaround-$tag-inference" 30 "${common[@]}" --accuracy --performance || rc=1
-  timed run_zb "turnaround-$tag-training" 20 "${common[@]}" --training --accuracy || rc=1
+  if [[ ${TURN_TRAINING:-1} == 1 ]]; then
+    timed run_zb "turnaround-$tag-training" 20 "${common[@]}" --training --accuracy || rc=1
+  fi
   return "$rc"
 }
 
 # The same models through upstream's harness (.upstream, scripts/upstream_harness.py prepare),
-# one command per experiment as its users run it, its caches fresh at the start.
+# one command per experiment as its users run it (TURN_UPSTREAM_KINDS: which), in a cache of
+# its own that starts empty on a fresh machine.
 stage_upstream-turnaround() {
   local out=$ROOT/$RESULTS/upstream-turnaround rc=0 kind mode
-  rm -rf "$out" /tmp/upstream-turnaround-cache && mkdir -p "$out"
+  mkdir -p "$out"
   ln -sfn "$TORCHBENCH_DIR" "$ROOT/torchbench"  # torchbench.py looks for the checkout there
-  for kind in accuracy-inference performance-inference accuracy-training; do
+  for kind in ${TURN_UPSTREAM_KINDS:-accuracy-inference performance-inference accuracy-training}; do
     mode=${kind#*-}
     (cd .upstream && export HF_HUB_OFFLINE=1 TORCHINDUCTOR_CACHE_DIR=/tmp/upstream-turnaround-cache \
        TRITON_CACHE_DIR=/tmp/upstream-turnaround-cache/triton &&
