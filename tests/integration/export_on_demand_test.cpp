@@ -131,28 +131,37 @@ TEST(ExportOnDemand, ATinyBudgetDeletesFinishedModelsAndResumeRedoesNothing) {
   EXPECT_EQ(read_csv(accuracy_csv(s.out, "torchbench")).size(), 2u);
 }
 
-// A run whose backends are all of the torch.compile family traces nothing: each model is exported
-// as its recipe and inputs, and its eager reference, float64 golden and speedup baseline are the
-// model's Python module, built once in the model's process from the recipe's seed. python_eager
-// is of that family and runs here (torch.compile itself needs torch 2). Two pipelines at once:
-// their timed sections never overlap.
+// A run whose backends are all of the torch.compile family traces nothing: each model's own
+// process exports its recipe and inputs (no exporter process) and keeps the module it built, and
+// the eager reference, float64 golden and speedup baseline are that Python module. python_eager
+// is of that family and runs here (torch.compile itself needs torch 2). A model that cannot be
+// built is a row with the exporter's reason. Two pipelines at once: their timed sections never
+// overlap.
 TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
   zt::ScratchDir dir;
-  const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}});
+  const ZooSetup s = make_setup(
+      dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}, {"broken_init", kBrokenInit}});
   auto run = zt::run_command(zoobench_command(
       "run --suite torchbench --backend python_eager --devices cpu --timeout 300 --jobs 2"
       " --accuracy --performance --repeat 5 --warmup 1 --zoo " +
       quote(s.zoo) + " --suites-dir " + quote(s.suites) + " --torchbench-dir " + quote(s.checkout) +
       " --output-directory " + quote(s.out)));
-  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.exit_code, 1) << run.output;  // broken_init's rows
   EXPECT_THAT(run.output, HasSubstr("pipelines: 2 model pipeline(s) per device (--jobs)"));
   EXPECT_THAT(run.output, HasSubstr("speedups: against the model's own Python module"));
 
   const std::string performance_file = performance_csv(s.out, "torchbench", "python_eager");
   auto accuracy = rows_by_name(accuracy_csv(s.out, "torchbench", "python_eager"));
   auto performance = rows_by_name(performance_file);
-  ASSERT_EQ(accuracy.size(), 2u) << run.output;
-  ASSERT_EQ(performance.size(), 2u) << run.output;
+  ASSERT_EQ(accuracy.size(), 3u) << run.output;
+  ASSERT_EQ(performance.size(), 3u) << run.output;
+  for (const auto* rows : {&accuracy, &performance}) {
+    const Row& broken = rows->at("broken_init");
+    EXPECT_EQ(broken.count("accuracy") ? broken.at("accuracy") : broken.at("status"),
+              "model_fail_to_load");
+    EXPECT_THAT(broken.at("reason"), HasSubstr("export failed"));
+    EXPECT_THAT(broken.at("reason"), HasSubstr("broken_init refuses to build"));
+  }
   for (const std::string model : {"tiny_mlp", "tiny_mlp_two"}) {
     SCOPED_TRACE(model);
     EXPECT_EQ(accuracy.at(model).at("accuracy"), "pass") << accuracy.at(model).at("reason");
@@ -173,11 +182,20 @@ TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
       EXPECT_TRUE(manifest.at("artifacts").empty()) << manifest.dump();
       EXPECT_TRUE(manifest.contains("rebuild")) << manifest.dump();
     }
-    EXPECT_THAT(read_text(s.out + "/logs/" + model + ".export.log"), HasSubstr("--no-torchscript"));
-    EXPECT_THAT(read_text(s.out + "/logs/" + model + ".inference.python_eager.cpu.log"),
-                HasSubstr("plan: eager reference the model's Python module"));
+    // Exported by the model's own process, each pass its batch size's entry.
+    EXPECT_FALSE(fs::exists(s.out + "/logs/" + model + ".export.log"));
+    const std::string log = read_text(s.out + "/logs/" + model + ".inference.python_eager.cpu.log");
+    EXPECT_THAT(log, HasSubstr("exporting its recipe in this process"));
+    EXPECT_THAT(log, HasSubstr("plan: eager reference the model's Python module"));
+    EXPECT_GT(std::stod(accuracy.at(model).at("export_s")), 0.0);
   }
-  EXPECT_EQ(overlapping(timed_sections(performance_file)), "");
+  // Both processes recorded their export in the zoo's index.
+  const auto index = nlohmann::json::parse(read_text(s.zoo + "/batch-4/index.json"));
+  EXPECT_EQ(index.at("models").size(), 3u) << index.dump();
+  std::vector<std::pair<double, double>> sections;
+  for (const auto& section : timed_sections(performance_file)) sections.push_back(section);
+  EXPECT_EQ(sections.size(), 2u);
+  EXPECT_EQ(overlapping(sections), "");
 }
 
 TEST(ExportOnDemand, NoExportRefusesAModelTheZooLacks) {

@@ -79,8 +79,23 @@ def rebuild(manifest_path: str, device: str, weights: str = "eval.pt") -> Rebuil
 _RECIPE_BUILDS: Dict[Tuple[str, str], RebuiltModel] = {}
 
 
+def _build_key(manifest_path: str, device: str) -> Tuple[str, str]:
+    # A model's process runs on one device: its type names it ("cuda" and "cuda:0" alike).
+    return os.path.abspath(manifest_path), torch.device(device).type
+
+
+def remember_recipe_build(manifest_path: str, device: str, module: torch.nn.Module,
+                          train_module: Optional[torch.nn.Module], keep_dropout: bool) -> None:
+    """The build this process made while exporting the model's recipe (zoo_export.in_process),
+    on `device`: the preparations that follow copy it instead of building the model again."""
+    _RECIPE_BUILDS.clear()
+    _RECIPE_BUILDS[_build_key(manifest_path, device)] = RebuiltModel(
+        module=module, train_module=train_module or module, manifest=read_manifest(manifest_path),
+        folder=os.path.dirname(os.path.abspath(manifest_path)), keep_dropout=keep_dropout)
+
+
 def _copy_of_recipe_build(manifest_path: str, device: str) -> RebuiltModel:
-    key = (os.path.abspath(manifest_path), device)
+    key = _build_key(manifest_path, device)
     if key not in _RECIPE_BUILDS:
         _RECIPE_BUILDS.clear()  # another model's build is not needed again
         _RECIPE_BUILDS[key] = _build_from_recipe(manifest_path, device)

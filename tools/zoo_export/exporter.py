@@ -53,6 +53,9 @@ class ExportOptions:
     # zoobench's device gate (--device-gate): held shared while a model is built, run, traced
     # and saved, so that no export runs beside a timed section of the run's models.
     device_gate: Optional[str] = None
+    # Called with (planned, bundle, folder) once a model is in place: a model's own process that
+    # exported its recipe keeps the built module to run it (in_process.py), not building it again.
+    keep_build: Optional[Callable[[Any, ExportableModel, str], None]] = None
     verbose: bool = False
     # A model whose export ran out of CUDA memory is exported again, up to this many times,
     # once the GPU has memory free: exporters beside each other on one GPU (and a run beside
@@ -494,6 +497,8 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
         outcome.status = "exported"
         outcome.files = {f: _size(os.path.join(final_dir, f)) for f in sorted(os.listdir(final_dir))}
         planned.batch_size = bundle.batch_size
+        if options.keep_build is not None:
+            options.keep_build(planned, bundle, final_dir)
     except KeyboardInterrupt:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -643,59 +648,73 @@ def use_expandable_segments(device: str) -> Optional[str]:
     return None
 
 
+def _export_retrying(p: PlannedModel, options: ExportOptions, versions: Dict[str, Any],
+                     emit: Callable[[str], None]) -> Outcome:
+    """export_one, and again (up to options.oom_retries times) after running out of CUDA
+    memory, once the memory it needed is free."""
+    with _source_scope(p), device_gate.shared_hold(options.device_gate):
+        outcome = export_one(p, options, versions)
+    for attempt in range(1, options.oom_retries + 1):
+        if not outcome.out_of_memory:
+            break
+        why = outcome.reason or "; ".join(outcome.aoti_failures.values())
+        needed, device_total = memory_needed(why), device_memory(options.device)
+        if needed and device_total and needed > device_total:
+            outcome.notes.append(
+                f"not exported again: it needed at least {gib(needed)} (what it held "
+                f"and what it asked for), more than the GPU's {gib(device_total)}; "
+                f"export it with a smaller --batch-size")
+            break
+        wanted = free_memory_wanted(device_total, needed) if device_total else None
+        emit(f"    {p.suite}/{p.name}: out of CUDA memory ({why}); waiting for "
+             f"{gib(wanted) if wanted else 'the GPU'} to be free, then export "
+             f"{attempt + 1} of {options.oom_retries + 1}")
+        waited = wait_for_device_memory(options.device, wanted, options.oom_wait_s)
+        with _source_scope(p), device_gate.shared_hold(options.device_gate):
+            outcome = export_one(p, options, versions)
+        outcome.notes.append(f"exported again after running out of CUDA memory ({why}), "
+                             f"{waited:.0f}s later (export {attempt + 1})")
+    return outcome
+
+
+def export_and_record(p: PlannedModel, options: ExportOptions, versions: Dict[str, Any],
+                      emit: Callable[[str], None] = print) -> Outcome:
+    """One planned model: skipped, kept (--skip-exported) or exported, its outcome recorded in
+    the zoo's index.json."""
+    if p.skip_reason:
+        return Outcome(p, "skipped", p.skip_reason)
+    if options.skip_exported and already_exported(p, options):
+        return Outcome(p, "kept", "already in the zoo (--skip-exported)")
+    start = time.monotonic()
+    outcome = _export_retrying(p, options, versions, emit)
+    outcome.seconds = time.monotonic() - start
+    entry = {"name": p.name, "suite": p.suite, "status": outcome.status,
+             "reason": outcome.reason, "source": p.source_label,
+             "batch_size": p.batch_size, "duration_s": round(outcome.seconds, 3),
+             "stage_s": {k: round(v, 3) for k, v in outcome.stage_seconds.items()},
+             "exported_at": manifest.utc_now()}
+    if outcome.status == "exported":
+        entry["manifest"] = f"{p.suite}/{p.name}/manifest.json"
+    if outcome.notes:
+        entry["notes"] = outcome.notes
+    if outcome.aoti_failures:
+        entry["aoti_failures"] = outcome.aoti_failures
+    manifest.record_in_index(options.zoo, entry)
+    return outcome
+
+
 def export_all(planned: List[PlannedModel], options: ExportOptions,
                emit: Callable[[str], None] = print) -> List[Outcome]:
     versions = manifest.library_versions()
     outcomes: List[Outcome] = []
-    total = len(planned)
     os.makedirs(options.zoo, exist_ok=True)
     allocator_note = use_expandable_segments(options.device)
     if allocator_note:
         emit(f"note: {allocator_note}")
     for i, p in enumerate(planned, start=1):
-        if p.skip_reason:
-            outcome = Outcome(p, "skipped", p.skip_reason)
-        elif options.skip_exported and already_exported(p, options):
-            outcome = Outcome(p, "kept", "already in the zoo (--skip-exported)")
-        else:
-            start = time.monotonic()
-            with _source_scope(p), device_gate.shared_hold(options.device_gate):
-                outcome = export_one(p, options, versions)
-            for attempt in range(1, options.oom_retries + 1):
-                if not outcome.out_of_memory:
-                    break
-                why = outcome.reason or "; ".join(outcome.aoti_failures.values())
-                needed, device_total = memory_needed(why), device_memory(options.device)
-                if needed and device_total and needed > device_total:
-                    outcome.notes.append(
-                        f"not exported again: it needed at least {gib(needed)} (what it held "
-                        f"and what it asked for), more than the GPU's {gib(device_total)}; "
-                        f"export it with a smaller --batch-size")
-                    break
-                wanted = free_memory_wanted(device_total, needed) if device_total else None
-                emit(f"    {p.suite}/{p.name}: out of CUDA memory ({why}); waiting for "
-                     f"{gib(wanted) if wanted else 'the GPU'} to be free, then export "
-                     f"{attempt + 1} of {options.oom_retries + 1}")
-                waited = wait_for_device_memory(options.device, wanted, options.oom_wait_s)
-                with _source_scope(p), device_gate.shared_hold(options.device_gate):
-                    outcome = export_one(p, options, versions)
-                outcome.notes.append(f"exported again after running out of CUDA memory ({why}), "
-                                     f"{waited:.0f}s later (export {attempt + 1})")
-            outcome.seconds = time.monotonic() - start
-            entry = {"name": p.name, "suite": p.suite, "status": outcome.status,
-                     "reason": outcome.reason, "source": p.source_label,
-                     "batch_size": p.batch_size, "duration_s": round(outcome.seconds, 3),
-                     "stage_s": {k: round(v, 3) for k, v in outcome.stage_seconds.items()},
-                     "exported_at": manifest.utc_now()}
-            if outcome.status == "exported":
-                entry["manifest"] = f"{p.suite}/{p.name}/manifest.json"
-            if outcome.notes:
-                entry["notes"] = outcome.notes
-            if outcome.aoti_failures:
-                entry["aoti_failures"] = outcome.aoti_failures
-            manifest.record_in_index(options.zoo, entry)
+        outcome = export_and_record(p, options, versions, emit)
         outcomes.append(outcome)
-        emit(progress_line(i, total, outcome))
+        emit(progress_line(i, len(planned), outcome))
         sys.stdout.flush()
     return outcomes
 

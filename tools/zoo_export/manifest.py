@@ -4,6 +4,7 @@ atomically; sha256 of artifacts; library versions."""
 from __future__ import annotations
 
 import datetime
+import fcntl
 import hashlib
 import json
 import os
@@ -120,13 +121,22 @@ def load_index(zoo: str) -> Dict[str, Any]:
 
 def record_in_index(zoo: str, entry: Dict[str, Any]) -> None:
     """Adds or replaces the (suite, name) entry; rewritten after every model so that an
-    interrupted export keeps what it finished."""
-    index = load_index(zoo)
-    models = [m for m in index["models"]
-              if not (m.get("suite") == entry["suite"] and m.get("name") == entry["name"])]
-    models.append(entry)
-    models.sort(key=lambda m: (str(m.get("suite")), str(m.get("name"))))
-    index["models"] = models
-    index["format"] = INDEX_FORMAT
-    index["updated_at"] = utc_now()
-    write_json_atomically(os.path.join(zoo, "index.json"), index)
+    interrupted export keeps what it finished. Read and written under a lock (index.json.lock):
+    the model processes of a run export their recipes side by side, and an unlocked
+    read-modify-write would drop another's entry."""
+    os.makedirs(zoo, exist_ok=True)
+    lock_fd = os.open(os.path.join(zoo, "index.json.lock"),
+                      os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        index = load_index(zoo)
+        models = [m for m in index["models"]
+                  if not (m.get("suite") == entry["suite"] and m.get("name") == entry["name"])]
+        models.append(entry)
+        models.sort(key=lambda m: (str(m.get("suite")), str(m.get("name"))))
+        index["models"] = models
+        index["format"] = INDEX_FORMAT
+        index["updated_at"] = utc_now()
+        write_json_atomically(os.path.join(zoo, "index.json"), index)
+    finally:
+        os.close(lock_fd)

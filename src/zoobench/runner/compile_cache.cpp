@@ -5,9 +5,9 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <system_error>
 
 #include "zoobench/backends/backend.h"
+#include "zoobench/util/files.h"
 #include "zoobench/util/log.h"
 
 namespace fs = std::filesystem;
@@ -44,8 +44,7 @@ RunCompileCache::RunCompileCache(const RunOptions& options) {
 
 RunCompileCache::~RunCompileCache() {
   if (folder_.empty()) return;
-  std::error_code ignored;
-  fs::remove_all(folder_, ignored);
+  remove_tree(folder_);  // never std::filesystem::remove_all (util/files.h says why)
   ::unsetenv("TORCHINDUCTOR_CACHE_DIR");
   ::unsetenv("TRITON_CACHE_DIR");
 }

@@ -243,6 +243,7 @@ void add_output_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--row-out", o.row_out)->group("");
   c.add_option("--log-file", o.log_file)->group("");
   c.add_option("--device-gate", o.device_gate)->group("");
+  c.add_option("--export-here", o.export_here)->group("");
 }
 
 }  // namespace
@@ -290,7 +291,8 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--tolerance",
                                                   "--row-out",
                                                   "--log-file",
-                                                  "--device-gate"};
+                                                  "--device-gate",
+                                                  "--export-here"};
   return kFlags;
 }
 

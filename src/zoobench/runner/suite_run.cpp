@@ -34,6 +34,7 @@
 #include "zoobench/runner/output_lock.h"
 #include "zoobench/runner/pipelines.h"
 #include "zoobench/runner/progress.h"
+#include "zoobench/runner/recipe_export.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/runner/resume_settings.h"
 #include "zoobench/runner/run_gate.h"
@@ -237,14 +238,34 @@ PipelineCount count_pipelines(const RunOptions& options, const std::string& devi
   return pipeline_count(options.jobs, device_type, options.devices.size(), cpus.size(), gpu_bytes);
 }
 
-int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config) {
+// A model's own process (--row-out): its recipe exported here first when the parent said so
+// (--export-here), then its experiments, each row written to the parent's file as it comes.
+int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
+                   const std::string& suites_dir) {
   crash_report::report_termination();  // a timeout row can then say in which phase it stopped
   configure_process_device_gate(options.device_gate);
   std::vector<ResultRow> rows;
-  run_model(entry, options, config, options.devices.at(0), [&](const ResultRow& row) {
-    rows.push_back(row);
+  auto keep = [&](ResultRow row, const std::string& export_s) {
+    set_cell(row, columns::kExportS, export_s);
+    rows.push_back(std::move(row));
     write_rows_file(options.row_out, rows);
-  });
+  };
+  std::string export_s;  // the export's seconds, when this process exported
+  if (!options.export_here.empty()) {
+    ExportRequest request = export_request(options, suites_dir);
+    request.batch_size = options.export_here == "list"
+                             ? std::nullopt
+                             : std::optional<int64_t>(std::stoll(options.export_here));
+    const ModelSupply got = export_recipe_here(request, entry, options.log_file);
+    if (!got.log.empty()) export_s = format_cell(got.seconds);
+    if (!got.ready) {
+      for (auto& row : export_failure_rows(options, entry, options.devices.at(0), got))
+        keep(std::move(row), export_s);
+      return 0;
+    }
+  }
+  run_model(entry, options, config, options.devices.at(0),
+            [&](const ResultRow& row) { keep(row, export_s); });
   if (rows.empty()) write_rows_file(options.row_out, rows);
   return 0;
 }
@@ -386,6 +407,7 @@ std::unique_ptr<ZooSupply> make_supply(const RunOptions& options, const std::str
   SupplySettings settings;
   settings.request = export_request(options, suites_dir);
   settings.request.device_gate = device_gate_path(options, options.devices[0]);
+  settings.exports_in_model_processes = exports_in_model_process(settings.request);
   settings.python = python::interpreter_path();
   settings.exporter = (fs::path(python::tools_directory()) / "export_zoo.py").string();
   settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
@@ -439,6 +461,12 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
       plan_phases(std::move(jobs), pipelines.per_device, check_workers(options));
   std::unique_ptr<ZooSupply> supply =
       make_supply(options, suites_dir, phases, pipelines.per_device);
+  if (supply && supply->exports_in_model_processes()) {
+    // Each model's process exports its recipe itself, at the run's batch size.
+    const std::string size = options.batch_size ? std::to_string(*options.batch_size) : "list";
+    for (auto& phase : phases)
+      for (auto& job : phase.jobs) job.options.export_here = size;
+  }
   std::size_t total = 0;
   for (const auto& phase : phases) total += phase.jobs.size();
   Progress progress(total, ::isatty(STDERR_FILENO) != 0);
@@ -621,7 +649,8 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
 
   if (!options.row_out.empty()) {
     if (selected.size() != 1) throw UsageError("--row-out needs exactly one model (--only NAME)");
-    return run_child_mode(options, selected[0].entry, configs.at(selected[0].entry.suite));
+    return run_child_mode(options, selected[0].entry, configs.at(selected[0].entry.suite),
+                          suites_dir);
   }
   // A backend that cannot run here at all (or a typo in a torch.compile name): refused before
   // anything is exported or started, not one failed row per model.

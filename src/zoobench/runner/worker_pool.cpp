@@ -34,11 +34,18 @@ std::string file_part(std::string text) {
 std::vector<std::string> child_arguments(const RunOptions& o, const std::string& suite,
                                          const std::string& model, const std::string& device,
                                          const std::string& row_out, const std::string& log_file) {
-  // The parent exported what the child needs (--no-export): the child only reads the zoo.
-  std::vector<std::string> a = {"run",       "--suite",   suite,        "--only",     model,
-                                "--devices", device,      "--backend",  o.backend,    "--timeout",
-                                "0",         "--row-out", row_out,      "--log-file", log_file,
-                                "--zoo",     o.zoo_dir,   "--no-export"};
+  // The parent exported what the child needs (--no-export): the child only reads the zoo; or
+  // the child exports its model's recipe itself (--export-here).
+  std::vector<std::string> a = {"run",       "--suite",   suite,       "--only",     model,
+                                "--devices", device,      "--backend", o.backend,    "--timeout",
+                                "0",         "--row-out", row_out,     "--log-file", log_file,
+                                "--zoo",     o.zoo_dir};
+  if (o.export_here.empty()) {
+    a.push_back("--no-export");
+  } else {
+    a.insert(a.end(), {"--export-here", o.export_here});
+    if (!o.torchbench_dir.empty()) a.insert(a.end(), {"--torchbench-dir", o.torchbench_dir});
+  }
   if (!o.device_gate.empty()) a.insert(a.end(), {"--device-gate", o.device_gate});
   // The run's reference, which the child cannot tell from its one backend.
   a.insert(a.end(), {"--eager-reference", eager_reference(o)});

@@ -70,12 +70,22 @@ ZooSupply::ZooSupply(SupplySettings settings, std::vector<ZooEntry> models,
     : settings_(std::move(settings)),
       jobs_left_(std::move(jobs_per_model)),
       interrupted_(interrupted) {
+  std::size_t exported_by_models = 0;
   for (const auto& model : models) {
-    if (missing_for(manifest_path_of(settings_, model), settings_.request)) {
-      to_export_.push_back(model);
-    } else {
+    if (!missing_for(manifest_path_of(settings_, model), settings_.request)) {
       settled_[key(model)] = ModelSupply{true, "", ""};
+    } else if (settings_.exports_in_model_processes) {
+      settled_[key(model)] = ModelSupply{true, "", ""};  // its process exports it
+      ++exported_by_models;
+    } else {
+      to_export_.push_back(model);
     }
+  }
+  if (exported_by_models > 0) {
+    log::info(
+        "{} model(s) to export into {} by their own processes as the run goes (recipes: "
+        "nothing traced)",
+        exported_by_models, settings_.request.zoo_dir);
   }
   if (!to_export_.empty()) {
     log::info("{} model(s) to export into {} as the run goes (--no-export refuses){}",

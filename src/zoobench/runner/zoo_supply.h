@@ -37,6 +37,9 @@ struct SupplySettings {
   double timeout_s = 0;     // per export (0: none)
   double max_bytes = 0;     // --zoo-max-gb in bytes (0: no budget)
   std::size_t ahead = 2;    // models exported that no worker has asked for yet, at most
+  // The models' own processes export what the run needs (runner/recipe_export.h): every model
+  // is ready at once and no exporter runs here.
+  bool exports_in_model_processes = false;
 };
 
 // What the run gets for a model once its export is settled.
@@ -62,6 +65,7 @@ class ZooSupply {
   ModelSupply await(const ZooEntry& model);
   // One of the model's jobs delivered its rows; after the last, its folder may be evicted.
   void job_done(const ZooEntry& model);
+  bool exports_in_model_processes() const { return settings_.exports_in_model_processes; }
 
  private:
   static std::string key(const ZooEntry& model) { return model.suite + "/" + model.name; }

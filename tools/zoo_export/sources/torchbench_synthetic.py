@@ -74,25 +74,32 @@ _PACKAGE_ROOT = "_zoobench_checkout_code"
 
 @contextlib.contextmanager
 def _model_package(checkout: str, name: str):
-    """The model folder as package _zoobench_checkout_code.<name>, its __init__.py not run;
-    removed from sys.modules afterwards (another checkout may have a different one)."""
+    """The model folder as package _zoobench_checkout_code.<name>, its __init__.py not run. It
+    stays in sys.modules after the build: torch.compile's dynamo imports the module of every
+    global the model's code reads (Super_SloMo's failed with ModuleNotFoundError when it was
+    removed, 2026-12-05). A package of the same name from another checkout goes first."""
     folder = torchbench_checkout.model_dir(checkout, name)
     if folder is None:
         raise SourceUnavailable(f"{checkout} has no torchbenchmark/models/{name}")
     package = f"{_PACKAGE_ROOT}.{name}"
-    for module_name, path in ((_PACKAGE_ROOT, []), (package, [folder])):
-        module = types.ModuleType(module_name)
-        module.__path__ = path
-        sys.modules[module_name] = module
+    registered = sys.modules.get(package)
+    if registered is not None and list(getattr(registered, "__path__", [])) != [folder]:
+        for key in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
+            del sys.modules[key]
+    if _PACKAGE_ROOT not in sys.modules:
+        root = types.ModuleType(_PACKAGE_ROOT)
+        root.__path__ = []
+        sys.modules[_PACKAGE_ROOT] = root
+    if package not in sys.modules:
+        module = types.ModuleType(package)
+        module.__path__ = [folder]
+        sys.modules[package] = module
     old_dont_write_bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True  # the checkout may be read-only
     try:
         yield package
     finally:
         sys.dont_write_bytecode = old_dont_write_bytecode
-        for key in [k for k in sys.modules if k == _PACKAGE_ROOT or
-                    k.startswith(_PACKAGE_ROOT + ".")]:
-            del sys.modules[key]
 
 
 def _stargan(checkout: str, batch: int, device: str):
