@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 
 def torch_compile_missing(torch_module) -> Optional[str]:
@@ -15,8 +15,9 @@ def torch_compile_missing(torch_module) -> Optional[str]:
 
 
 def describe(_argument: Any = None) -> Dict[str, Any]:
-    """torch's version, whether torch.compile exists, and the names dynamo knows
-    (torch._dynamo.list_backends, experimental ones included)."""
+    """torch's version and whether torch.compile exists. The names dynamo knows are
+    dynamo_backends()'s: listing them imports every backend dynamo has (onnxruntime's among
+    them), seconds that a model's process need not spend on a name its run already checked."""
     import torch
 
     facts: Dict[str, Any] = {"python": sys.version.split()[0], "executable": sys.executable,
@@ -25,13 +26,20 @@ def describe(_argument: Any = None) -> Dict[str, Any]:
     facts["torch_compile"] = missing is None
     if missing:
         facts["why_not"] = missing
-        facts["dynamo_backends"] = []
-        return facts
+    return facts
+
+
+def dynamo_backends(_argument: Any = None) -> List[str]:
+    """The names dynamo knows (torch._dynamo.list_backends, experimental ones included); none
+    without torch.compile."""
+    import torch
+
+    if torch_compile_missing(torch):
+        return []
     import torch._dynamo
 
     try:
         names = torch._dynamo.list_backends(exclude_tags=())
     except TypeError:  # older signature
         names = torch._dynamo.list_backends()
-    facts["dynamo_backends"] = sorted(names)
-    return facts
+    return sorted(names)

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <regex>
@@ -211,9 +212,15 @@ class PythonModelBackend : public Backend {
     return unknown_dynamo_backend(spec_->dynamo_backend);
   }
 
+  // Per model: whether torch.compile runs here. The backend's name was checked by the run
+  // before any model started (unavailable_reason, require_runnable_backends).
   std::optional<std::string> unsupported_reason(const Manifest&,
                                                 const BackendRequest&) const override {
-    return unavailable_reason();
+    const PythonFacts& python = python_facts();
+    if (python.unavailable) return python.unavailable;
+    if (spec_ && !python.facts.value("torch_compile", false))
+      return python.facts.value("why_not", "no torch.compile");
+    return std::nullopt;
   }
 
   // Inductor's config steps (inductor_switches.h); python_eager compiles nothing.
@@ -337,11 +344,19 @@ std::unique_ptr<Backend> make_torch_compile_backend(const TorchCompileSpec& spec
 std::optional<std::string> unknown_dynamo_backend(const std::string& dynamo_backend) {
   const PythonFacts& python = python_facts();
   if (python.unavailable || !python.facts.value("torch_compile", false)) return std::nullopt;
-  std::vector<std::string> available;
-  for (const auto& known : python.facts.value("dynamo_backends", nlohmann::json::array())) {
-    available.push_back(known.get<std::string>());
-  }
-  if (std::find(available.begin(), available.end(), dynamo_backend) != available.end()) {
+  // Asked once per process, and only here: listing imports every backend dynamo has.
+  static const std::vector<std::string> available = [] {
+    std::vector<std::string> names;
+    try {
+      for (const auto& known : python::call_json("zoo_compile.environment", "dynamo_backends"))
+        names.push_back(known.get<std::string>());
+    } catch (const std::exception& e) {
+      log::warn("cannot list dynamo's backends: {}", first_line(e.what()));
+    }
+    return names;
+  }();
+  if (available.empty() ||
+      std::find(available.begin(), available.end(), dynamo_backend) != available.end()) {
     return std::nullopt;
   }
   return "dynamo has no backend '" + dynamo_backend + "' (it has: " + join(available, ", ") + ")";

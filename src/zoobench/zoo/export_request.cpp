@@ -28,8 +28,9 @@ std::optional<std::string> missing_for(const std::string& manifest_path,
   bool recipe = false;
   for (const auto& role : request.roles) {
     if (role == kRecipeRole) {
-      recipe = true;
-      if (!manifest.has_recipe) missing.push_back("recipe (rebuild record)");
+      // A model added from a TorchScript file can have no recipe: its row says so.
+      recipe = !starts_with(manifest.source, "torchscript:");
+      if (recipe && !manifest.has_recipe) missing.push_back("recipe (rebuild record)");
     } else if (!manifest.artifact(role) && !manifest.artifact_failures.count(role)) {
       missing.push_back(role);
     }
@@ -41,8 +42,12 @@ std::optional<std::string> missing_for(const std::string& manifest_path,
            (manifest.recipe_training ? "training" : "inference") + ", the run " +
            (request.training ? "trains" : "infers");
   }
+  // The TorchScript files are traced on a device; a run that loads none does not care which.
+  const bool torchscript =
+      std::any_of(request.roles.begin(), request.roles.end(),
+                  [](const std::string& role) { return role == "eval" || role == "train"; });
   if (const Artifact* eval = manifest.artifact("eval");
-      eval && !eval->device.empty() && eval->device != request.device_type) {
+      torchscript && eval && !eval->device.empty() && eval->device != request.device_type) {
     return "the zoo's entry was traced on " + eval->device + ", the run is on " +
            request.device_type;
   }

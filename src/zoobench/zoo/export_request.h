@@ -27,9 +27,11 @@ struct ExportRequest {
 };
 
 // Why the zoo entry at `manifest_path` does not serve `request` ("no manifest", "no train
-// artifact", "traced on cpu, the run is on cuda"), or nullopt when it does. An AOTInductor
-// package the exporter recorded as impossible counts as there: the row then says why. So does
-// a manifest that does not read: the model's run reports it rather than an export hiding it.
+// artifact", "traced on cpu, the run is on cuda", "built for inference, the run trains"), or
+// nullopt when it does. An AOTInductor package the exporter recorded as impossible counts as
+// there, and so does the recipe of a model added from a TorchScript file (it can have none):
+// the row then says why. So does a manifest that does not read: the model's run reports it
+// rather than an export hiding it.
 std::optional<std::string> missing_for(const std::string& manifest_path,
                                        const ExportRequest& request);
 

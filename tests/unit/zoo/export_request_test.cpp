@@ -31,6 +31,11 @@ std::string write_entry(const ScratchDir& dir, const std::string& artifacts,
   return path;
 }
 
+std::string read_text_of(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 ExportRequest request_for(std::vector<std::string> roles, const std::string& device = "cuda") {
   ExportRequest request;
   request.device_type = device;
@@ -122,6 +127,14 @@ TEST(ExportRequest, ARecipeServesARunOfItsModeAndAsksForNoTorchScript) {
       R"({"eval": {"path": "eval.pt", "sha256": "aa", "kind": "torchscript", "traced_on": "cpu"}})");
   EXPECT_EQ(missing_for(traced, request_for({kRecipeRole})),
             "the zoo's entry has no recipe (rebuild record)");
+  // A user's TorchScript file can never have one: exporting again would not help, its row says so.
+  const std::string user_file = dir.file("zoo/torchbench/m/manifest.json");
+  {
+    std::string text = read_text_of(user_file);
+    text.replace(text.find("torchvision:resnet18"), 20, "torchscript:/m.pt");
+    std::ofstream(user_file) << text;
+  }
+  EXPECT_EQ(missing_for(user_file, request_for({kRecipeRole})), std::nullopt);
 
   auto has = [](const std::vector<std::string>& args, const std::string& flag) {
     return std::find(args.begin(), args.end(), flag) != args.end();
