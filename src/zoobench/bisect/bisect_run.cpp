@@ -113,8 +113,10 @@ std::optional<ResultRow> run_accuracy_child(const ZooEntry& entry, const RunOpti
   settings.cuda_visible_devices = std::getenv("CUDA_VISIBLE_DEVICES");
   Progress progress(1, false, quiet_stream());
   std::vector<ResultRow> rows;
-  run_jobs({ChildJob{entry, step}}, settings, configs, progress, g_interrupted,
-           [&](const ChildJob&, const std::vector<ResultRow>& delivered) {
+  const JobPlan job =
+      plan_job(step, entry, configs.at(entry.suite), step.backend, step.accuracy, step.performance);
+  run_jobs({job}, settings, progress, g_interrupted,
+           [&](const JobPlan&, const std::vector<ResultRow>& delivered) {
              rows = delivered;
              return true;
            });
@@ -311,16 +313,18 @@ CompilerBisectorReport bisect_inductor(const RunOptions& options, const ZooEntry
     return report;
   }
   RunOptions check = options;
-  check.backend = "{backend}";
-  check.accuracy = true;
-  check.performance = false;
   check.child_flags = step_flags(options, suites_dir, {});
+  const JobPlan job =
+      plan_job(check, entry, SuiteConfig(entry.suite), options.backend, true, false);
   const ChildDevice child = child_device_for(device, std::getenv("CUDA_VISIBLE_DEVICES"));
   CompilerBisectorRequest request;
   request.child_argv = {current_executable()};
-  for (auto& argument :
-       child_arguments(check, entry.suite, entry.name, child.device, "{rows}", "{log}"))
+  for (auto& argument : child_arguments(job, child.device, "{rows}", "{log}", ""))
     request.child_argv.push_back(std::move(argument));
+  // The driver fills the backend in for each of its checks.
+  const auto backend = std::find(request.child_argv.begin(), request.child_argv.end(), "--backend");
+  if (backend != request.child_argv.end() && backend + 1 != request.child_argv.end())
+    *(backend + 1) = "{backend}";
   request.child_environment = child.environment;
   request.inductor_backend = options.backend;
   request.timeout_s = options.timeout_s;

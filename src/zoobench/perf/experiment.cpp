@@ -143,6 +143,7 @@ bool measure(Timing& t) {
       uncompiled_iteration = iteration_of(*uncompiled, t.request, t.inputs, t.clone_each);
     crash_report::set_phase("performance: waiting for the device to be this model's alone");
     DeviceGate::Exclusive alone(process_device_gate());
+    t.record.beside_timing = crash_report::other_processes_phases();
     crash_report::set_phase("performance: interleaved timing");
     t.record.measurement = measure_interleaved(t.eager_iteration, t.compiled_iteration, *timer,
                                                t.options.measurement, uncompiled_iteration);

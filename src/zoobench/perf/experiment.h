@@ -42,6 +42,10 @@ struct PerformanceRecord {
   ExecutionInfo compiled_info;
   bool eager_launch_bound = false, compiled_launch_bound = false;
   std::optional<TimedSection> timed_section;
+  // What the run's other model processes were doing when the timed section began (their
+  // phases: compiling, waiting for the device): the device was this model's alone, the CPUs
+  // not necessarily.
+  std::vector<std::string> beside_timing;
 };
 
 PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,

@@ -54,11 +54,12 @@ std::vector<ResultRow> read_rows_file(const std::string& path) {
   return rows;
 }
 
-RowContext context_for(const RunOptions& options, const ZooEntry& entry, const std::string& device,
-                       const std::string& log) {
-  RowContext c = row_context(options, entry, device, log);
+RowContext context_for(const JobPlan& job, const std::string& device, const std::string& log) {
+  RowContext c = job.cells;
+  c.device = device;
+  c.log = log;
   try {
-    c.batch_size = read_manifest(entry.manifest_path).batch_size;
+    c.batch_size = read_manifest(job.entry.manifest_path).batch_size;
   } catch (const std::exception&) {
     // The child reports the broken manifest; the parent only needs the name for its rows.
   }
@@ -101,8 +102,7 @@ std::string child_failure_reason(const ChildOutcome& outcome, const std::string&
   return "";
 }
 
-std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry,
-                                     const SuiteConfig& config, const std::string& device,
+std::vector<ResultRow> complete_rows(const JobPlan& job, const std::string& device,
                                      const std::string& log, std::vector<ResultRow> rows,
                                      const ChildOutcome& outcome) {
   // An interrupted model keeps the rows its child finished (a check before an interrupted
@@ -112,10 +112,9 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
   const Status status = outcome.kind == ChildOutcome::Kind::kTimedOut ? Status::kTimeout
                         : outcome.kind == ChildOutcome::Kind::kSignaled ? Status::kCrash
                                                                         : Status::kInfraError;
-  const std::string reason = child_failure_reason(outcome, log, options.timeout_s);
-  RowContext c = context_for(options, entry, device, log);
-  // The patches the child was given (a crash may come from one of them).
-  if (options.patches) c.patches = config.patches_for(entry.name, options.mode);
+  const std::string reason = child_failure_reason(outcome, log, job.timeout_s);
+  // Its patches are those the child was given (a crash may come from one of them).
+  RowContext c = context_for(job, device, log);
   auto has = [&](ExperimentKind kind, const std::string& layout) {
     for (const auto& row : rows) {
       if (row.kind != kind) continue;
@@ -124,31 +123,31 @@ std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& 
     }
     return false;
   };
-  if (options.accuracy) {
-    for (const auto& layout : accuracy_layouts(options)) {
+  if (job.accuracy) {
+    for (const auto& layout : job.input_layouts) {
       if (has(ExperimentKind::kAccuracy, layout)) continue;
       c.input_layout = layout;
       rows.push_back(failure_row(ExperimentKind::kAccuracy, status, reason, c));
     }
   }
-  if (options.performance && !has(ExperimentKind::kPerformance, "")) {
+  if (job.performance && !has(ExperimentKind::kPerformance, "")) {
     rows.push_back(failure_row(ExperimentKind::kPerformance, status, reason, c));
   }
   return rows;
 }
 
-std::vector<ResultRow> export_failure_rows(const RunOptions& options, const ZooEntry& entry,
-                                           const std::string& device, const ModelSupply& supply) {
-  RowContext c = context_for(options, entry, device, supply.log);
+std::vector<ResultRow> export_failure_rows(const JobPlan& job, const std::string& device,
+                                           const ModelSupply& supply) {
+  RowContext c = context_for(job, device, supply.log);
   const std::string reason = "export failed: " + supply.reason;
   std::vector<ResultRow> rows;
-  if (options.accuracy) {
-    for (const auto& layout : accuracy_layouts(options)) {
+  if (job.accuracy) {
+    for (const auto& layout : job.input_layouts) {
       c.input_layout = layout;
       rows.push_back(failure_row(ExperimentKind::kAccuracy, Status::kModelFailToLoad, reason, c));
     }
   }
-  if (options.performance) {
+  if (job.performance) {
     c.input_layout = kDefaultInputLayout;
     rows.push_back(failure_row(ExperimentKind::kPerformance, Status::kModelFailToLoad, reason, c));
   }

@@ -8,11 +8,9 @@
 
 #include "zoobench/results/rows.h"
 #include "zoobench/runner/child_process.h"
+#include "zoobench/runner/job_plan.h"
 #include "zoobench/runner/record_rows.h"
-#include "zoobench/runner/run_options.h"
 #include "zoobench/runner/zoo_supply.h"
-#include "zoobench/zoo/catalog.h"
-#include "zoobench/zoo/suite_config.h"
 
 namespace zoobench {
 
@@ -30,18 +28,16 @@ std::vector<ResultRow> read_rows_file(const std::string& path);
 // it did not report, with the status its end implies: timeout, crash (with the phase from its
 // crash report), or infra_error with the log's last line. An interrupted child's finished rows
 // only: --resume runs the rest.
-std::vector<ResultRow> complete_rows(const RunOptions& options, const ZooEntry& entry,
-                                     const SuiteConfig& config, const std::string& device,
+std::vector<ResultRow> complete_rows(const JobPlan& job, const std::string& device,
                                      const std::string& log, std::vector<ResultRow> rows,
                                      const ChildOutcome& outcome);
 
 // A row for every requested experiment (and input layout) of a model whose export failed:
 // model_fail_to_load, with the exporter's reason and its log.
-std::vector<ResultRow> export_failure_rows(const RunOptions& options, const ZooEntry& entry,
-                                           const std::string& device, const ModelSupply& supply);
+std::vector<ResultRow> export_failure_rows(const JobPlan& job, const std::string& device,
+                                           const ModelSupply& supply);
 
-// The cells every row of `entry` on `device` shares (batch size from its manifest when it reads).
-RowContext context_for(const RunOptions& options, const ZooEntry& entry, const std::string& device,
-                       const std::string& log);
+// The cells every row of `job` on `device` shares (batch size from its manifest when it reads).
+RowContext context_for(const JobPlan& job, const std::string& device, const std::string& log);
 
 }  // namespace zoobench

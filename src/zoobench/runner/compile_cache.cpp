@@ -44,7 +44,7 @@ RunCompileCache::RunCompileCache(const RunOptions& options) {
 
 RunCompileCache::~RunCompileCache() {
   if (folder_.empty()) return;
-  remove_tree(folder_);  // never std::filesystem::remove_all (util/files.h says why)
+  remove_tree(folder_);  // util/files.h says why not std::filesystem's
   ::unsetenv("TORCHINDUCTOR_CACHE_DIR");
   ::unsetenv("TRITON_CACHE_DIR");
 }

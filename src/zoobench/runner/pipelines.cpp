@@ -51,29 +51,28 @@ std::vector<int> pipeline_cpus(const std::vector<int>& cpu_affinity, std::size_t
   return allowed;
 }
 
-std::vector<RunPhase> plan_phases(std::deque<ChildJob> jobs, std::size_t pipelines,
+std::vector<RunPhase> plan_phases(std::deque<JobPlan> jobs, std::size_t pipelines,
                                   std::size_t check_workers) {
   if (check_workers == 0) return {RunPhase{std::move(jobs), pipelines}};
   RunPhase checks{{}, std::max(check_workers, pipelines)}, timings{{}, pipelines};
-  for (const ChildJob& job : jobs) {
-    if (job.options.accuracy) {
+  for (const JobPlan& job : jobs) {
+    if (job.accuracy) {
       checks.jobs.push_back(job);
-      checks.jobs.back().options.performance = false;
+      checks.jobs.back().performance = false;
     }
-    if (job.options.performance) {
+    if (job.performance) {
       timings.jobs.push_back(job);
-      timings.jobs.back().options.accuracy = false;
+      timings.jobs.back().accuracy = false;
     }
   }
   return {std::move(checks), std::move(timings)};
 }
 
-std::vector<ChildJob> run_phases(
+std::vector<JobPlan> run_phases(
     std::vector<RunPhase> phases, const std::vector<std::string>& devices,
-    WorkerPoolSettings settings, const std::map<std::string, SuiteConfig>& configs,
-    Progress& progress, const std::atomic<bool>& interrupted,
-    const std::function<void(const ChildJob&, const std::vector<ResultRow>&)>& write) {
-  std::vector<ChildJob> not_started;
+    WorkerPoolSettings settings, Progress& progress, const std::atomic<bool>& interrupted,
+    const std::function<void(const JobPlan&, const std::vector<ResultRow>&)>& write) {
+  std::vector<JobPlan> not_started;
   for (std::size_t p = 0; p < phases.size(); ++p) {
     RunPhase& phase = phases[p];
     if (interrupted.load() || phase.jobs.empty()) continue;
@@ -82,8 +81,8 @@ std::vector<ChildJob> run_phases(
       settings.devices.insert(settings.devices.end(), phase.workers_per_device, device);
     const bool shared = phase.workers_per_device > 1;
     std::mutex again_mutex;
-    std::deque<ChildJob> again;  // to run again alone
-    auto deliver = [&](const ChildJob& job, const std::vector<ResultRow>& rows) {
+    std::deque<JobPlan> again;  // to run again alone
+    auto deliver = [&](const JobPlan& job, const std::vector<ResultRow>& rows) {
       if (shared && std::any_of(rows.begin(), rows.end(), ran_out_of_memory)) {
         std::lock_guard<std::mutex> lock(again_mutex);
         again.push_back(job);
@@ -92,13 +91,13 @@ std::vector<ChildJob> run_phases(
       write(job, rows);
       return true;
     };
-    std::vector<ChildJob> left =
-        run_jobs(std::move(phase.jobs), settings, configs, progress, interrupted, deliver);
+    std::vector<JobPlan> left =
+        run_jobs(std::move(phase.jobs), settings, progress, interrupted, deliver);
     not_started.insert(not_started.end(), left.begin(), left.end());
     if (again.empty()) continue;
     if (p + 1 == phases.size() || phases[p + 1].workers_per_device != 1)
       phases.insert(phases.begin() + static_cast<std::ptrdiff_t>(p + 1), RunPhase{{}, 1});
-    std::deque<ChildJob>& next = phases[p + 1].jobs;
+    std::deque<JobPlan>& next = phases[p + 1].jobs;
     next.insert(next.begin(), again.begin(), again.end());
   }
   return not_started;

@@ -47,10 +47,10 @@ std::vector<int> pipeline_cpus(const std::vector<int>& cpu_affinity, std::size_t
 // (check_workers > 0) every check first, max(N, pipelines) at a time per device, then the
 // timings.
 struct RunPhase {
-  std::deque<ChildJob> jobs;
+  std::deque<JobPlan> jobs;
   std::size_t workers_per_device = 1;
 };
-std::vector<RunPhase> plan_phases(std::deque<ChildJob> jobs, std::size_t pipelines,
+std::vector<RunPhase> plan_phases(std::deque<JobPlan> jobs, std::size_t pipelines,
                                   std::size_t check_workers);
 
 // Runs the phases on `devices` (a device's workers side by side, so that its CPU share stays
@@ -60,10 +60,9 @@ std::vector<RunPhase> plan_phases(std::deque<ChildJob> jobs, std::size_t pipelin
 // memory, not its own: its rows are set aside and it runs again alone, first in the next phase
 // that has each device to itself; what it reports then stands. Returns the jobs the time budget
 // left unstarted.
-std::vector<ChildJob> run_phases(
+std::vector<JobPlan> run_phases(
     std::vector<RunPhase> phases, const std::vector<std::string>& devices,
-    WorkerPoolSettings settings, const std::map<std::string, SuiteConfig>& configs,
-    Progress& progress, const std::atomic<bool>& interrupted,
-    const std::function<void(const ChildJob&, const std::vector<ResultRow>&)>& write);
+    WorkerPoolSettings settings, Progress& progress, const std::atomic<bool>& interrupted,
+    const std::function<void(const JobPlan&, const std::vector<ResultRow>&)>& write);
 
 }  // namespace zoobench

@@ -147,7 +147,8 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
   }
   if (r.timed_section) {
     row.detail["timed_section"] = {{"from", r.timed_section->from_s},
-                                   {"to", r.timed_section->to_s}};
+                                   {"to", r.timed_section->to_s},
+                                   {"beside", r.beside_timing}};
   }
   set_cell(row, columns::kUnstableCov, format_cell(m.unstable_cov));
   row.detail["eager_samples_ms"] = m.eager.samples_ms;

@@ -181,26 +181,27 @@ struct MissingRows {
   bool any() const { return accuracy || performance; }
 };
 
-MissingRows missing_rows(const RunOptions& options, RunSinks& sinks, const ZooEntry& entry) {
-  MissingRows missing{options.accuracy, options.performance};
-  for (const auto& device : options.devices) {
-    RowContext c = context_for(options, entry, device, "");
-    if (options.accuracy) {
+MissingRows missing_rows(const JobPlan& job, const std::vector<std::string>& devices,
+                         RunSinks& sinks) {
+  MissingRows missing{job.accuracy, job.performance};
+  for (const auto& device : devices) {
+    RowContext c = context_for(job, device, "");
+    if (job.accuracy) {
       bool all = true;
-      for (const auto& layout : accuracy_layouts(options)) {
+      for (const auto& layout : job.input_layouts) {
         c.input_layout = layout;
         auto row = failure_row(ExperimentKind::kAccuracy, Status::kPass, "", c);
-        all = all && sinks.sink(options.backend, ExperimentKind::kAccuracy)
-                             .identities()
-                             .count(row.identity()) > 0;
+        all =
+            all &&
+            sinks.sink(job.backend, ExperimentKind::kAccuracy).identities().count(row.identity()) >
+                0;
       }
       if (all) missing.accuracy = false;
     }
-    if (options.performance) {
+    if (job.performance) {
       auto row = failure_row(ExperimentKind::kPerformance, Status::kPass, "", c);
-      if (sinks.sink(options.backend, ExperimentKind::kPerformance)
-              .identities()
-              .count(row.identity()) > 0) {
+      if (sinks.sink(job.backend, ExperimentKind::kPerformance).identities().count(row.identity()) >
+          0) {
         missing.performance = false;
       }
     }
@@ -259,7 +260,9 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
     const ModelSupply got = export_recipe_here(request, entry, options.log_file);
     if (!got.log.empty()) export_s = format_cell(got.seconds);
     if (!got.ready) {
-      for (auto& row : export_failure_rows(options, entry, options.devices.at(0), got))
+      const JobPlan job =
+          plan_job(options, entry, config, options.backend, options.accuracy, options.performance);
+      for (auto& row : export_failure_rows(job, options.devices.at(0), got))
         keep(std::move(row), export_s);
       return 0;
     }
@@ -292,13 +295,13 @@ bool is_accuracy_skip(const SelectedModel& model) {
 // A skipped model: logged, and for an accuracy.skip an upstream pass_due_to_skip row per backend
 // (known not to be checkable, not a failure), unless --resume finds the backend's row there: a
 // second row would hide the first in reports (DebertaV2ForMaskedLM's on 2026-12-03).
-void record_skip(const RunOptions& options, const SelectedModel& model, RunSinks& sinks) {
+void record_skip(const RunOptions& options, const SelectedModel& model, const SuiteConfig& config,
+                 RunSinks& sinks) {
   if (options.accuracy && is_accuracy_skip(model)) {
     for (const auto& backend : options.backends) {
-      RunOptions check = for_backend(options, backend);
-      check.performance = false;
-      if (options.resume && !missing_rows(check, sinks, model.entry).any()) continue;
-      RowContext c = context_for(check, model.entry, options.devices[0], "");
+      const JobPlan check = plan_job(options, model.entry, config, backend, true, false);
+      if (options.resume && !missing_rows(check, options.devices, sinks).any()) continue;
+      RowContext c = context_for(check, options.devices[0], "");
       sinks.write(
           failure_row(ExperimentKind::kAccuracy, Status::kPassDueToSkip, *model.skip_reason, c));
     }
@@ -313,14 +316,15 @@ void record_skip(const RunOptions& options, const SelectedModel& model, RunSinks
 // only for the rows its files lack, and a model that has them all is left out. A model the yaml
 // keeps from accuracy checks (accuracy.skip) is still timed when --performance asks: the same
 // yaml gives the same rows whether the two experiments run in one invocation or two.
-std::deque<ChildJob> plan_jobs(const RunOptions& options,
-                               const std::vector<SelectedModel>& selected, RunSinks& sinks,
-                               std::size_t& skipped) {
-  std::deque<ChildJob> jobs;
+std::deque<JobPlan> plan_jobs(const RunOptions& options, const std::vector<SelectedModel>& selected,
+                              const std::map<std::string, SuiteConfig>& configs, RunSinks& sinks,
+                              std::size_t& skipped) {
+  std::deque<JobPlan> jobs;
   for (const auto& model : selected) {
+    const SuiteConfig& config = configs.at(model.entry.suite);
     bool check = options.accuracy;
     if (model.skip_reason) {
-      record_skip(options, model, sinks);
+      record_skip(options, model, config, sinks);
       if (!(is_accuracy_skip(model) && options.performance)) {
         ++skipped;
         continue;
@@ -328,19 +332,18 @@ std::deque<ChildJob> plan_jobs(const RunOptions& options,
       check = false;
     }
     for (const auto& backend : options.backends) {
-      RunOptions job_options = for_backend(options, backend);
-      job_options.accuracy = check;
+      JobPlan job = plan_job(options, model.entry, config, backend, check, options.performance);
       if (options.resume) {
-        MissingRows missing = missing_rows(job_options, sinks, model.entry);
+        const MissingRows missing = missing_rows(job, options.devices, sinks);
         if (!missing.any()) {
           log::info("resume: {}{} already has its rows", model.entry.name,
                     options.backends.size() > 1 ? " (" + backend + ")" : std::string());
           continue;
         }
-        job_options.accuracy = missing.accuracy;
-        job_options.performance = missing.performance;
+        job.accuracy = missing.accuracy;
+        job.performance = missing.performance;
       }
-      jobs.push_back({model.entry, job_options});
+      jobs.push_back(std::move(job));
     }
   }
   return jobs;
@@ -349,7 +352,7 @@ std::deque<ChildJob> plan_jobs(const RunOptions& options,
 // One model with one backend on one device runs in this process, unless that device or the
 // CPUs must be pinned in a child (pinned before it starts, so Torch's thread pools see only
 // its CPUs).
-bool runs_in_this_process(const RunOptions& options, const std::deque<ChildJob>& jobs,
+bool runs_in_this_process(const RunOptions& options, const std::deque<JobPlan>& jobs,
                           const char* cuda_visible_devices) {
   return jobs.size() == 1 && options.only.size() == 1 && options.backends.size() == 1 &&
          options.devices.size() == 1 &&
@@ -374,15 +377,14 @@ std::size_t check_workers(const RunOptions& options) {
 }
 
 // The jobs the time budget left unstarted, for the user to resume.
-void report_not_started(const RunOptions& options, const std::vector<ChildJob>& jobs) {
+void report_not_started(const RunOptions& options, const std::vector<JobPlan>& jobs) {
   if (jobs.empty()) return;
   std::vector<std::string> names;
   for (const auto& job : jobs) {
     std::vector<std::string> experiments;
-    if (job.options.accuracy) experiments.push_back("accuracy");
-    if (job.options.performance) experiments.push_back("performance");
-    names.push_back(job.entry.name + " [" + job.options.backend + ", " + join(experiments, "+") +
-                    "]");
+    if (job.accuracy) experiments.push_back("accuracy");
+    if (job.performance) experiments.push_back("performance");
+    names.push_back(job.entry.name + " [" + job.backend + ", " + join(experiments, "+") + "]");
   }
   std::fprintf(stderr,
                "zoobench: the time budget (--time-budget %s s) left %zu job(s) unstarted, each "
@@ -430,11 +432,10 @@ std::unique_ptr<ZooSupply> make_supply(const RunOptions& options, const std::str
 constexpr double kBoardEverySeconds = 60;
 
 // The workers' settings that do not change between phases.
-WorkerPoolSettings worker_settings(const RunOptions& options, const PipelineCount& pipelines,
+WorkerPoolSettings worker_settings(const RunOptions& options, std::size_t most_per_device,
                                    const char* cuda_visible_devices) {
   WorkerPoolSettings settings;
-  const std::size_t workers =
-      options.devices.size() * std::max(pipelines.per_device, check_workers(options));
+  const std::size_t workers = options.devices.size() * most_per_device;
   settings.cpu_affinity = pipeline_cpus(options.cpu_affinity, workers, current_cpu_affinity());
   settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
   settings.timeout_s = options.timeout_s;
@@ -446,7 +447,7 @@ WorkerPoolSettings worker_settings(const RunOptions& options, const PipelineCoun
 }
 
 void run_in_children(const RunOptions& options, const std::string& suites_dir,
-                     std::deque<ChildJob> jobs, const std::map<std::string, SuiteConfig>& configs,
+                     std::deque<JobPlan> jobs, const std::map<std::string, SuiteConfig>& configs,
                      RunSinks& sinks, const PipelineCount& pipelines,
                      const char* cuda_visible_devices) {
   install_interrupt_handlers();
@@ -457,45 +458,45 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
   JobEstimates estimates;
   if (options.time_budget_s > 0)
     add_result_files(estimates, options, device_label(options.devices));
-  std::vector<RunPhase> phases =
-      plan_phases(std::move(jobs), pipelines.per_device, check_workers(options));
+  const std::size_t checks = check_workers(options);
+  std::vector<RunPhase> phases = plan_phases(std::move(jobs), pipelines.per_device, checks);
   std::unique_ptr<ZooSupply> supply =
       make_supply(options, suites_dir, phases, pipelines.per_device);
   if (supply && supply->exports_in_model_processes()) {
     // Each model's process exports its recipe itself, at the run's batch size.
     const std::string size = options.batch_size ? std::to_string(*options.batch_size) : "list";
     for (auto& phase : phases)
-      for (auto& job : phase.jobs) job.options.export_here = size;
+      for (auto& job : phase.jobs) job.export_here = size;
   }
   std::size_t total = 0;
   for (const auto& phase : phases) total += phase.jobs.size();
   Progress progress(total, ::isatty(STDERR_FILENO) != 0);
   progress.note("pipelines: " + pipelines.why);
   progress.start_board(kBoardEverySeconds);
-  WorkerPoolSettings settings = worker_settings(options, pipelines, cuda_visible_devices);
+  WorkerPoolSettings settings =
+      worker_settings(options, std::max(pipelines.per_device, checks), cuda_visible_devices);
   settings.supply = supply.get();
   if (options.time_budget_s > 0) {
     settings.deadline = deadline;
-    settings.expected_s = [&estimates](const ChildJob& job) {
-      return estimates.expected_s(job.entry.name, job.options.backend, job.options.accuracy,
-                                  job.options.performance);
+    settings.expected_s = [&estimates](const JobPlan& job) {
+      return estimates.expected_s(job.entry.name, job.backend, job.accuracy, job.performance);
     };
   }
-  auto write = [&](const ChildJob&, const std::vector<ResultRow>& rows) {
+  auto write = [&](const JobPlan&, const std::vector<ResultRow>& rows) {
     for (const auto& row : rows) {
       sinks.write(row);
       estimates.add(row);
     }
   };
-  const std::vector<ChildJob> not_started = run_phases(std::move(phases), options.devices, settings,
-                                                       configs, progress, g_interrupted, write);
+  const std::vector<JobPlan> not_started =
+      run_phases(std::move(phases), options.devices, settings, progress, g_interrupted, write);
   progress.close();
   report_not_started(options, not_started);
 }
 
 // One model with one backend, in this process, once its export (if it needs one) is settled.
 void run_one_in_this_process(const RunOptions& options, const std::string& suites_dir,
-                             const ChildJob& job, const std::map<std::string, SuiteConfig>& configs,
+                             const JobPlan& job, const std::map<std::string, SuiteConfig>& configs,
                              RunSinks& sinks) {
   configure_process_device_gate(device_gate_path(options, options.devices[0]));
   auto supply = make_supply(options, suites_dir, {RunPhase{{job}, 1}}, 1);
@@ -509,7 +510,7 @@ void run_one_in_this_process(const RunOptions& options, const std::string& suite
     std::signal(SIGTERM, SIG_DFL);
     if (g_interrupted.load()) return;
     if (!got.ready) {
-      for (auto row : export_failure_rows(job.options, job.entry, options.devices[0], got)) {
+      for (auto row : export_failure_rows(job, options.devices[0], got)) {
         set_cell(row, columns::kExportS, format_cell(got.seconds));
         sinks.write(row);
       }
@@ -517,11 +518,13 @@ void run_one_in_this_process(const RunOptions& options, const std::string& suite
     }
     export_s = got.log.empty() ? "" : format_cell(got.seconds);
   }
-  run_model(job.entry, job.options, configs.at(job.entry.suite), options.devices[0],
-            [&](ResultRow row) {
-              set_cell(row, columns::kExportS, export_s);
-              sinks.write(row);
-            });
+  RunOptions one = for_backend(options, job.backend);
+  one.accuracy = job.accuracy;
+  one.performance = job.performance;
+  run_model(job.entry, one, configs.at(job.entry.suite), options.devices[0], [&](ResultRow row) {
+    set_cell(row, columns::kExportS, export_s);
+    sinks.write(row);
+  });
 }
 
 // --tolerance (upstream's mode): each model's tolerance, the smallest it passes with, beside the
@@ -556,8 +559,8 @@ std::vector<ResultRow> read_expected(const RunOptions& options) {
   return file.rows;
 }
 
-std::set<std::string> model_names(const std::deque<ChildJob>& jobs,
-                                   const std::vector<ResultRow>& written) {
+std::set<std::string> model_names(const std::deque<JobPlan>& jobs,
+                                  const std::vector<ResultRow>& written) {
   std::set<std::string> names;
   for (const auto& job : jobs) names.insert(job.entry.name);
   for (const auto& row : written) names.insert(cell(row, columns::kName));
@@ -665,7 +668,7 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   std::optional<OutputLock> output_lock = lock_output_file_folder(options);
   RunSinks sinks(options, command_line);
   std::size_t skipped = 0;
-  std::deque<ChildJob> jobs = plan_jobs(options, selected, sinks, skipped);
+  std::deque<JobPlan> jobs = plan_jobs(options, selected, configs, sinks, skipped);
   const std::set<std::string> models = model_names(jobs, sinks.written());
   if (runs_in_this_process(options, jobs, cuda_visible_devices)) {
     run_one_in_this_process(options, suites_dir, jobs.front(), configs, sinks);

@@ -15,19 +15,13 @@
 #include <vector>
 
 #include "zoobench/results/rows.h"
+#include "zoobench/runner/job_plan.h"
 #include "zoobench/runner/progress.h"
-#include "zoobench/runner/run_options.h"
 #include "zoobench/runner/zoo_supply.h"
 #include "zoobench/zoo/catalog.h"
 #include "zoobench/zoo/suite_config.h"
 
 namespace zoobench {
-
-struct ChildJob {
-  ZooEntry entry;
-  RunOptions
-      options;  // the run's, narrowed to this job: its backend, the experiments it still needs
-};
 
 struct WorkerPoolSettings {
   std::vector<std::string> devices;  // one worker each (a device listed N times has N)
@@ -39,7 +33,7 @@ struct WorkerPoolSettings {
   // unknown) end before `deadline`. A worker takes the first job in the queue that fits, so at
   // the budget's end a short job may go before a long one that no longer fits.
   std::optional<std::chrono::steady_clock::time_point> deadline;
-  std::function<double(const ChildJob&)> expected_s;
+  std::function<double(const JobPlan&)> expected_s;
   // Export on demand (null: the zoo has every model): a job's child starts once its model's
   // export is settled; a model that could not be exported gets rows that say why instead.
   ZooSupply* supply = nullptr;
@@ -53,16 +47,9 @@ struct WorkerPoolSettings {
 // called from the worker threads, one call per finished job (the job, its rows), never for an
 // interrupted one. It returns false when it sets the rows aside because the job will run again
 // (its progress line then says so and does not count it as done).
-using DeliverRows = std::function<bool(const ChildJob&, const std::vector<ResultRow>&)>;
-std::vector<ChildJob> run_jobs(std::deque<ChildJob> jobs, const WorkerPoolSettings& settings,
-                               const std::map<std::string, SuiteConfig>& configs,
-                               Progress& progress, const std::atomic<bool>& interrupted,
-                               const DeliverRows& deliver);
-
-// The flags that make a child `zoobench run` do `options` for one model on one device: the
-// parent's per-child decisions, then the user's other flags as given (options.child_flags).
-std::vector<std::string> child_arguments(const RunOptions& options, const std::string& suite,
-                                         const std::string& model, const std::string& device,
-                                         const std::string& row_out, const std::string& log_file);
+using DeliverRows = std::function<bool(const JobPlan&, const std::vector<ResultRow>&)>;
+std::vector<JobPlan> run_jobs(std::deque<JobPlan> jobs, const WorkerPoolSettings& settings,
+                              Progress& progress, const std::atomic<bool>& interrupted,
+                              const DeliverRows& deliver);
 
 }  // namespace zoobench

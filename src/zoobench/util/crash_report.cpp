@@ -1,9 +1,11 @@
 #include "zoobench/util/crash_report.h"
 
+#include <dirent.h>
 #include <execinfo.h>
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -200,6 +202,33 @@ void publish_phase(const std::string& phase) {
   std::rename(staged.c_str(), path);
 }
 }  // namespace
+
+std::vector<std::string> other_processes_phases() {
+  std::vector<std::string> out;
+  const char* path = std::getenv(kPhaseFileVariable);
+  if (path == nullptr || *path == '\0') return out;
+  const std::string own(path);
+  const auto slash = own.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : own.substr(0, slash);
+  const std::string own_name = slash == std::string::npos ? own : own.substr(slash + 1);
+  // opendir, not std::filesystem's iterators (util/files.h says why).
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) return out;
+  const std::string suffix = ".phase";
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name == own_name || name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    std::ifstream in(folder + "/" + name);
+    std::string since, phase;
+    if (std::getline(in, since, '\t') && std::getline(in, phase))
+      out.push_back(name.substr(0, name.size() - suffix.size()) + ": " + phase);
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 void set_phase(const std::string& phase) {
   publish_phase(phase);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace zoobench::crash_report {
 
@@ -29,6 +30,11 @@ void set_subject(const std::string& subject);
 void set_phase(const std::string& phase);
 inline constexpr double kLoggedPhaseSeconds = 0.05;
 inline constexpr const char* kPhaseFileVariable = "ZOOBENCH_PHASE_FILE";
+
+// What the run's other model processes are doing now, from their phase files beside this
+// process's (one "<file name>: <phase>" each); none outside a run with a phase file. A timed
+// section records it: the device is its alone, the CPUs others may be busy.
+std::vector<std::string> other_processes_phases();
 
 // Sets a phase for a scope and restores the previous one.
 class PhaseScope {

@@ -88,8 +88,9 @@ TEST(PerformanceExperiment, TrainingRecordIsComplete) {
 TEST(PerformanceExperiment, RowFillsEveryCpuColumn) {
   PerformanceRecord r = run("encoder_layer", "jit", Mode::kInference);
   ASSERT_EQ(r.status, Status::kPass) << r.reason;
-  RowContext context{"cpu", "encoder_layer", 2,  "jit",   "inference", "float32",
-                     {},    "contiguous",    "", "small", "zoobench"};
+  RowContext context{"cpu",        "encoder_layer", 2,  "jit",   "inference", "float32",
+                     {},           "contiguous",    "", "small", "zoobench",  {},
+                     "torchscript"};
   ResultRow row = performance_row(r, context);
   const std::set<std::string> cuda_only = {"eager_op_ms", "compiled_op_ms", "op_speedup",
                                            "launch_bound"};

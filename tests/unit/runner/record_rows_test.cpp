@@ -13,11 +13,19 @@ namespace zoobench {
 namespace {
 
 RowContext full_context() {
-  return {"cuda:0",           "resnet18",      4,
-          "torch_compile",    "inference",     "float32",
-          {"packed_dropout"}, "channels_last", "logs/resnet18.log",
-          "torchvision",      "torch_compile",
-          {"freeze", "patch:packed_dropout"}};
+  return {"cuda:0",
+          "resnet18",
+          4,
+          "torch_compile",
+          "inference",
+          "float32",
+          {"packed_dropout"},
+          "channels_last",
+          "logs/resnet18.log",
+          "torchvision",
+          "torch_compile",
+          {"freeze", "patch:packed_dropout"},
+          "python"};
 }
 
 ExecutionInfo full_execution_info() {

@@ -55,7 +55,10 @@ const std::map<std::string, std::string>& sample_values() {
       {"--lr", "0.5"},
       {"--row-out", "rows.json"},
       {"--log-file", "model.log"},
-      {"--timing-lock", "timing.lock"},
+      {"--device-gate", "out/.device-gate-cpu.lock"},
+      {"--export-here", "list"},
+      {"--jobs", "2"},
+      {"--eager-reference", "torchscript"},
       {"--batch-size", "16"},
       {"--zoo-max-gb", "40"},
       {"--torchbench-dir", "."}};
@@ -113,9 +116,9 @@ TEST(RunFlags, EveryFlagIsForwardedToTheChildOrDecidedByTheParent) {
   }
   // A child's command line: the parent's decisions for it, then the user's other flags, values
   // kept.
-  RunOptions job = flags.options;
-  job.backend = "python_eager";
-  auto child = child_arguments(job, "demo", "resnet18", "cpu", "rows.json", "model.log");
+  const JobPlan job = plan_job(flags.options, ZooEntry{"demo", "resnet18", "m.json"}, SuiteConfig(),
+                               "python_eager", true, true);
+  auto child = child_arguments(job, "cpu", "rows.json", "model.log", "");
   auto at = [&](const std::string& flag) {
     auto it = std::find(child.begin(), child.end(), flag);
     return it == child.end() || it + 1 == child.end() ? std::string("<absent>") : *(it + 1);
