@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "zoobench/backends/backend.h"
 #include "zoobench/backends/switches.h"
@@ -60,6 +61,27 @@ void plan_cudagraphs(ModelPlan& plan, const RunOptions& options, const SuiteConf
     plan.cudagraphs = false;
     plan.cudagraphs_off_reason = config.suite() + ".yaml disable_cudagraph";
   }
+}
+
+// What the flags ask of the model and how its backends prepare it.
+void plan_flags(ModelPlan& plan, const ZooEntry& entry, const RunOptions& options) {
+  plan.accuracy = options.accuracy;
+  plan.performance = options.performance;
+  plan.input_layouts = accuracy_layouts(options);
+  plan.training_steps = options.training_steps;
+  plan.accuracy_summary = options.accu_summary;
+  plan.skip_accuracy_check = options.skip_accuracy_check;
+  if (!options.save_outputs.empty())
+    plan.save_outputs_dir =
+        (std::filesystem::path(options.save_outputs) / entry.suite / entry.name).string();
+  plan.measurement = options.measurement;
+  plan.optimizer = options.optimizer;
+  plan.compile_options_json = options.compile_options_json;
+  plan.cold_compile_cache = options.cold_compile_cache;
+  plan.freezing = options.freezing;
+  plan.dynamic_shapes = options.dynamic_shapes;
+  plan.channels_last = options.channels_last;
+  plan.log_file = options.log_file;
 }
 
 }  // namespace
@@ -119,6 +141,7 @@ ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunO
   plan.check_runs = config.accuracy_check_runs(entry.name);
   plan.loss_scale = config.loss_scale(entry.name);
   plan_cudagraphs(plan, options, config);
+  plan_flags(plan, entry, options);
   return plan;
 }
 

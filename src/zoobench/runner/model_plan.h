@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/backends/backend.h"
+#include "zoobench/perf/measurement.h"
 #include "zoobench/runner/run_options.h"
 #include "zoobench/zoo/catalog.h"
 #include "zoobench/zoo/export_request.h"
@@ -41,6 +43,21 @@ struct ModelPlan {
   // Set when the suite's configuration cannot be applied (a switch the backend does not
   // have): the rows then say so instead of running with the pass on.
   std::optional<std::string> invalid;
+
+  // What the run asks of the model (the flags), resolved for it.
+  bool accuracy = false, performance = false;
+  std::vector<std::string> input_layouts;  // one accuracy row each
+  int training_steps = 2;                  // --iterations
+  bool accuracy_summary = false;           // --accu-summary
+  bool skip_accuracy_check = false;        // --skip-accuracy-check
+  std::string save_outputs_dir;            // --save-outputs DIR/<suite>/<model>, "" none
+  MeasurementSettings measurement;         // --repeat, --warmup, ...
+  // How its backends prepare it (BackendRequest's fields from the flags).
+  OptimizerSettings optimizer;
+  std::string compile_options_json;
+  bool cold_compile_cache = false, freezing = false, dynamic_shapes = false;
+  bool channels_last = false;
+  std::string log_file;  // the model's log, for its rows
 };
 
 // The backend that runs a plan's eager reference: python_eager or eager (TorchScript).

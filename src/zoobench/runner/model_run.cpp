@@ -93,24 +93,23 @@ std::optional<Refusal> load_model(const ZooEntry& entry, const ModelPlan& plan, 
   return std::nullopt;
 }
 
-BackendRequest backend_request(const ModelPlan& plan, const RunOptions& options,
-                               const LoadedModel& model) {
+BackendRequest backend_request(const ModelPlan& plan, const LoadedModel& model) {
   BackendRequest request;
   request.device = model.device;
-  request.mode = options.mode;
-  request.precision = options.precision;
+  request.mode = plan.mode;
+  request.precision = plan.precision;
   request.cudagraphs = plan.cudagraphs;
-  request.optimizer = options.optimizer;
-  request.compile_options_json = options.compile_options_json;
-  request.keep_compile_cache = !options.cold_compile_cache;
-  request.freezing = options.freezing;
-  request.dynamic_shapes = options.dynamic_shapes;
-  request.channels_last = options.channels_last;
+  request.optimizer = plan.optimizer;
+  request.compile_options_json = plan.compile_options_json;
+  request.keep_compile_cache = !plan.cold_compile_cache;
+  request.freezing = plan.freezing;
+  request.dynamic_shapes = plan.dynamic_shapes;
+  request.channels_last = plan.channels_last;
   request.loss_scale = plan.loss_scale;
   request.python_reference = plan.eager_reference == "python";
-  const bool training = options.mode == Mode::kTraining;
+  const bool training = plan.mode == Mode::kTraining;
   patches::PatchScope* scope = model.patch_scope.get();
-  const bool channels_last = options.channels_last;
+  const bool channels_last = plan.channels_last;
   request.after_load = [scope, training, channels_last](torch::jit::Module& module) {
     scope->rewrite(module, training);
     if (channels_last) to_channels_last(module);
@@ -123,28 +122,25 @@ BackendRequest backend_request(const ModelPlan& plan, const RunOptions& options,
 }
 
 // The accuracy check's settings: the plan's rule, vote and determinism.
-AccuracyOptions accuracy_options(const ZooEntry& entry, const ModelPlan& plan,
-                                 const RunOptions& options) {
+AccuracyOptions accuracy_options(const ModelPlan& plan) {
   AccuracyOptions accuracy;
   accuracy.tolerance = plan.tolerance;
   accuracy.non_deterministic = plan.non_deterministic;
   accuracy.check_runs = plan.check_runs;
-  accuracy.training_steps = options.training_steps;
-  accuracy.summary = options.accu_summary;
-  accuracy.skip_check = options.skip_accuracy_check;
-  if (!options.save_outputs.empty())
-    accuracy.save_outputs_dir = (std::filesystem::path(options.save_outputs) / entry.suite / entry.name).string();
+  accuracy.training_steps = plan.training_steps;
+  accuracy.summary = plan.accuracy_summary;
+  accuracy.skip_check = plan.skip_accuracy_check;
+  accuracy.save_outputs_dir = plan.save_outputs_dir;
   return accuracy;
 }
 
 // The accuracy row of one input layout: the compiled side gets the inputs in that layout, the
 // reference the same values dense; a failure of the experiment is the row's status.
-ResultRow accuracy_row_for_layout(const ZooEntry& entry, const RunOptions& options,
-                                  const ModelPlan& plan, const LoadedModel& model,
-                                  Backend& eager, Backend& compiled, const BackendRequest& request,
+ResultRow accuracy_row_for_layout(const ModelPlan& plan, const LoadedModel& model, Backend& eager,
+                                  Backend& compiled, const BackendRequest& request,
                                   const std::string& layout, RowContext context) {
   context.input_layout = layout;
-  AccuracyOptions accuracy = accuracy_options(entry, plan, options);
+  AccuracyOptions accuracy = accuracy_options(plan);
   std::vector<c10::IValue> reference_inputs = model.inputs;
   std::string layout_note;
   if (layout != kDefaultInputLayout) {
@@ -163,81 +159,39 @@ ResultRow accuracy_row_for_layout(const ZooEntry& entry, const RunOptions& optio
     if (!record.summary_text.empty()) std::fputs(record.summary_text.c_str(), stdout);
     return accuracy_row(record, context);
   } catch (...) {
-    std::string message = logged_exception_message(entry.name);
+    std::string message = logged_exception_message(plan.model);
     return failure_row(ExperimentKind::kAccuracy, status_for_failure(Phase::kCompiled, message),
                        first_line(message), context);
   }
 }
 
-ResultRow performance_row_for(const ZooEntry& entry, const RunOptions& options,
-                              const LoadedModel& model, Backend& eager, Backend& compiled,
-                              const BackendRequest& request, const RowContext& context) {
+ResultRow performance_row_for(const ModelPlan& plan, const LoadedModel& model, Backend& eager,
+                              Backend& compiled, const BackendRequest& request,
+                              const RowContext& context) {
   try {
     // Timings use upstream's performance settings (TF32 allowed; compat.h).
     compat::set_deterministic_numerics(false);
     PerformanceOptions performance;
-    performance.measurement = options.measurement;
+    performance.measurement = plan.measurement;
     performance.python_reference = request.python_reference;
     PerformanceRecord record = run_performance_experiment(model.manifest, eager, compiled, request,
                                                           model.inputs, performance);
     return performance_row(record, context);
   } catch (...) {
-    std::string message = logged_exception_message(entry.name);
+    std::string message = logged_exception_message(plan.model);
     return failure_row(ExperimentKind::kPerformance, status_for_failure(Phase::kCompiled, message),
                        first_line(message), context);
   }
 }
 
-}  // namespace
-
-namespace {
-
-std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& options,
-                                      const SuiteConfig& config, const std::string& device_string,
-                                      const std::function<void(const ResultRow&)>& emit);
-
-}  // namespace
-
-std::vector<ResultRow> run_model(const ZooEntry& entry, const RunOptions& options,
-                                 const SuiteConfig& config, const std::string& device_string,
-                                 const std::function<void(const ResultRow&)>& on_row) {
-  auto emit = [&](const ResultRow& row) {
-    if (on_row) on_row(row);
-  };
-  return run_model_rows(entry, options, config, device_string, emit);
-}
-
-namespace {
-
-std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& options,
-                                      const SuiteConfig& config, const std::string& device_string,
-                                      const std::function<void(const ResultRow&)>& emit) {
-  RowContext context = row_context(options, entry, device_string, options.log_file);
-  crash_report::set_subject(fmt::format("{} ({}, {}, {}, {})", entry.name, options.backend,
-                                        mode_name(options.mode), precision_name(options.precision),
-                                        device_string));
-  crash_report::set_phase("loading");
-  std::vector<ResultRow> rows;
-  auto add = [&](ResultRow row) {
-    emit(row);
-    rows.push_back(std::move(row));
-  };
+// A model whose plan is resolved: its inputs loaded, its backends asked whether they can run
+// it, then the experiments the plan asks for, each row handed to `add` as it is made.
+void run_planned_model(const ZooEntry& entry, const ModelPlan& plan, LoadedModel& model,
+                       RowContext context, const std::function<void(ResultRow)>& add) {
   auto fail_all = [&](Status status, const std::string& reason) {
-    if (options.accuracy) add(failure_row(ExperimentKind::kAccuracy, status, reason, context));
-    if (options.performance)
-      add(failure_row(ExperimentKind::kPerformance, status, reason, context));
-    return rows;
+    if (plan.accuracy) add(failure_row(ExperimentKind::kAccuracy, status, reason, context));
+    if (plan.performance) add(failure_row(ExperimentKind::kPerformance, status, reason, context));
   };
-
-  LoadedModel model;
-  try {
-    model.manifest = read_manifest(entry.manifest_path);
-  } catch (const ModelLoadError& e) {
-    return fail_all(Status::kModelFailToLoad, first_line(e.what()));
-  }
-  context.batch_size = model.manifest.batch_size;
-  const ModelPlan plan = plan_model(entry, model.manifest, options, config, device_string);
-  std::fputs(describe(plan).c_str(), stderr);
   if (plan.invalid) return fail_all(Status::kInfraError, *plan.invalid);
   context.switches_off = plan.switches_off;
   context.eager_reference = plan.eager_reference;
@@ -245,31 +199,58 @@ std::vector<ResultRow> run_model_rows(const ZooEntry& entry, const RunOptions& o
     return fail_all(refusal->status, refusal->reason);
   }
   std::unique_ptr<Backend> eager = make_backend(reference_backend(plan));
-  std::unique_ptr<Backend> compiled = make_backend(options.backend);
-  BackendRequest request = backend_request(plan, options, model);
+  std::unique_ptr<Backend> compiled = make_backend(plan.backend);
+  BackendRequest request = backend_request(plan, model);
   // Asked before anything runs: for a Python backend this starts the embedded Python, so the
   // autograd engine is torch's Python one from the first backward on (a C++ backward first, then
   // a Python one, trips an internal assert of the engine on CUDA).
   if (auto why = compiled->unsupported_reason(model.manifest, request)) {
-    return fail_all(Status::kFailToRun, options.backend + " cannot run this: " + *why);
+    return fail_all(Status::kFailToRun, plan.backend + " cannot run this: " + *why);
   }
   if (request.precision != Precision::kFloat32 && model.inputs.empty()) {
     return fail_all(Status::kModelFailToLoad, "the model has no inputs");
   }
   model.inputs = cast_inputs(model.inputs, request.dtype());
   if (request.channels_last) model.inputs = channels_last_inputs(model.inputs);
-
-  if (options.accuracy) {
-    for (const auto& layout : accuracy_layouts(options)) {
-      add(accuracy_row_for_layout(entry, options, plan, model, *eager, *compiled, request, layout,
-                                  context));
-    }
+  if (plan.accuracy) {
+    for (const auto& layout : plan.input_layouts)
+      add(accuracy_row_for_layout(plan, model, *eager, *compiled, request, layout, context));
   }
-  if (options.performance) {
-    add(performance_row_for(entry, options, model, *eager, *compiled, request, context));
-  }
-  return rows;
+  if (plan.performance) add(performance_row_for(plan, model, *eager, *compiled, request, context));
 }
 
 }  // namespace
+
+std::vector<ResultRow> run_model(const ZooEntry& entry, const RunOptions& options,
+                                 const SuiteConfig& config, const std::string& device_string,
+                                 const std::function<void(const ResultRow&)>& on_row) {
+  RowContext context = row_context(options, entry, device_string, options.log_file);
+  crash_report::set_subject(fmt::format("{} ({}, {}, {}, {})", entry.name, options.backend,
+                                        mode_name(options.mode), precision_name(options.precision),
+                                        device_string));
+  crash_report::set_phase("loading");
+  std::vector<ResultRow> rows;
+  auto add = [&](ResultRow row) {
+    if (on_row) on_row(row);
+    rows.push_back(std::move(row));
+  };
+  LoadedModel model;
+  try {
+    model.manifest = read_manifest(entry.manifest_path);
+  } catch (const ModelLoadError& e) {
+    // No manifest, no plan: a row for each experiment the run asks for.
+    const std::string reason = first_line(e.what());
+    if (options.accuracy)
+      add(failure_row(ExperimentKind::kAccuracy, Status::kModelFailToLoad, reason, context));
+    if (options.performance)
+      add(failure_row(ExperimentKind::kPerformance, Status::kModelFailToLoad, reason, context));
+    return rows;
+  }
+  context.batch_size = model.manifest.batch_size;
+  const ModelPlan plan = plan_model(entry, model.manifest, options, config, device_string);
+  std::fputs(describe(plan).c_str(), stderr);
+  run_planned_model(entry, plan, model, context, add);
+  return rows;
+}
+
 }  // namespace zoobench
