@@ -26,9 +26,10 @@ KINDS=${KINDS:-accuracy performance}  # what lists and upstream check and time
 ZOO_MAX_GB=${ZOO_MAX_GB:-30}
 TABLE_BACKENDS=${TABLE_BACKENDS:-python_eager,jit,cudagraphs,aot_inductor,inductor:default,inductor}
 # turnaround: the models of the side-by-side (docs/performance.md), the suite they are in, and
-# zoobench's pipelines (empty: its default)
+# zoobench's pipelines (empty: its default). The default models are built from the checkout's own
+# code, which upstream's harness loads offline too (torchvision's models download weights there).
 TURN_SUITE=${TURN_SUITE:-torchbench}
-TURN_MODELS=${TURN_MODELS:-BERT_pytorch|Super_SloMo|phlippe_resnet|pytorch_unet|resnet50|mobilenet_v2}
+TURN_MODELS=${TURN_MODELS:-BERT_pytorch|phlippe_resnet|phlippe_densenet|pytorch_unet|dcgan|LearningToPaint|nvidia_deeprecommender|hf_Bert}
 TURN_JOBS=${TURN_JOBS:-}
 mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1

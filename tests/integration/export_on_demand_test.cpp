@@ -198,6 +198,25 @@ TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
   EXPECT_EQ(overlapping(sections), "");
 }
 
+// One model in the run's own process (--only): it exports its recipe there too.
+TEST(ExportOnDemand, OneModelInTheRunsProcessExportsItsRecipeThere) {
+  zt::ScratchDir dir;
+  const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}});
+  auto run = zt::run_command(zoobench_command(
+      "run --suite torchbench --backend python_eager --devices cpu --accuracy --only tiny_mlp"
+      " --batch-size 3 --zoo " +
+      quote(s.zoo) + " --suites-dir " + quote(s.suites) + " --torchbench-dir " + quote(s.checkout) +
+      " --output-directory " + quote(s.out)));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("exporting its recipe in this process"));
+  const Row row = rows_by_name(accuracy_csv(s.out, "torchbench", "python_eager")).at("tiny_mlp");
+  EXPECT_EQ(row.at("accuracy"), "pass") << row.at("reason");
+  EXPECT_EQ(row.at("batch_size"), "3");
+  EXPECT_GT(std::stod(row.at("export_s")), 0.0);
+  EXPECT_TRUE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp/manifest.json"));
+  EXPECT_FALSE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp/eval.pt"));
+}
+
 TEST(ExportOnDemand, NoExportRefusesAModelTheZooLacks) {
   zt::ScratchDir dir;
   const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}});

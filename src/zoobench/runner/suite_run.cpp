@@ -258,7 +258,7 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
                              ? std::nullopt
                              : std::optional<int64_t>(std::stoll(options.export_here));
     const ModelSupply got = export_recipe_here(request, entry, options.log_file);
-    if (!got.log.empty()) export_s = format_cell(got.seconds);
+    if (got.seconds > 0) export_s = format_cell(got.seconds);
     if (!got.ready) {
       const JobPlan job =
           plan_job(options, entry, config, options.backend, options.accuracy, options.performance);
@@ -500,23 +500,26 @@ void run_one_in_this_process(const RunOptions& options, const std::string& suite
                              RunSinks& sinks) {
   configure_process_device_gate(device_gate_path(options, options.devices[0]));
   auto supply = make_supply(options, suites_dir, {RunPhase{{job}, 1}}, 1);
-  std::string export_s;  // the export's seconds, for the rows' export_s
-  if (supply) {
+  ModelSupply got{true, "", ""};
+  if (supply && supply->exports_in_model_processes()) {
+    got = export_recipe_here(supply->request(), job.entry, options.log_file);
+  } else if (supply) {
     // While the exporter runs, an interrupt stops it (it has a process group of its own);
     // the model itself runs with the default handlers, as without an export.
     install_interrupt_handlers();
-    const ModelSupply got = supply->await(job.entry);
+    got = supply->await(job.entry);
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     if (g_interrupted.load()) return;
-    if (!got.ready) {
-      for (auto row : export_failure_rows(job, options.devices[0], got)) {
-        set_cell(row, columns::kExportS, format_cell(got.seconds));
-        sinks.write(row);
-      }
-      return;
+  }
+  // The export's seconds, for the rows' export_s (when one ran).
+  const std::string export_s = got.seconds > 0 ? format_cell(got.seconds) : "";
+  if (!got.ready) {
+    for (auto row : export_failure_rows(job, options.devices[0], got)) {
+      set_cell(row, columns::kExportS, export_s);
+      sinks.write(row);
     }
-    export_s = got.log.empty() ? "" : format_cell(got.seconds);
+    return;
   }
   RunOptions one = for_backend(options, job.backend);
   one.accuracy = job.accuracy;

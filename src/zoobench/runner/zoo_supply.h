@@ -66,6 +66,7 @@ class ZooSupply {
   // One of the model's jobs delivered its rows; after the last, its folder may be evicted.
   void job_done(const ZooEntry& model);
   bool exports_in_model_processes() const { return settings_.exports_in_model_processes; }
+  const ExportRequest& request() const { return settings_.request; }
 
  private:
   static std::string key(const ZooEntry& model) { return model.suite + "/" + model.name; }

@@ -182,6 +182,26 @@ void check_names_and_numbers(const Manifest& manifest, const std::string& manife
                          " is out of range: a finite number greater than 0, at most 1e6");
 }
 
+// The manifest's facts beside its files: training's loss, dropout, copying, versions, patches,
+// the packages the exporter could not make, and the recipe (nlohmann's exceptions for a field
+// of the wrong type, as the caller reports them).
+void read_model_facts(const nlohmann::json& json, Manifest& manifest) {
+  if (json.contains("training")) {
+    manifest.loss = json["training"].value("loss", manifest.loss);
+    manifest.loss_scale = json["training"].value("loss_scale", 1.0);
+  }
+  manifest.dropout = json.value("dropout", false);
+  manifest.deepcopy = json.value("deepcopy", true);
+  manifest.versions = json.value("versions", nlohmann::json::object());
+  manifest.patches = json.value("patches", std::vector<std::string>{});
+  manifest.artifact_failures = json.value("aoti_failures", std::map<std::string, std::string>{});
+  if (json.contains("rebuild") && json["rebuild"].is_object()) {
+    manifest.has_recipe = true;
+    const auto& context = json["rebuild"].value("context", nlohmann::json::object());
+    manifest.recipe_training = context.is_object() && context.value("training", false);
+  }
+}
+
 }  // namespace
 
 Manifest read_manifest(const std::string& manifest_path) {
@@ -239,21 +259,7 @@ Manifest read_manifest(const std::string& manifest_path) {
       manifest.output_names = json["outputs"].value("names", std::vector<std::string>{});
     }
     manifest.mutated_inputs = read_mutated_inputs(json, manifest_path, manifest.input_specs);
-    if (json.contains("training")) {
-      manifest.loss = json["training"].value("loss", manifest.loss);
-      manifest.loss_scale = json["training"].value("loss_scale", 1.0);
-    }
-    manifest.dropout = json.value("dropout", false);
-    manifest.deepcopy = json.value("deepcopy", true);
-    manifest.versions = json.value("versions", nlohmann::json::object());
-    manifest.patches = json.value("patches", std::vector<std::string>{});
-    manifest.artifact_failures =
-        json.value("aoti_failures", std::map<std::string, std::string>{});
-    if (json.contains("rebuild") && json["rebuild"].is_object()) {
-      manifest.has_recipe = true;
-      const auto& context = json["rebuild"].value("context", nlohmann::json::object());
-      manifest.recipe_training = context.is_object() && context.value("training", false);
-    }
+    read_model_facts(json, manifest);
     for (const auto& [role, artifact] : manifest.artifacts)
       check_step(artifact, manifest, manifest_path);
   } catch (const nlohmann::json::exception& e) {
