@@ -71,8 +71,10 @@ std::optional<std::pair<int, int>> DeviceGate::shared_descriptors() const {
 DeviceGate::Shared::Shared(DeviceGate& gate) : gate_(gate) {
   if (!gate_.enabled()) return;
   std::lock_guard<std::mutex> guard(gate_.mutex_);
-  // Inside this process's own timed section the device is already this process's.
-  if (gate_.shared_++ == 0 && !gate_.exclusive_) gate_.take_shared_locked();
+  // Inside this process's own timed section the device is already this process's. Counted once
+  // held, so a hold that could not be taken is not let go by the destructor.
+  if (gate_.shared_ == 0 && !gate_.exclusive_) gate_.take_shared_locked();
+  ++gate_.shared_;
 }
 
 DeviceGate::Shared::~Shared() {
