@@ -269,11 +269,7 @@ def _run_once(bundle: ExportableModel, inputs, verbose: bool):
     if bundle.method == "user":
         raise SourceUnavailable("a user's TorchScript file has no recipe: export it without "
                                 "--no-torchscript")
-    module = bundle.module
-    module.eval()
-    with torchscript_export.quiet_warnings(verbose):
-        reference, after = torchscript_export.run_module(module, inputs, grad=False)
-    return torchscript_export.detach_all(reference), torchscript_export.mutated_indices(inputs, after)
+    return torchscript_export.reference_run(bundle.module, inputs, grad=False, verbose=verbose)
 
 
 def _size(path: str) -> int:

@@ -147,6 +147,16 @@ def restore_state(module: nn.Module, state: Dict[str, torch.Tensor]) -> None:
                            f"{', '.join(result.unexpected_keys[:5])}")
 
 
+def reference_run(module: nn.Module, inputs: Sequence[torch.Tensor], grad: bool,
+                  verbose: bool) -> Tuple[Any, List[int]]:
+    """The module's eval-mode outputs on clones of the inputs (detached), and the indices of
+    the inputs it wrote into (the manifest's mutated inputs)."""
+    module.eval()
+    with quiet_warnings(verbose):
+        reference, after = run_module(module, inputs, grad=grad)
+    return detach_all(reference), mutated_indices(inputs, after)
+
+
 def export_eval(bundle: ExportableModel, inputs: Sequence[torch.Tensor], folder: str,
                 device: str, verbose: bool, check: bool = True):
     """Writes eval.pt; returns (reference output, mutated input indices, Check or None)."""
@@ -159,12 +169,9 @@ def export_eval(bundle: ExportableModel, inputs: Sequence[torch.Tensor], folder:
         torch.jit.save(script, path)
         return None, list(bundle.details.get("mutated_inputs", [])), None
     module = bundle.module
-    module.eval()
-    with quiet_warnings(verbose):
-        # a trace is made with autograd on (see make_torchscript): the reference too
-        reference, after = run_module(module, inputs, grad=bundle.method == "trace")
-    reference = detach_all(reference)
-    mutated = mutated_indices(inputs, after)
+    # a trace is made with autograd on (see make_torchscript): the reference too
+    reference, mutated = reference_run(module, inputs, grad=bundle.method == "trace",
+                                       verbose=verbose)
     script = make_torchscript(module, inputs, bundle.method, verbose)
     torch.jit.save(script, path)
     del script

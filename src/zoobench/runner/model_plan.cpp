@@ -86,13 +86,14 @@ void plan_flags(ModelPlan& plan, const ZooEntry& entry, const RunOptions& option
 
 }  // namespace
 
-std::vector<std::string> needed_roles(const RunOptions& options, const std::string& device_type) {
-  std::vector<std::string> backends = {reference_backend_for(eager_reference(options))};
-  backends.insert(backends.end(), options.backends.begin(), options.backends.end());
+std::vector<std::string> needed_roles(const std::string& eager_reference,
+                                      const std::vector<std::string>& backends, Mode mode,
+                                      Precision precision, const std::string& device_type) {
+  std::vector<std::string> loading = {reference_backend_for(eager_reference)};
+  loading.insert(loading.end(), backends.begin(), backends.end());
   std::vector<std::string> roles;
-  for (const auto& backend : backends) {
-    for (const auto& role :
-         make_backend(backend)->needed_artifacts(options.mode, options.precision, device_type))
+  for (const auto& backend : loading) {
+    for (const auto& role : make_backend(backend)->needed_artifacts(mode, precision, device_type))
       add_once(roles, role);
   }
   return roles;
@@ -101,7 +102,8 @@ std::vector<std::string> needed_roles(const RunOptions& options, const std::stri
 ExportRequest export_request(const RunOptions& options, const std::string& suites_dir) {
   ExportRequest request;
   request.device_type = options.devices[0].substr(0, options.devices[0].find(':'));
-  request.roles = needed_roles(options, request.device_type);
+  request.roles = needed_roles(eager_reference(options), options.backends, options.mode,
+                               options.precision, request.device_type);
   request.training = options.mode == Mode::kTraining;
   request.batch_size = options.batch_size;
   request.zoo_dir = options.zoo_dir;
@@ -125,10 +127,8 @@ ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunO
   plan.batch_size = manifest.batch_size;
   const std::string device_type = device.substr(0, device.find(':'));
   plan.eager_reference = eager_reference(options);
-  RunOptions one = options;
-  one.backends = {options.backend};
-  one.eager_reference = plan.eager_reference;
-  plan.artifacts = needed_roles(one, device_type);
+  plan.artifacts = needed_roles(plan.eager_reference, {options.backend}, options.mode,
+                                options.precision, device_type);
   plan_switches(plan, entry, options, config);
   plan.patches = plan_patches(manifest, options, config, plan.switches_off);
   plan.tolerance =

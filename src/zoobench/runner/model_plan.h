@@ -67,10 +67,13 @@ std::string reference_backend(const ModelPlan& plan);
 ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunOptions& options,
                      const SuiteConfig& config, const std::string& device);
 
-// The artifact roles a run of `options` loads on a device of `device_type`: its eager
-// reference's and its backends'. A run whose reference is the Python module and whose backends
-// are all of the torch.compile family loads the recipe alone: no TorchScript is made.
-std::vector<std::string> needed_roles(const RunOptions& options, const std::string& device_type);
+// The artifact roles `backends` load, with `eager_reference` (python | torchscript), in `mode`
+// at `precision` on a device of `device_type`: the reference's and the backends'. The Python
+// module as reference with backends all of the torch.compile family loads the recipe alone:
+// no TorchScript is made.
+std::vector<std::string> needed_roles(const std::string& eager_reference,
+                                      const std::vector<std::string>& backends, Mode mode,
+                                      Precision precision, const std::string& device_type);
 
 // What a run asks of the exporter for a model its zoo lacks (export on demand): those roles,
 // its mode, batch size and folders (the device gate is the caller's).

@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "zoobench/runner/run_summary.h"
 #include "zoobench/util/characters.h"
+#include "zoobench/util/crash_report.h"
 #include "zoobench/util/text.h"
 
 namespace zoobench {
@@ -26,16 +26,14 @@ Progress::~Progress() { stop_board(); }
 
 namespace {
 
-// A model process's phase file: "<epoch seconds>\t<phase>"; the phase and its age in seconds.
+// A model process's phase (util/crash_report.h) and its age in seconds; "" when it has none.
 std::pair<std::string, double> read_phase(const std::string& path) {
   if (path.empty()) return {};
-  std::ifstream in(path);
-  double since = 0;
-  std::string phase;
-  if (!(in >> since) || !std::getline(in >> std::ws, phase)) return {};
+  const auto published = crash_report::read_published_phase(path);
+  if (!published) return {};
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  return {phase.substr(0, 120), std::max(0.0, now - since)};
+  return {published->phase.substr(0, 120), std::max(0.0, now - published->since_s)};
 }
 
 }  // namespace

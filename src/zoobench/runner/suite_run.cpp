@@ -239,36 +239,43 @@ PipelineCount count_pipelines(const RunOptions& options, const std::string& devi
   return pipeline_count(options.jobs, device_type, options.devices.size(), cpus.size(), gpu_bytes);
 }
 
+// The rows of a model run in this process once its export settled (`got`): the export's
+// failure rows, or the model's own, each with the export's seconds when one ran.
+void run_after_export(const ModelSupply& got, const ZooEntry& entry, const RunOptions& options,
+                      const SuiteConfig& config, const std::function<void(ResultRow)>& emit) {
+  const std::string export_s = got.seconds > 0 ? format_cell(got.seconds) : "";
+  auto with_export_s = [&](ResultRow row) {
+    set_cell(row, columns::kExportS, export_s);
+    emit(std::move(row));
+  };
+  if (!got.ready) {
+    const JobPlan job =
+        plan_job(options, entry, config, options.backend, options.accuracy, options.performance);
+    for (auto& row : export_failure_rows(job, options.devices.at(0), got)) with_export_s(row);
+    return;
+  }
+  run_model(entry, options, config, options.devices.at(0), with_export_s);
+}
+
 // A model's own process (--row-out): its recipe exported here first when the parent said so
 // (--export-here), then its experiments, each row written to the parent's file as it comes.
 int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
                    const std::string& suites_dir) {
   crash_report::report_termination();  // a timeout row can then say in which phase it stopped
   configure_process_device_gate(options.device_gate);
-  std::vector<ResultRow> rows;
-  auto keep = [&](ResultRow row, const std::string& export_s) {
-    set_cell(row, columns::kExportS, export_s);
-    rows.push_back(std::move(row));
-    write_rows_file(options.row_out, rows);
-  };
-  std::string export_s;  // the export's seconds, when this process exported
+  ModelSupply got{true, "", ""};
   if (!options.export_here.empty()) {
     ExportRequest request = export_request(options, suites_dir);
     request.batch_size = options.export_here == "list"
                              ? std::nullopt
                              : std::optional<int64_t>(std::stoll(options.export_here));
-    const ModelSupply got = export_recipe_here(request, entry, options.log_file);
-    if (got.seconds > 0) export_s = format_cell(got.seconds);
-    if (!got.ready) {
-      const JobPlan job =
-          plan_job(options, entry, config, options.backend, options.accuracy, options.performance);
-      for (auto& row : export_failure_rows(job, options.devices.at(0), got))
-        keep(std::move(row), export_s);
-      return 0;
-    }
+    got = export_recipe_here(request, entry, options.log_file);
   }
-  run_model(entry, options, config, options.devices.at(0),
-            [&](const ResultRow& row) { keep(row, export_s); });
+  std::vector<ResultRow> rows;
+  run_after_export(got, entry, options, config, [&](ResultRow row) {
+    rows.push_back(std::move(row));
+    write_rows_file(options.row_out, rows);
+  });
   if (rows.empty()) write_rows_file(options.row_out, rows);
   return 0;
 }
@@ -512,22 +519,11 @@ void run_one_in_this_process(const RunOptions& options, const std::string& suite
     std::signal(SIGTERM, SIG_DFL);
     if (g_interrupted.load()) return;
   }
-  // The export's seconds, for the rows' export_s (when one ran).
-  const std::string export_s = got.seconds > 0 ? format_cell(got.seconds) : "";
-  if (!got.ready) {
-    for (auto row : export_failure_rows(job, options.devices[0], got)) {
-      set_cell(row, columns::kExportS, export_s);
-      sinks.write(row);
-    }
-    return;
-  }
   RunOptions one = for_backend(options, job.backend);
   one.accuracy = job.accuracy;
   one.performance = job.performance;
-  run_model(job.entry, one, configs.at(job.entry.suite), options.devices[0], [&](ResultRow row) {
-    set_cell(row, columns::kExportS, export_s);
-    sinks.write(row);
-  });
+  run_after_export(got, job.entry, one, configs.at(job.entry.suite),
+                   [&](ResultRow row) { sinks.write(row); });
 }
 
 // --tolerance (upstream's mode): each model's tolerance, the smallest it passes with, beside the

@@ -17,6 +17,7 @@
 
 #include "zoobench/util/log.h"
 #include "zoobench/util/symbolizer.h"
+#include "zoobench/util/text.h"
 
 namespace zoobench::crash_report {
 namespace {
@@ -203,6 +204,14 @@ void publish_phase(const std::string& phase) {
 }
 }  // namespace
 
+std::optional<PublishedPhase> read_published_phase(const std::string& path) {
+  std::ifstream in(path);
+  PublishedPhase published;
+  if (!(in >> published.since_s) || !std::getline(in >> std::ws, published.phase))
+    return std::nullopt;
+  return published;
+}
+
 std::vector<std::string> other_processes_phases() {
   std::vector<std::string> out;
   const char* path = std::getenv(kPhaseFileVariable);
@@ -217,13 +226,9 @@ std::vector<std::string> other_processes_phases() {
   const std::string suffix = ".phase";
   while (const dirent* entry = ::readdir(dir)) {
     const std::string name = entry->d_name;
-    if (name == own_name || name.size() <= suffix.size() ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    std::ifstream in(folder + "/" + name);
-    std::string since, phase;
-    if (std::getline(in, since, '\t') && std::getline(in, phase))
-      out.push_back(name.substr(0, name.size() - suffix.size()) + ": " + phase);
+    if (name == own_name || name.size() <= suffix.size() || !ends_with(name, suffix)) continue;
+    if (auto published = read_published_phase(folder + "/" + name))
+      out.push_back(name.substr(0, name.size() - suffix.size()) + ": " + published->phase);
   }
   ::closedir(dir);
   std::sort(out.begin(), out.end());

@@ -3,6 +3,7 @@
 // phase, then the native frames), the row can say where, and a person can start from the frames.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,14 @@ void set_subject(const std::string& subject);
 void set_phase(const std::string& phase);
 inline constexpr double kLoggedPhaseSeconds = 0.05;
 inline constexpr const char* kPhaseFileVariable = "ZOOBENCH_PHASE_FILE";
+
+// A phase file as set_phase writes it: the phase, and when it began (seconds since the Unix
+// epoch); nullopt when the file is missing or not one.
+struct PublishedPhase {
+  std::string phase;
+  double since_s = 0;
+};
+std::optional<PublishedPhase> read_published_phase(const std::string& path);
 
 // What the run's other model processes are doing now, from their phase files beside this
 // process's (one "<file name>: <phase>" each); none outside a run with a phase file. A timed
