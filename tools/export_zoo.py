@@ -89,6 +89,10 @@ def parse_args(argv):
     how.add_argument("--suites-dir", default=os.path.join(REPO_ROOT, "suites"), metavar="DIR",
                      help="where the suite lists and yaml are (default: the repository's suites/)")
     how.add_argument("--batch-size", type=int, metavar="N", help="batch size for every model")
+    how.add_argument("--accuracy-batch", action="store_true",
+                     help="--batch-size is upstream's accuracy batch size: the suite yaml's "
+                          "accuracy.max_batch_size caps it per model, as upstream's harness does "
+                          "(zoobench run's accuracy pass asks for this)")
     how.add_argument("--seq-len", type=int, metavar="N",
                      help="sequence length of text models (default: upstream's per model)")
     how.add_argument("--image-size", type=int, metavar="N",
@@ -231,8 +235,8 @@ def main(argv=None) -> int:
         (["bfloat16"] if args.bfloat16 else [])
     options = exporter.ExportOptions(
         zoo=args.zoo, suites_dir=args.suites_dir, device=args.device, training=args.training,
-        batch_size=args.batch_size, seq_len=args.seq_len, image_size=args.image_size,
-        aoti=args.aoti, aoti_dtypes=dtypes,
+        batch_size=args.batch_size, accuracy_batch=args.accuracy_batch, seq_len=args.seq_len,
+        image_size=args.image_size, aoti=args.aoti, aoti_dtypes=dtypes,
         aoti_devices=args.aoti_device, int32_inputs=args.int32_inputs,
         aoti_options=args.aoti_options, aoti_numerics=args.aoti_numerics,
         torchbench_dir=args.torchbench_dir, hf_attn_implementation=args.hf_attn_implementation,

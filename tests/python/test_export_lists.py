@@ -107,6 +107,20 @@ class YamlTest(unittest.TestCase):
             self.assertEqual(bs, 1)
             self.assertIn("dont_change_batch_size", origin)
 
+    def test_accuracy_batch_is_capped_by_accuracy_max_batch_size(self):
+        # upstream's torchbench.py: in --accuracy, min(batch size, accuracy.max_batch_size)
+        with tempfile.TemporaryDirectory() as d:
+            write(d, "s_models_list.txt", "unet 16\nother 16\n")
+            write(d, "s.yaml", "accuracy:\n  max_batch_size:\n    unet: 2\n")
+            cfg = SuiteConfig.load(d, "s")
+            bs, origin = cfg.resolve_batch_size("unet", False, 4, 1, accuracy_batch=True)
+            self.assertEqual(bs, 2)
+            self.assertIn("accuracy.max_batch_size", origin)
+            self.assertEqual(cfg.resolve_batch_size("other", False, 4, 1, accuracy_batch=True)[0], 4)
+            self.assertEqual(cfg.resolve_batch_size("unet", False, 1, 1, accuracy_batch=True)[0], 1)
+            # a batch size the user gave is theirs
+            self.assertEqual(cfg.resolve_batch_size("unet", False, 4, 1)[0], 4)
+
     def test_repository_yaml_keeps_upstream_keys_and_ours(self):
         suites = os.path.join(REPO_ROOT, "suites")
         tb = SuiteConfig.load(suites, "torchbench")

@@ -62,7 +62,9 @@ class ModelSession:
         self.loss_rule = training_entry.get("loss", "mean_of_floating_outputs")
         self.loss_scale *= float(training_entry.get("loss_scale", 1.0))
         self.module = self.model.train_module if self.training else self.model.module
-        self.module.train(self.training)
+        # Upstream checks torchbench models' training accuracy in eval mode (use_eval_mode: no
+        # dropout, batch-norm's running statistics); zoobench asks for it then (eval_mode).
+        self.module.train(self.training and not config.get("eval_mode", False))
         if self.dtype != torch.float32:
             self.module.to(self.dtype)  # floating parameters and buffers only, as zoobench's cast
         if config.get("channels_last", False):

@@ -34,6 +34,9 @@ class ExportOptions:
     device: str = "cpu"
     training: bool = False
     batch_size: Optional[int] = None
+    # batch_size is upstream's accuracy batch size (zoobench run's accuracy pass): the suite's
+    # accuracy.max_batch_size caps it per model, as torchbench.py's load_model does.
+    accuracy_batch: bool = False
     seq_len: Optional[int] = None
     image_size: Optional[int] = None
     aoti: bool = False
@@ -146,7 +149,8 @@ def _plan_one(cfg: SuiteConfig, name: str, options: ExportOptions, explicit: boo
         planned.source_label = source.label(resolved)
         default = source.default_batch_size(resolved, training=options.training)
         planned.batch_size, planned.batch_size_origin = cfg.resolve_batch_size(
-            planned.name, options.training, options.batch_size, default)
+            planned.name, options.training, options.batch_size, default,
+            accuracy_batch=options.accuracy_batch)
         if source is not torchbench_checkout and planned.batch_size is None:
             planned.batch_size, planned.batch_size_origin = default, "source default"
     if not explicit and not options.no_skip:

@@ -20,11 +20,13 @@ from . import exporter, manifest
 
 def export_recipe(config: Dict[str, Any]) -> Dict[str, Any]:
     """config: zoo, suites_dir, suite, name, device, training, batch_size (or None),
-    torchbench_dir (or None). Returns status (exported | failed), reason, seconds, stage_s."""
+    accuracy_batch (exporter.ExportOptions'), torchbench_dir (or None). Returns status
+    (exported | failed), reason, seconds, stage_s."""
     device = config["device"]
     options = exporter.ExportOptions(
         zoo=config["zoo"], suites_dir=config["suites_dir"], device=device,
         training=bool(config.get("training", False)), batch_size=config.get("batch_size"),
+        accuracy_batch=bool(config.get("accuracy_batch", False)),
         torchbench_dir=config.get("torchbench_dir"), torchscript=False,
         # The run's gate is held by this process already; a run sets its own retries.
         oom_retries=0)

@@ -241,17 +241,27 @@ class SuiteConfig:
     def dont_change_batch_size(self, name: str) -> bool:
         return name in self.names_at("dont_change_batch_size")
 
+    def accuracy_max_batch_size(self, name: str) -> Optional[int]:
+        table = _dig(self.config, "accuracy", "max_batch_size")
+        if isinstance(table, dict) and table.get(name):
+            return int(table[name])
+        return None
+
     def resolve_batch_size(self, name: str, training: bool, cli_batch_size: Optional[int],
-                           source_default: Optional[int]):
+                           source_default: Optional[int], accuracy_batch: bool = False):
         """(batch size or None, where it came from). Precedence as upstream: --batch-size >
         the list's bs > yaml batch_size.<training|inference> > the source's default; upstream's
         batch_size.divisors divide anything but --batch-size; dont_change_batch_size models
-        always get the source's default."""
+        always get the source's default. accuracy_batch: the --batch-size is upstream's
+        accuracy batch size, which accuracy.max_batch_size caps (torchbench.py's load_model)."""
         if self.dont_change_batch_size(name):
             note = "source default (dont_change_batch_size)"
             if cli_batch_size:
                 note += f"; --batch-size {cli_batch_size} ignored"
             return source_default, note
+        cap = self.accuracy_max_batch_size(name) if accuracy_batch else None
+        if cli_batch_size and cap and cap < cli_batch_size:
+            return cap, f"accuracy.max_batch_size of {self.name}.yaml (accuracy at {cli_batch_size})"
         if cli_batch_size:
             return cli_batch_size, "--batch-size"
         bs, origin = self.list_batch_size(name), f"{os.path.basename(self.list_path or 'list')}"

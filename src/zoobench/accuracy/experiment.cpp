@@ -83,20 +83,27 @@ c10::IValue as_flat_list_like(const c10::IValue& reference, const c10::IValue& c
   return flat.size() == compiled.toListRef().size() ? c10::IValue(flat) : reference;
 }
 
-SameResult compare_runs(const RunResult& ref, const RunResult& res, const RunResult* fp64, Mode mode,
-                        const SameOptions& options) {
+// A run judged as upstream judges it: inference by its outputs; training by the loss,
+// gradients, parameters and buffers (upstream's collect_results passes no prediction). A
+// training run's outputs are compared too, apart: zoobench's stricter check.
+struct Judgement {
+  SameResult upstream;
+  std::optional<SameResult> training_outputs;
+};
+
+Judgement compare_runs(const RunResult& ref, const RunResult& res, const RunResult* fp64, Mode mode,
+                       const SameOptions& options) {
   c10::IValue ref_outputs = as_flat_list_like(ref.outputs, res.outputs);
   c10::IValue fp64_outputs = fp64 ? as_flat_list_like(fp64->outputs, res.outputs) : c10::IValue();
+  SameResult outputs = accuracy::same(ref_outputs, res.outputs, fp64_outputs, options, "output");
+  if (mode == Mode::kInference) return {std::move(outputs), std::nullopt};
   std::vector<SameResult> parts;
-  parts.push_back(accuracy::same(ref_outputs, res.outputs, fp64_outputs, options, "output"));
-  if (mode == Mode::kTraining) {
-    parts.push_back(accuracy::same(ref.loss, res.loss, fp64 ? c10::IValue(fp64->loss) : c10::IValue(), options, "loss"));
-    static const std::vector<NamedTensor> kNone;
-    parts.push_back(accuracy::compare_named("grad", ref.gradients, res.gradients, fp64 ? fp64->gradients : kNone, options));
-    parts.push_back(accuracy::compare_named("param", ref.parameters, res.parameters, fp64 ? fp64->parameters : kNone, options));
-    parts.push_back(accuracy::compare_named("buffer", ref.buffers, res.buffers, fp64 ? fp64->buffers : kNone, options));
-  }
-  return accuracy::combine(parts);
+  parts.push_back(accuracy::same(ref.loss, res.loss, fp64 ? c10::IValue(fp64->loss) : c10::IValue(), options, "loss"));
+  static const std::vector<NamedTensor> kNone;
+  parts.push_back(accuracy::compare_named("grad", ref.gradients, res.gradients, fp64 ? fp64->gradients : kNone, options));
+  parts.push_back(accuracy::compare_named("param", ref.parameters, res.parameters, fp64 ? fp64->parameters : kNone, options));
+  parts.push_back(accuracy::compare_named("buffer", ref.buffers, res.buffers, fp64 ? fp64->buffers : kNone, options));
+  return {accuracy::combine(parts), std::move(outputs)};
 }
 
 std::optional<double> finite_or_empty(double value) {
@@ -197,7 +204,7 @@ void save_outputs(const std::string& dir, const std::string& name, const c10::IV
 
 namespace {
 
-SameOptions same_options_for(const AccuracyOptions& options, const BackendRequest& request) {
+SameOptions same_options_for(const AccuracyOptions& options) {
   SameOptions same;
   same.tol = options.tolerance.tolerance;
   same.cos_similarity = options.tolerance.cosine;
@@ -206,9 +213,9 @@ SameOptions same_options_for(const AccuracyOptions& options, const BackendReques
   same.use_iou_for_bool = options.tolerance.use_iou_for_bool;
   same.iou_threshold = options.tolerance.iou_threshold;
   // Upstream's runner compares NaN as equal to NaN unless it runs --float32 (its equal_nan
-  // property): a half-precision model whose outputs overflow to NaN in eager and compiled alike
-  // is not a failure there, nor here.
-  same.equal_nan = request.precision != Precision::kFloat32;
+  // property): a model whose outputs overflow to NaN in eager and compiled alike is not a
+  // failure there, nor here.
+  same.equal_nan = options.equal_nan;
   return same;
 }
 
@@ -229,7 +236,7 @@ struct Check {
   std::optional<RunResult> golden;
   RunResult eager1, eager2;
   int passes = 0;
-  SameResult last_pass, last_fail;
+  Judgement last_pass, last_fail;
 };
 
 // The float64 golden run on the same device. If the model cannot run in float64, upstream
@@ -276,11 +283,12 @@ std::optional<Failure> run_eager_twice(Check& c, Backend& eager, const std::vect
   const std::string outputs_dir = c.request.mode == Mode::kInference ? c.options.save_outputs_dir : "";
   if (c.golden) save_outputs(outputs_dir, "float64", c.golden->outputs);
   save_outputs(outputs_dir, "eager", c.eager1.outputs);
-  if (c.options.non_deterministic) return std::nullopt;
+  if (c.options.non_deterministic || c.options.eager_not_deterministic) return std::nullopt;
   SameOptions bitwise;
   bitwise.tol = 0;
   bitwise.equal_nan = c.same.equal_nan;
-  SameResult rerun = compare_runs(c.eager1, c.eager2, nullptr, c.request.mode, bitwise);
+  // What upstream compares (in training, not the outputs).
+  SameResult rerun = compare_runs(c.eager1, c.eager2, nullptr, c.request.mode, bitwise).upstream;
   if (rerun.pass) return std::nullopt;
   fill_from(c.record, rerun);
   return Failure{Status::kEagerTwoRunsDiffer,
@@ -306,11 +314,42 @@ std::optional<Failure> run_compiled(Check& c, Backend& compiled, const std::vect
     }
     c.record.compiled_info = result.info;
     save_outputs(outputs_dir, compiled.name(), result.outputs);
-    SameResult current = compare_runs(c.eager1, result, c.golden ? &*c.golden : nullptr, c.request.mode, c.same);
-    c.passes += current.pass ? 1 : 0;
-    (current.pass ? c.last_pass : c.last_fail) = std::move(current);
+    Judgement current = compare_runs(c.eager1, result, c.golden ? &*c.golden : nullptr, c.request.mode, c.same);
+    const bool pass = current.upstream.pass;
+    c.passes += pass ? 1 : 0;
+    (pass ? c.last_pass : c.last_fail) = std::move(current);
   }
   return std::nullopt;
+}
+
+std::string failure_reason(const SameResult& result) {
+  return fmt::format("{}/{} tensors failed; worst {} margin {:.3g} (max_abs {:.3g}); passes with tol >= {:.3g}",
+                     result.summary.failed, result.summary.total, result.summary.worst_path,
+                     result.summary.worst_margin, result.summary.max_abs, result.summary.min_passing_tol);
+}
+
+std::string joined(const std::string& first, const std::string& second) {
+  if (first.empty()) return second;
+  return second.empty() ? first : first + "; " + second;
+}
+
+// Upstream's rules for models whose eager runs may differ, after zoobench judged the compiled
+// run anyway: the status is upstream's, zoobench's verdict the strict one.
+void apply_nondeterminism_rules(Check& c) {
+  AccuracyRecord& record = c.record;
+  const Status judged = record.strict_status.value_or(record.status);
+  if (c.options.eager_not_deterministic) {
+    record.strict_status = judged;
+    record.status = Status::kPassDueToSkip;
+    record.reason = joined(fmt::format("accuracy.skip.eager_not_deterministic: upstream does not judge "
+                                       "this model in training; zoobench's verdict {}",
+                                       status_name(judged)),
+                           record.reason);
+  } else if (c.options.non_deterministic && judged == Status::kFailAccuracy) {
+    record.strict_status = judged;
+    record.status = Status::kPass;
+    record.reason = joined("non_deterministic: upstream counts fail_accuracy as pass", record.reason);
+  }
 }
 
 // The vote's verdict into the record: status, figures, reason.
@@ -319,22 +358,27 @@ void set_verdict(Check& c) {
   record.check_runs = std::max(1, c.options.check_runs);
   const bool pass = c.passes * 2 > record.check_runs;
   // Report a run that agrees with the vote: the last passing one, or the last failing one.
-  const SameResult& verdict = pass ? c.last_pass : c.last_fail;
-  fill_from(record, verdict);
+  const Judgement& verdict = pass ? c.last_pass : c.last_fail;
+  fill_from(record, verdict.upstream);
   record.status = pass ? Status::kPass : Status::kFailAccuracy;
-  if (!pass) {
-    record.reason = fmt::format("{}/{} tensors failed; worst {} margin {:.3g} (max_abs {:.3g}); passes with tol >= {:.3g}",
-                                verdict.summary.failed, verdict.summary.total, verdict.summary.worst_path,
-                                verdict.summary.worst_margin, verdict.summary.max_abs, verdict.summary.min_passing_tol);
+  if (!pass) record.reason = failure_reason(verdict.upstream);
+  if (pass && verdict.training_outputs && !verdict.training_outputs->pass) {
+    record.strict_status = Status::kFailAccuracy;
+    record.reason = "training outputs differ (upstream judges the loss, gradients, parameters and "
+                    "buffers, which pass): " + failure_reason(*verdict.training_outputs);
   }
   if (!pass && c.options.skip_check) {
     record.status = Status::kPassDueToSkip;
     record.reason = "not enforced (--skip-accuracy-check): " + record.reason;
+  } else {
+    apply_nondeterminism_rules(c);
   }
-  if (!record.compiled_info.note.empty()) {
-    record.reason = record.reason.empty() ? record.compiled_info.note : record.reason + "; " + record.compiled_info.note;
+  record.reason = joined(record.reason, record.compiled_info.note);
+  if (c.options.summary) {
+    SameResult all = verdict.upstream;
+    if (verdict.training_outputs) all = accuracy::combine({*verdict.training_outputs, verdict.upstream});
+    record.summary_text = format_summary(all, c.manifest.name);
   }
-  if (c.options.summary) record.summary_text = format_summary(verdict, c.manifest.name);
 }
 
 }  // namespace
@@ -345,7 +389,7 @@ AccuracyRecord run_accuracy_experiment(const Manifest& manifest, Backend& eager,
   auto start = std::chrono::steady_clock::now();
   AccuracyRecord record;
   record.tolerance = options.tolerance;
-  Check check{manifest, request, request, options, same_options_for(options, request), record};
+  Check check{manifest, request, request, options, same_options_for(options), record};
   check.eager_request.cudagraphs = false;
   std::optional<Failure> failure = run_golden(check, eager, inputs);
   if (!failure) failure = run_eager_twice(check, eager, inputs);

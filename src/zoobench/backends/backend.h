@@ -56,6 +56,11 @@ struct BackendRequest {
   // no size static), for the torch.compile family.
   bool freezing = false;
   bool dynamic_shapes = false;
+  // Upstream's accuracy settings, for the torch.compile family: Inductor draws random numbers
+  // as eager does (fallback_random), and a training step runs the module in eval mode
+  // (torchbench's use_eval_mode: no dropout, batch-norm's running statistics).
+  bool fallback_random = false;
+  bool training_in_eval_mode = false;
   // Upstream's --channels-last: the model's 4-D parameters and buffers in channels-last memory
   // format (zoobench's TorchScript modules after `after_load`, the Python module in its session);
   // the runner lays out the inputs.

@@ -251,6 +251,7 @@ class PythonModelBackend : public Backend {
         {"compile", nullptr},
         {"channels_last", request.channels_last},
         {"weights", request.python_reference ? "recipe" : "eval.pt"},
+        {"eval_mode", request.training_in_eval_mode},
     };
     if (spec_) {
       // With a mode, the Python side turns the mode into options beneath these
@@ -261,6 +262,8 @@ class PythonModelBackend : public Backend {
       if (request.freezing && spec_->dynamo_backend == "inductor" &&
           request.mode == Mode::kInference)
         parsed["freezing"] = true;
+      if (request.fallback_random && spec_->dynamo_backend == "inductor")
+        parsed["fallback_random"] = true;
       set_cudagraphs(parsed, request, *spec_);
       config["compile"] = {
           {"backend", spec_->dynamo_backend},

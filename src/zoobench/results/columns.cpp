@@ -14,7 +14,7 @@ const std::vector<Column>& columns_of(ExperimentKind kind) {
       kBackend, kMode, kDtype, kTolerance, kCosine, kToleranceSource, kMaxAbs, kMeanAbs, kRmseRes,
       kRmseRef, kMargin, kWorstTensor, kFailedTensors, kTotalTensors, kMinPassingTol, kPatches,
       kInputLayout, kCudagraphs, kReason, kLog, kDurationS, kGraphs, kGraphBreaks, kRecompiles,
-      kSuite, kBackendFamily, kSwitchesOff, kJobS, kExportS, kEagerReference};
+      kSuite, kBackendFamily, kSwitchesOff, kJobS, kExportS, kEagerReference, kStrictAccuracy};
   static const std::vector<Column> kPerformanceColumns = {
       kDev, kName, kBatchSize, kSpeedup, kAbsLatency, kCompilationLatency, kCompressionRatio,
       kEagerPeakMem, kDynamoPeakMem,  // upstream

@@ -28,6 +28,7 @@ std::vector<RunOptions> upstream_passes(const RunOptions& options) {
   RunOptions accuracy = options;
   accuracy.performance = false;
   accuracy.batch_size = *size;
+  accuracy.accuracy_batch = true;
   accuracy.zoo_dir = zoo_for_batch_size(options.zoo_dir, *size);
   std::vector<RunOptions> passes = {accuracy};
   if (options.performance) {

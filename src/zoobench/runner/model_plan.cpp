@@ -84,6 +84,17 @@ void plan_flags(ModelPlan& plan, const ZooEntry& entry, const RunOptions& option
   plan.log_file = options.log_file;
 }
 
+// How the accuracy check treats the two eager runs.
+std::string eager_runs_rule(const ModelPlan& plan) {
+  if (plan.eager_not_deterministic)
+    return "not compared (accuracy.skip.eager_not_deterministic: pass_due_to_skip, zoobench's "
+           "verdict in strict_accuracy)";
+  if (plan.non_deterministic)
+    return "may differ (non_deterministic: fail_accuracy counts as pass, zoobench's verdict in "
+           "strict_accuracy)";
+  return "must agree bitwise";
+}
+
 }  // namespace
 
 std::vector<std::string> needed_roles(const std::string& eager_reference,
@@ -106,6 +117,7 @@ ExportRequest export_request(const RunOptions& options, const std::string& suite
                                options.precision, request.device_type);
   request.training = options.mode == Mode::kTraining;
   request.batch_size = options.batch_size;
+  request.accuracy_batch = options.accuracy_batch;
   request.zoo_dir = options.zoo_dir;
   request.suites_dir = suites_dir;
   request.torchbench_dir = options.torchbench_dir;
@@ -138,6 +150,10 @@ ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunO
     plan.tolerance.source = "--tol";
   }
   plan.non_deterministic = config.is_non_deterministic(entry.name);
+  plan.eager_not_deterministic = config.eager_not_deterministic(entry.name, options.mode);
+  plan.equal_nan = options.equal_nan;
+  plan.training_in_eval_mode = options.mode == Mode::kTraining && plan.eager_reference == "python" &&
+                               config.trains_in_eval_mode_for_accuracy(entry.name);
   plan.check_runs = config.accuracy_check_runs(entry.name);
   plan.loss_scale = config.loss_scale(entry.name);
   plan_cudagraphs(plan, options, config);
@@ -170,8 +186,10 @@ std::string describe(const ModelPlan& plan) {
       or_none(plan.artifacts), or_none(plan.patches), or_none(plan.switches_off),
       plan.suite_switches_reason.empty() ? "" : " (" + plan.suite_switches_reason + ")", tolerance,
       plan.tolerance.source, plan.check_runs,
-      plan.non_deterministic ? "may differ (non_deterministic)" : "must agree bitwise");
-  if (plan.mode == Mode::kTraining) text += fmt::format("plan: loss scale {}\n", plan.loss_scale);
+      eager_runs_rule(plan));
+  if (plan.mode == Mode::kTraining)
+    text += fmt::format("plan: loss scale {}; accuracy checked in {} mode\n", plan.loss_scale,
+                        plan.training_in_eval_mode ? "eval (upstream's use_eval_mode)" : "train");
   if (plan.device.rfind("cuda", 0) == 0)
     text += fmt::format("plan: CUDA graphs {}\n",
                         plan.cudagraphs ? "allowed" : "off (" + plan.cudagraphs_off_reason + ")");

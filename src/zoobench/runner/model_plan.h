@@ -34,6 +34,13 @@ struct ModelPlan {
   std::string suite_switches_reason;      // why the suite turns some off ("" when it does not)
   ToleranceDecision tolerance;            // the comparison rule and where it came from
   bool non_deterministic = false;         // eager runs may differ (upstream's non_deterministic)
+  // Upstream's accuracy.skip.eager_not_deterministic in training: not judged (pass_due_to_skip)
+  bool eager_not_deterministic = false;
+  bool equal_nan = true;                  // NaN == NaN in accuracy (unless --float32)
+  // Training accuracy with the module in eval mode, as upstream checks torchbench models
+  // (use_eval_mode); applied where eager is the Python module (eval.pt's train.pt twin is a
+  // trace in train mode).
+  bool training_in_eval_mode = false;
   int check_runs = 1;                     // compiled runs the verdict votes over
   double loss_scale = 1.0;                // training: extra factor on the loss
   // On CUDA, compiled runs inside CUDA graphs: off with --disable-cudagraphs, and for the

@@ -126,12 +126,22 @@ AccuracyOptions accuracy_options(const ModelPlan& plan) {
   AccuracyOptions accuracy;
   accuracy.tolerance = plan.tolerance;
   accuracy.non_deterministic = plan.non_deterministic;
+  accuracy.eager_not_deterministic = plan.eager_not_deterministic;
+  accuracy.equal_nan = plan.equal_nan;
   accuracy.check_runs = plan.check_runs;
   accuracy.training_steps = plan.training_steps;
   accuracy.summary = plan.accuracy_summary;
   accuracy.skip_check = plan.skip_accuracy_check;
   accuracy.save_outputs_dir = plan.save_outputs_dir;
   return accuracy;
+}
+
+// Upstream's settings for accuracy checks (common.py, "remove sources of randomness"): Inductor's
+// fallback_random, and torchbench models trained in eval mode where the plan says so.
+BackendRequest accuracy_request(const ModelPlan& plan, BackendRequest request) {
+  request.fallback_random = true;
+  request.training_in_eval_mode = plan.training_in_eval_mode;
+  return request;
 }
 
 // The accuracy row of one input layout: the compiled side gets the inputs in that layout, the
@@ -152,7 +162,8 @@ ResultRow accuracy_row_for_layout(const ModelPlan& plan, const LoadedModel& mode
   }
   try {
     compat::set_deterministic_numerics(true);
-    AccuracyRecord record = run_accuracy_experiment(model.manifest, eager, compiled, request,
+    AccuracyRecord record = run_accuracy_experiment(model.manifest, eager, compiled,
+                                                    accuracy_request(plan, request),
                                                     reference_inputs, accuracy);
     if (!layout_note.empty())
       record.reason = record.reason.empty() ? layout_note : record.reason + "; " + layout_note;

@@ -28,6 +28,7 @@ ModelSupply export_recipe_here(const ExportRequest& request, const ZooEntry& ent
       {"device", request.device_type},
       {"training", request.training},
       {"batch_size", request.batch_size ? nlohmann::json(*request.batch_size) : nlohmann::json()},
+      {"accuracy_batch", request.accuracy_batch},
       {"torchbench_dir",
        request.torchbench_dir.empty() ? nlohmann::json() : nlohmann::json(request.torchbench_dir)}};
   crash_report::PhaseScope phase("exporting the model's recipe");

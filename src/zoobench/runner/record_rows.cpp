@@ -74,6 +74,7 @@ ResultRow accuracy_row(const AccuracyRecord& r, const RowContext& context) {
   set_cell(row, columns::kCudagraphs, r.compiled_info.cudagraphs);
   set_cell(row, columns::kReason, r.reason);
   set_cell(row, columns::kDurationS, format_cell(r.duration_s));
+  if (r.strict_status) set_cell(row, columns::kStrictAccuracy, std::string(status_name(*r.strict_status)));
   add_compile_counts(row, r.compiled_info);
   row.detail["tensors"] = r.tensors;
   row.detail["fp64_available"] = r.fp64_available;

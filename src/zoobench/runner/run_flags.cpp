@@ -406,6 +406,7 @@ void finish_precision(RunFlags& f) {
   o.mode = f.training ? Mode::kTraining : Mode::kInference;
   int precisions = int(f.float32) + int(f.float16) + int(f.bfloat16) + int(f.amp);
   if (precisions > 1) throw UsageError("choose one of --float32, --float16, --bfloat16, --amp");
+  o.equal_nan = !f.float32;
   o.precision = f.float16    ? Precision::kFloat16
                 : f.bfloat16 ? Precision::kBFloat16
                 : f.amp      ? Precision::kAmp

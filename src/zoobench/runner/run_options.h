@@ -43,6 +43,9 @@ struct RunOptions {
   int jobs = 0;                           // --jobs: model pipelines at once per device (0: chosen)
   std::vector<int> cpu_affinity;          // --cpu-affinity: CPUs for the model processes, split among workers
   Precision precision = Precision::kFloat32;
+  // Accuracy compares NaN as equal to NaN unless --float32 was given: upstream's equal_nan
+  // (its runs without a precision flag run the model as loaded, in float32, NaN-equal).
+  bool equal_nan = true;
   int training_steps = 2;                 // --iterations
   MeasurementSettings measurement;        // --repeat, --warmup, --settle-iterations, --iterations-per-run
   double timeout_s = 1800;
@@ -81,6 +84,9 @@ struct RunOptions {
   // child mode: export the model's recipe in this process when the zoo lacks it
   // (runner/recipe_export.h), at this batch size ("list": the list's); "" the parent exported
   std::string export_here;
+  // The run is upstream_passes' accuracy pass: batch_size is upstream's accuracy batch size,
+  // which a model's accuracy.max_batch_size caps when it is exported.
+  bool accuracy_batch = false;
 };
 
 // The eager reference of `options` resolved: "python" or "torchscript" (resolve_eager_reference

@@ -55,6 +55,10 @@ namespace fs = std::filesystem;
 namespace zoobench {
 namespace {
 
+// --export-here's value for upstream's accuracy batch size N: "accuracy:N" (the exporter caps
+// it per model by accuracy.max_batch_size); otherwise N, or "list".
+constexpr const char* kAccuracyBatchPrefix = "accuracy:";
+
 std::atomic<bool> g_interrupted{false};
 
 extern "C" void on_interrupt(int) { g_interrupted.store(true); }
@@ -266,9 +270,11 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
   ModelSupply got{true, "", ""};
   if (!options.export_here.empty()) {
     ExportRequest request = export_request(options, suites_dir);
-    request.batch_size = options.export_here == "list"
-                             ? std::nullopt
-                             : std::optional<int64_t>(std::stoll(options.export_here));
+    std::string size = options.export_here;
+    request.accuracy_batch = starts_with(size, kAccuracyBatchPrefix);
+    if (request.accuracy_batch) size = size.substr(std::string(kAccuracyBatchPrefix).size());
+    request.batch_size =
+        size == "list" ? std::nullopt : std::optional<int64_t>(std::stoll(size));
     got = export_recipe_here(request, entry, options.log_file);
   }
   std::vector<ResultRow> rows;
@@ -471,7 +477,8 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
       make_supply(options, suites_dir, phases, pipelines.per_device);
   if (supply && supply->exports_in_model_processes()) {
     // Each model's process exports its recipe itself, at the run's batch size.
-    const std::string size = options.batch_size ? std::to_string(*options.batch_size) : "list";
+    std::string size = options.batch_size ? std::to_string(*options.batch_size) : "list";
+    if (options.batch_size && options.accuracy_batch) size = kAccuracyBatchPrefix + size;
     for (auto& phase : phases)
       for (auto& job : phase.jobs) job.export_here = size;
   }

@@ -61,6 +61,7 @@ std::vector<std::string> exporter_arguments(const ExportRequest& request, const 
       suite,   "--only",        name,           "--device",         request.device_type};
   if (request.batch_size) {
     args.insert(args.end(), {"--batch-size", std::to_string(*request.batch_size)});
+    if (request.accuracy_batch) args.push_back("--accuracy-batch");
   }
   if (!request.torchbench_dir.empty()) {
     args.insert(args.end(), {"--torchbench-dir", request.torchbench_dir});

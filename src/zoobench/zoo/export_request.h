@@ -20,6 +20,9 @@ struct ExportRequest {
   std::vector<std::string> roles;
   bool training = false;  // the run trains: the model is built, and its inputs made, for training
   std::optional<int64_t> batch_size;  // --batch-size; else the list's (the exporter decides)
+  // batch_size is upstream's accuracy batch size, which the suite's accuracy.max_batch_size
+  // caps per model (the exporter's --accuracy-batch)
+  bool accuracy_batch = false;
   std::string zoo_dir;                // the folder the entry goes to (the batch size's, if any)
   std::string suites_dir;
   std::string torchbench_dir;  // "" : none

@@ -313,6 +313,8 @@ struct SuiteYamlReader {
       config.accuracy_skip_eager_nondeterministic_ =
           yaml.names(accuracy["skip"]["eager_not_deterministic"]);
     }
+    if (auto accuracy = root["accuracy"]; accuracy && accuracy["max_batch_size"])
+      config.accuracy_max_batch_ = yaml.sizes(accuracy["max_batch_size"]);
     config.canary_ = yaml.names(root["canary_models"]);
     config.non_deterministic_ = yaml.names(root["non_deterministic"]);
     config.disable_cudagraph_ = yaml.names(root["disable_cudagraph"]);
@@ -471,7 +473,25 @@ std::optional<std::string> SuiteConfig::skip_reason(const std::string& model, co
 }
 
 bool SuiteConfig::is_non_deterministic(const std::string& model) const {
-  return non_deterministic_.count(model) > 0 || accuracy_skip_eager_nondeterministic_.count(model) > 0;
+  return non_deterministic_.count(model) > 0;
+}
+
+bool SuiteConfig::eager_not_deterministic(const std::string& model, Mode mode) const {
+  // torchbench.py's skip_accuracy_check_as_eager_non_deterministic: the list in training only.
+  return mode == Mode::kTraining && accuracy_skip_eager_nondeterministic_.count(model) > 0;
+}
+
+std::optional<int64_t> SuiteConfig::accuracy_max_batch_size(const std::string& model) const {
+  auto it = accuracy_max_batch_.find(model);
+  if (it == accuracy_max_batch_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool SuiteConfig::trains_in_eval_mode_for_accuracy(const std::string& model) const {
+  // common.py sets use_eval_mode for accuracy runs of every suite but timm_models and
+  // huggingface ("remove sources of randomness"); torchbench.py keeps only_training models in
+  // train mode.
+  return rule_ != "timm_models" && rule_ != "huggingface" && only_training_.count(model) == 0;
 }
 
 int SuiteConfig::accuracy_check_runs(const std::string& model) const {

@@ -43,7 +43,17 @@ class SuiteConfig {
   std::optional<std::string> skip_reason(const std::string& model, const std::string& device_type,
                                          Mode mode, bool accuracy) const;
   bool is_canary(const std::string& model) const { return canary_.count(model) > 0; }
+  // Upstream's non_deterministic: eager runs may differ, and upstream counts pass,
+  // eager_two_runs_differ and fail_accuracy as pass (common.py's record_status).
   bool is_non_deterministic(const std::string& model) const;
+  // Upstream's accuracy.skip.eager_not_deterministic, which applies to training only: the two
+  // eager runs are not compared, and the verdict is pass_due_to_skip once the compiled run ran.
+  bool eager_not_deterministic(const std::string& model, Mode mode) const;
+  // Upstream's accuracy.max_batch_size: accuracy is checked at no more than this batch size.
+  std::optional<int64_t> accuracy_max_batch_size(const std::string& model) const;
+  // Whether upstream's training accuracy check runs the model in eval mode (use_eval_mode: every
+  // suite but timm_models and huggingface, except only_training models).
+  bool trains_in_eval_mode_for_accuracy(const std::string& model) const;
   bool is_flaky(const std::string& model) const { return flaky_.count(model) > 0; }
   // Upstream's disable_cudagraph: models whose compiled runs stay out of CUDA graphs.
   bool disables_cudagraphs(const std::string& model) const {
@@ -83,6 +93,7 @@ class SuiteConfig {
   std::string suite_;
   std::string rule_;  // which upstream tolerance rule applies: torchbench | huggingface | timm_models
   std::map<std::string, int64_t> batch_training_, batch_inference_;
+  std::map<std::string, int64_t> accuracy_max_batch_;  // accuracy.max_batch_size
   std::set<std::string> skip_all_, skip_training_, skip_inference_, only_training_, only_inference_;
   std::map<std::string, std::set<std::string>> skip_device_;
   std::set<std::string> accuracy_skip_large_, accuracy_skip_eager_nondeterministic_;

@@ -1,7 +1,9 @@
 // Upstream's accuracy batch sizes, against upstream's own: read from the TorchBench checkout's
 // benchmarks/dynamo/common.py (../shared/torchbench), and the passes a run splits into.
 #include "zoobench/runner/accuracy_batch.h"
+#include "zoobench/runner/model_plan.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -68,6 +70,15 @@ TEST(AccuracyBatch, AccuracyAtUpstreamsSizePerformanceAtTheLists) {
   EXPECT_TRUE(passes[1].performance);
   EXPECT_EQ(passes[1].batch_size, std::nullopt);
   EXPECT_EQ(passes[1].zoo_dir, "zoo");
+  // The accuracy pass's exports are at upstream's accuracy size, which the yaml's
+  // accuracy.max_batch_size caps per model (the exporter's --accuracy-batch); the performance
+  // pass's are not.
+  EXPECT_TRUE(passes[0].accuracy_batch);
+  EXPECT_FALSE(passes[1].accuracy_batch);
+  EXPECT_THAT(exporter_arguments(export_request(passes[0], "suites"), "timm_models", "m"),
+              ::testing::IsSupersetOf({"--batch-size", "8", "--accuracy-batch"}));
+  EXPECT_THAT(exporter_arguments(export_request(passes[1], "suites"), "timm_models", "m"),
+              ::testing::Not(::testing::Contains("--accuracy-batch")));
 
   auto named = run_options("timm_models", true, true);
   named.output = "out/rows.csv";

@@ -5,7 +5,10 @@
 // this needs torch.compile to run here: the plan is made from the backends' declarations.
 #include "zoobench/runner/model_plan.h"
 
+#include "testing/testing.h"
+
 #include <gmock/gmock.h>
+#include <fstream>
 #include <gtest/gtest.h>
 
 namespace zoobench {
@@ -64,6 +67,39 @@ TEST(ModelPlan, EachBackendOfAMixedRunKeepsTheRunsReference) {
   EXPECT_EQ(eager_reference(child), "torchscript");
   EXPECT_EQ(reference_backend_for(eager_reference(child)), "eager");
   EXPECT_EQ(reference_backend_for(eager_reference(run_of({"inductor"}))), "python_eager");
+}
+
+// Upstream's accuracy rules, resolved per model (common.py, torchbench.py): torchbench models
+// train in eval mode for the check unless only_training, where eager is the Python module (a
+// TorchScript reference's train.pt is a trace in train mode, which eval() cannot change);
+// pytorch_unet's eager runs are not compared in training only; NaN is equal to NaN unless the
+// run asked for --float32.
+TEST(ModelPlan, UpstreamsAccuracyRulesAreResolvedPerModel) {
+  testing::ScratchDir dir;
+  std::ofstream(dir.file("torchbench.yaml"))
+      << "only_training: [tts_angular]\n"
+         "accuracy:\n  skip:\n    eager_not_deterministic: [pytorch_unet]\n";
+  const SuiteConfig torchbench = SuiteConfig::load(dir.file("torchbench.yaml"), "torchbench");
+  auto plan_of = [&](const std::string& model, const RunOptions& run, const SuiteConfig& config) {
+    Manifest manifest;
+    manifest.name = model;
+    return plan_model(ZooEntry{config.suite(), model, ""}, manifest, run, config, "cuda");
+  };
+  const RunOptions training = run_of({"inductor"}, Mode::kTraining);
+  EXPECT_TRUE(plan_of("BERT_pytorch", training, torchbench).training_in_eval_mode);
+  EXPECT_FALSE(plan_of("tts_angular", training, torchbench).training_in_eval_mode);
+  EXPECT_FALSE(plan_of("resnet18", training, SuiteConfig("timm_models")).training_in_eval_mode);
+  EXPECT_FALSE(plan_of("BERT_pytorch", run_of({"inductor", "jit"}, Mode::kTraining), torchbench)
+                   .training_in_eval_mode);
+  EXPECT_FALSE(plan_of("BERT_pytorch", run_of({"inductor"}), torchbench).training_in_eval_mode);
+
+  EXPECT_TRUE(plan_of("pytorch_unet", training, torchbench).eager_not_deterministic);
+  EXPECT_FALSE(plan_of("pytorch_unet", run_of({"inductor"}), torchbench).eager_not_deterministic);
+
+  EXPECT_TRUE(plan_of("BERT_pytorch", training, torchbench).equal_nan);
+  RunOptions float32 = training;
+  float32.equal_nan = false;  // --float32
+  EXPECT_FALSE(plan_of("BERT_pytorch", float32, torchbench).equal_nan);
 }
 
 }  // namespace

@@ -74,6 +74,7 @@ TEST(RecordRows, AFullAccuracyRecordFillsEveryColumn) {
   record.failed_tensors = 0;
   record.total_tensors = 2;
   record.duration_s = 1.5;
+  record.strict_status = Status::kFailAccuracy;
   record.compiled_info = full_execution_info();
   expect_every_schema_column(accuracy_row(record, full_context()));
 }

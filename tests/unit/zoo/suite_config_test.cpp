@@ -199,9 +199,27 @@ TEST_F(TorchbenchYaml, BatchSizesCanaryNonDeterministic) {
   EXPECT_TRUE(config_.is_canary("torchrec_dlrm"));
   EXPECT_FALSE(config_.is_canary("resnet18"));
   EXPECT_TRUE(config_.is_non_deterministic("mobilenet_v3_large"));
-  EXPECT_TRUE(
-      config_.is_non_deterministic("pytorch_unet"));  // accuracy.skip.eager_not_deterministic
   EXPECT_FALSE(config_.is_non_deterministic("resnet18"));
+  // accuracy.skip.eager_not_deterministic is another rule, and upstream's applies it in training
+  // only (torchbench.py's skip_accuracy_check_as_eager_non_deterministic).
+  EXPECT_FALSE(config_.is_non_deterministic("pytorch_unet"));
+  EXPECT_TRUE(config_.eager_not_deterministic("pytorch_unet", Mode::kTraining));
+  EXPECT_FALSE(config_.eager_not_deterministic("pytorch_unet", Mode::kInference));
+  EXPECT_FALSE(config_.eager_not_deterministic("resnet18", Mode::kTraining));
+}
+
+// Upstream's accuracy settings per model: accuracy.max_batch_size caps the accuracy batch, and
+// torchbench models train in eval mode for the check unless only_training (common.py's
+// use_eval_mode, torchbench.py's model.train() for only_training); timm_models and huggingface
+// train in train mode.
+TEST_F(TorchbenchYaml, AccuracyBatchCapAndEvalModeTraining) {
+  EXPECT_EQ(config_.accuracy_max_batch_size("pytorch_unet"), 2);
+  EXPECT_FALSE(config_.accuracy_max_batch_size("resnet18").has_value());
+  EXPECT_TRUE(config_.trains_in_eval_mode_for_accuracy("resnet18"));
+  EXPECT_FALSE(config_.trains_in_eval_mode_for_accuracy("tts_angular"));
+  EXPECT_FALSE(config_.trains_in_eval_mode_for_accuracy("detectron2_maskrcnn_r_50_fpn"));
+  EXPECT_FALSE(SuiteConfig("timm_models").trains_in_eval_mode_for_accuracy("resnet18"));
+  EXPECT_FALSE(SuiteConfig("huggingface").trains_in_eval_mode_for_accuracy("BertForMaskedLM"));
   EXPECT_TRUE(config_.disables_cudagraphs("tts_angular"));
   EXPECT_FALSE(config_.disables_cudagraphs("resnet18"));
 }
