@@ -1,10 +1,14 @@
 // `zoobench compare RESULTS --expected FILE`: the CI gate over accuracy statuses, as upstream's
-// benchmarks/dynamo/check_accuracy.py (PASS / XFAIL / FAIL / IMPROVED, plus MISSING); exit 1 when
-// a non-flaky model regressed or is missing.
+// benchmarks/dynamo/check_accuracy.py (PASS / XFAIL / FAIL / IMPROVED, plus MISSING), and over
+// the dynamo counters the expected file has (graph_breaks, calls_captured), as upstream's
+// check_graph_breaks.py; exit 1 when a non-flaky model regressed or is missing, or has more
+// graph breaks or >5% fewer calls captured (and, with --fail-on-improved, when either improved).
+// FILE may be one of upstream's ci_expected_accuracy files as they are.
 // `zoobench compare RESULTS --upstream FILES`: the same models run by upstream's harness, side by
 // side with zoobench's verdicts and speedups (report/upstream_agreement.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -49,36 +53,48 @@ std::vector<ResultRow> load_accuracy_rows(const std::vector<std::string>& paths,
   return rows;
 }
 
+// "<where>: unknown status ..."; `where` may be empty, the caller putting the place first.
 std::string unknown_status_message(const std::string& where, const std::string& status) {
   return fmt::format("{}: unknown status '{}'; the known statuses are {}", where, status,
                      known_status_names());
 }
 
-// Every status the expected file names is one zoobench knows: a misspelt one ("passed") would
-// never equal the actual status, so the model would count as IMPROVED (or FAIL) for a typo.
-// A CSV is checked record by record, to name the line.
-void require_known_expected_statuses(const std::string& path, const std::vector<ResultRow>& rows) {
+// Why an expected file's cell cannot gate, or "" when it can: every status is one zoobench
+// knows (a misspelt one, "passed", would never equal the actual status, so the model would
+// count as IMPROVED or FAIL for a typo), every counter the gate compares a whole number or empty
+// (upstream's files leave a counter empty where it has none).
+std::string why_expected_cell_invalid(const std::string& column, const std::string& value) {
+  if (value.empty()) return "";
+  if (column == columns::kAccuracy.key()) {
+    return parse_status(value) ? "" : unknown_status_message("", value);
+  }
+  const auto& counters = report::gated_counter_columns();
+  if (std::find(counters.begin(), counters.end(), column) != counters.end() &&
+      !report::parse_counter_cell(value)) {
+    return fmt::format(": {} '{}' is not a whole number (a count, or empty for none)", column,
+                       value);
+  }
+  return "";
+}
+
+// A CSV is checked record by record, to name the line; a JSON record by record.
+void require_valid_expected_cells(const std::string& path, const std::vector<ResultRow>& rows) {
   if (std::filesystem::path(path).extension() != ".csv") {
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      const std::string& status = cell(rows[i], columns::kAccuracy);
-      if (!status.empty() && !parse_status(status)) {
-        throw UsageError(
-            unknown_status_message(fmt::format("{} (record {})", path, i + 1), status));
+      for (const auto& [column, value] : rows[i].cells) {
+        const std::string why = why_expected_cell_invalid(column, value);
+        if (!why.empty()) throw UsageError(fmt::format("{} (record {}){}", path, i + 1, why));
       }
     }
     return;
   }
   const std::vector<CsvRecord> records = split_csv_records(read_text_file(path));
   if (records.empty()) return;
-  std::size_t column = records.front().cells.size();
-  for (std::size_t i = 0; i < records.front().cells.size(); ++i) {
-    if (trim(records.front().cells[i]) == columns::kAccuracy.key()) column = i;
-  }
+  const std::vector<std::string>& header = records.front().cells;
   for (std::size_t r = 1; r < records.size(); ++r) {
-    if (column >= records[r].cells.size()) continue;
-    const std::string& status = records[r].cells[column];
-    if (!status.empty() && !parse_status(status)) {
-      throw UsageError(unknown_status_message(fmt::format("{}:{}", path, records[r].line), status));
+    for (std::size_t c = 0; c < header.size() && c < records[r].cells.size(); ++c) {
+      const std::string why = why_expected_cell_invalid(trim(header[c]), records[r].cells[c]);
+      if (!why.empty()) throw UsageError(fmt::format("{}:{}{}", path, records[r].line, why));
     }
   }
 }
@@ -111,8 +127,8 @@ std::vector<ResultRow> load_all_rows(const std::vector<std::string>& paths) {
   return rows;
 }
 
-// --update-expected writes `name,accuracy` over the expected file: never over one of the
-// results it reads (a 33-column results file replaced by two columns is lost work).
+// --update-expected writes `name,accuracy,graph_breaks` over the expected file: never over one of
+// the results it reads (a 33-column results file replaced by two columns is lost work).
 void refuse_overwriting_results(const CompareArgs& args) {
   std::error_code error;
   if (!std::filesystem::exists(args.expected, error)) return;
@@ -125,8 +141,8 @@ void refuse_overwriting_results(const CompareArgs& args) {
 
 // --upstream: the agreement table of zoobench's rows and upstream's. A report: exit 0.
 int run_upstream_agreement(const CompareArgs& args) {
-  const report::UpstreamAgreement agreement = report::compare_with_upstream(
-      load_all_rows(args.results), load_all_rows(args.upstream));
+  const report::UpstreamAgreement agreement =
+      report::compare_with_upstream(load_all_rows(args.results), load_all_rows(args.upstream));
   if (agreement.models.empty()) throw UsageError("the files name no models");
   const std::string table = report::format_upstream_agreement(agreement);
   std::cout << table;
@@ -139,8 +155,9 @@ int run_upstream_agreement(const CompareArgs& args) {
 
 int run_compare(const CompareArgs& args) {
   if (args.upstream.empty() == args.expected.empty())
-    throw UsageError("compare needs one of --expected FILE (the CI gate) or --upstream FILES "
-                     "(agreement with upstream's harness)");
+    throw UsageError(
+        "compare needs one of --expected FILE (the CI gate) or --upstream FILES "
+        "(agreement with upstream's harness)");
   if (!args.upstream.empty()) return run_upstream_agreement(args);
   std::vector<ResultRow> actual = load_accuracy_rows(args.results, "results file");
   std::set<std::string> flaky(args.flaky.begin(), args.flaky.end());
@@ -160,7 +177,7 @@ int run_compare(const CompareArgs& args) {
     std::vector<ResultRow> expected = load_accuracy_rows({args.expected}, "expected file");
     // A file about to be rewritten from this run need not be a valid baseline.
     if (!args.update_expected) {
-      require_known_expected_statuses(args.expected, expected);
+      require_valid_expected_cells(args.expected, expected);
       require_shared_models(actual, expected, args.expected);
     }
     report::ExpectedComparison comparison = report::compare_with_expected(actual, expected, flaky);
@@ -180,15 +197,17 @@ void setup_compare(CLI::App& app, int& exit_status) {
   auto args = std::make_shared<CompareArgs>();
   CLI::App* command = app.add_subcommand(
       "compare",
-      "Gate on accuracy statuses against an expected file (upstream's check_accuracy.py)");
+      "Gate on accuracy statuses and graph breaks against an expected file (upstream's "
+      "check_accuracy.py and check_graph_breaks.py)");
   command
       ->add_option("results", args->results,
                    "accuracy results: CSV or JSON files, or folders of them")
       ->required();
-  command
-      ->add_option(
-          "--expected", args->expected,
-          "expected statuses: a CSV with name,accuracy (upstream's format) or a results file");
+  command->add_option(
+      "--expected", args->expected,
+      "expected statuses: a CSV with name,accuracy[,graph_breaks[,calls_captured,...]] "
+      "(upstream's ci_expected_accuracy format, blank lines and empty cells allowed) or a "
+      "results file; graph_breaks and calls_captured gate where both sides have them");
   command
       ->add_option("--upstream", args->upstream,
                    "upstream's accuracy/performance CSVs of the same models: the agreement table "
@@ -202,9 +221,11 @@ void setup_compare(CLI::App& app, int& exit_status) {
       "a suite yaml whose `zoobench: flaky: [names]` lists flaky models (repeatable)");
   command->add_flag(
       "--fail-on-improved", args->fail_on_improved,
-      "also fail when a model improved, as upstream does, so the expected file is updated");
+      "also fail when a model's status or graph breaks improved, as upstream does, so the "
+      "expected file is updated");
   command->add_flag("--update-expected", args->update_expected,
-                    "rewrite the expected file from these results (exit 0)");
+                    "rewrite the expected file from these results as name,accuracy,graph_breaks "
+                    "(exit 0)");
   command->callback([args, &exit_status] { exit_status = run_compare(*args); });
 }
 

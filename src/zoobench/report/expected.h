@@ -8,8 +8,17 @@
 // FAIL otherwise. Ours beyond upstream: an expected row with no actual row is MISSING; and, as
 // the CLI documents, IMPROVED alone does not fail the gate unless asked (upstream fails on it to
 // force the expected file to be updated). Flaky models are reported and never fail the gate.
+//
+// Beside the statuses, the dynamo counters, as upstream's benchmarks/dynamo/check_graph_breaks.py:
+// where the expected row has `graph_breaks` (and `calls_captured`, upstream's newer 5-column
+// files) and the result has the same counter, graph_breaks must be equal (more: FAIL, fewer:
+// IMPROVED) and calls_captured may not drop by more than 5% (COVERAGE_DROP_TOL; any increase
+// passes). The counter verdicts gate as the status verdicts do.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -36,30 +45,68 @@ struct ExpectedCheck {
   std::string label() const;
 };
 
+// One dynamo counter of one model against its expected value (check_graph_breaks.py's rules).
+struct CounterCheck {
+  std::string model;
+  std::string where;    // as ExpectedCheck's
+  std::string counter;  // the column: "graph_breaks" or "calls_captured"
+  int64_t actual = 0;
+  int64_t expected = 0;
+  Verdict verdict = Verdict::kPass;  // kPass, kFail or kImproved (graph_breaks fewer)
+  bool flaky = false;
+  // Upstream's label: PASS, FAIL, IMPROVED, or FAIL_BUT_FLAKY / IMPROVED_BUT_FLAKY.
+  std::string label() const;
+};
+
+// The counters the gate compares, in the order they are checked and printed: graph_breaks
+// (exact, lower is better) and calls_captured (a drop beyond kCallsCapturedDropTolerance fails).
+const std::vector<std::string>& gated_counter_columns();
+inline constexpr double kCallsCapturedDropTolerance = 0.05;  // upstream's COVERAGE_DROP_TOL
+
+// A counter cell as a whole number: "3" (or "3.0", as pandas writes a column that had a NaN);
+// nullopt for an empty cell or anything else.
+std::optional<int64_t> parse_counter_cell(const std::string& text);
+
+// A row's counter: its cell, else (zoobench's JSON results) detail.dynamo_stats; nullopt when
+// the row has neither.
+std::optional<int64_t> counter_of(const ResultRow& row, const std::string& counter);
+
 struct ExpectedComparison {
   std::vector<ExpectedCheck> checks;  // actual rows in their order, then the missing ones
+  // The counters of models whose status is `pass` on both sides and whose cells are filled on
+  // both sides; in the order of `checks`, then of gated_counter_columns().
+  std::vector<CounterCheck> counter_checks;
+  // By counter: models whose expected row has the counter and whose result (passing on both
+  // sides) has none, so it was not compared (a TorchScript backend, zoobench's CSV that carries
+  // no calls_captured).
+  std::map<std::string, int> counters_not_compared;
   // Checks labelled with this verdict (a flaky model whose status changed has its own label and
   // is counted by flaky_changes instead).
   int count(Verdict verdict) const;
+  int counter_count(Verdict verdict) const;  // the same over counter_checks
+  // Flaky models whose status or counters changed.
   int flaky_changes() const;
-  // True when a non-flaky model is FAIL or MISSING (or IMPROVED, with fail_on_improved).
+  // True when a non-flaky model is FAIL or MISSING, or one of its counters FAIL (or either is
+  // IMPROVED, with fail_on_improved).
   bool gate_fails(bool fail_on_improved = false) const;
 };
 
 // `actual` and `expected` are accuracy rows. An expected row matches an actual row by name and
 // by whichever of dev, mode, backend, dtype the expected row fills in (upstream's expected
-// files have only name and accuracy).
+// files have only name, accuracy and counters).
 ExpectedComparison compare_with_expected(const std::vector<ResultRow>& actual,
                                          const std::vector<ResultRow>& expected,
                                          const std::set<std::string>& flaky);
 
-// Upstream's printout: one line per model, then what regressed, improved or is missing and how
-// to update the expected file, then a count line.
+// Upstream's printout: one line per model (check_accuracy.py's), one per compared counter
+// (check_graph_breaks.py's), then what regressed, improved or is missing and how to update the
+// expected file, then a count line.
 std::string format_expected_comparison(const ExpectedComparison& comparison,
                                        const std::string& expected_path, bool fail_on_improved);
 
-// The expected file a run establishes: name,accuracy (plus dev/mode/backend/dtype where the
-// run has more than one of them), sorted by name.
+// The expected file a run establishes, one upstream's checkers read: name,accuracy,graph_breaks
+// (graph_breaks 0 where the result has none, as upstream's update_expected.py's fillna(0)), plus
+// dev/mode/backend/dtype where the run has more than one of them; sorted by name.
 std::string expected_csv_from(const std::vector<ResultRow>& actual);
 
 // Flaky models from a suite yaml's `zoobench: flaky: [names]`; none when the key is absent.

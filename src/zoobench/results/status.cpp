@@ -7,7 +7,7 @@
 namespace zoobench {
 namespace {
 
-constexpr std::array<std::pair<Status, std::string_view>, 15> kNames = {{
+constexpr std::array<std::pair<Status, std::string_view>, 16> kNames = {{
     {Status::kPass, "pass"},
     {Status::kPassDueToSkip, "pass_due_to_skip"},
     {Status::kFailAccuracy, "fail_accuracy"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<Status, std::string_view>, 15> kNames = {{
     {Status::kEagerTwoRunsDiffer, "eager_two_runs_differ"},
     {Status::kEager1stRunOOM, "eager_1st_run_OOM"},
     {Status::kEager2ndRunOOM, "eager_2nd_run_OOM"},
+    {Status::kEagerFailToRun, "eager_fail_to_run"},  // read, never written (status.h)
     {Status::kOOM, "OOM"},
     {Status::kModelFailToLoad, "model_fail_to_load"},
     {Status::kTimeout, "timeout"},

@@ -17,6 +17,10 @@ enum class Status {
   kEagerTwoRunsDiffer,
   kEager1stRunOOM,
   kEager2ndRunOOM,
+  // Upstream's status when the model's eager validation run at load fails (common.py's
+  // validate_model). Known so that upstream's expected files (ci_expected_accuracy) can be read;
+  // zoobench itself never writes it: its eager failures are the eager_1st/2nd_run_* statuses.
+  kEagerFailToRun,
   kOOM,
   kModelFailToLoad,
   kTimeout,
