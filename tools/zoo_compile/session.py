@@ -2,10 +2,12 @@
 training or eval mode, compiled with torch.compile (or not: python_eager), warmed up, then run
 by zoobench, which times the calls and judges the results.
 
-Training is upstream's (benchmarks/dynamo's forward_and_backward_pass): forward, loss and
-backward compiled as one function, the optimizer step eager outside it. Gradients are cleared
-to None before each step, outside the compiled function; zoobench's TorchScript backends zero
-them in place, which gives the same numbers.
+Training is upstream's step (benchmarks/dynamo's forward_and_backward_pass), compiled whole as
+upstream compiles it: gradients cleared to None (outside dynamo, as upstream's
+optimizer_zero_grad), forward and loss, backward, the optimizer's step (SGD's outside dynamo, as
+upstream wraps it; Adam's compiled). Dynamo breaks the graph where upstream's does, so its
+counts (graph_breaks, unique_graphs, calls_captured) are upstream's. zoobench's TorchScript
+backends zero the gradients in place, which gives the same numbers.
 
 zoobench calls, with tensors shared (never copied): run(inputs), run_uncompiled(inputs),
 step(inputs) -> (loss, outputs), step_uncompiled(inputs), training_state() -> (gradients,
@@ -86,23 +88,17 @@ class ModelSession:
 
     def step(self, inputs: Sequence[torch.Tensor]):
         self._mark_step()
-        self.optimizer.zero_grad(set_to_none=True)
-        loss, outputs = self._forward_callable()(inputs)
-        self.optimizer.step()
-        return loss.detach(), outputs
+        return self._forward_callable()(inputs, True)
 
     def step_uncompiled(self, inputs: Sequence[torch.Tensor]):
-        self.optimizer.zero_grad(set_to_none=True)
-        loss, outputs = self._forward_and_backward(inputs)
-        self.optimizer.step()
-        return loss.detach(), outputs
+        return self._train_step(inputs, True)
 
     def warm_up(self, inputs: Sequence[torch.Tensor], calls: int, gate=None) -> None:
         """Calls until compiled (and, for CUDA-graph modes, recorded): compile time belongs to
         preparation. `gate`: the descriptors of zoobench's shared hold of the device, let go
-        while dynamo and Inductor compile (device_gate.py). Training calls run forward and
-        backward only, and the gradients and buffers (batch-norm statistics) are put back, so
-        the model stays as loaded."""
+        while dynamo and Inductor compile (device_gate.py). Training calls are whole steps,
+        after which the parameters, buffers (batch-norm statistics) and the optimizer's state
+        are put back in place, so the model stays as loaded."""
         before = device_gate.released_seconds
         with device_gate.released_while_compiling(gate, self._compiles_off_device()):
             self._warm_up(inputs, calls)
@@ -124,18 +120,27 @@ class ModelSession:
                 self.run(inputs)
             compiler_bisect.record_counters()
             return
-        saved = [(b, b.detach().clone()) for _, b in named_tensors(self.module, "_buffers")]
-        for _ in range(calls):
+        saved = [(t, t.detach().clone()) for t in self._model_state()]
+        for call in range(calls):
             self._mark_step()
-            # Cleared before every call, as step() does: accumulating into the last call's
-            # gradients would read a CUDA-graph output that the next replay overwrites.
-            self.optimizer.zero_grad(set_to_none=True)
-            self._forward_callable()(inputs)
+            # As upstream's run_n_iterations: the last call collects the results (dynamo
+            # compiles that variant of the step's tail too, and counts it).
+            self._forward_callable()(inputs, call == calls - 1)
         self.optimizer.zero_grad(set_to_none=True)
         with torch.no_grad():
-            for buffer, copy in saved:
-                buffer.copy_(copy)
+            for tensor, copy in saved:
+                tensor.copy_(copy)
+            # The optimizer's state began empty; in place, zeros are that state (Adam's step
+            # count and moments), and the compiled step keeps the tensors it was traced with.
+            for state in self.optimizer.state.values():
+                for value in state.values():
+                    if isinstance(value, torch.Tensor):
+                        value.zero_()
         compiler_bisect.record_counters()
+
+    def _model_state(self) -> List[torch.Tensor]:
+        return [t for _, t in named_tensors(self.module, "_parameters")] + \
+            [t for _, t in named_tensors(self.module, "_buffers")]
 
     def training_state(self):
         """(gradients, parameters, buffers) by TorchScript's names (no deduplication: a tied
@@ -193,30 +198,40 @@ class ModelSession:
         # Upstream's --dynamic-shapes: every size may be dynamic from the first compile.
         torch._dynamo.config.assume_static_by_default = not settings.get("dynamic_shapes", False)
         kwargs = compile_arguments(settings)
-        target = self._forward_and_backward if self.training else self.module
+        target = self._train_step if self.training else self.module
         self._compiled = torch.compile(target, **kwargs)
 
     def _forward_callable(self):
         """The compiled function, or what it compiles (an nn.Module may be falsy: no `or`)."""
         if self._compiled is not None:
             return self._compiled
-        return self._forward_and_backward if self.training else self.module
+        return self._train_step if self.training else self.module
 
-    def _forward_and_backward(self, inputs: Sequence[torch.Tensor]):
+    def _train_step(self, inputs: Sequence[torch.Tensor], collect_outputs: bool):
+        """Upstream's forward_and_backward_pass: (loss, outputs) when collecting, else None."""
+        _clear_gradients(self.optimizer)
         with self._autocast():
             outputs = self.module(*inputs)
             loss = training_loss(outputs, self.loss_rule, self.loss_scale)
         loss.backward()
-        return loss, outputs
+        self.optimizer.step()
+        if collect_outputs:
+            return loss.detach(), outputs
+        return None
 
     def _make_optimizer(self, settings: Dict[str, Any]):
         parameters = [p for p in self.module.parameters() if p.requires_grad]
         kind = settings.get("kind", "sgd")
         lr = float(settings.get("learning_rate", 0.01))
         if kind == "sgd":
-            return torch.optim.SGD(parameters, lr=lr)
+            optimizer = torch.optim.SGD(parameters, lr=lr)
+            # As upstream's init_optimizer: SGD's step stays outside dynamo.
+            optimizer.step = _outside_dynamo(optimizer.step)
+            return optimizer
         if kind == "adam":
-            return torch.optim.Adam(parameters, lr=lr)
+            # Upstream's Adam: capturable (its step compiled, CUDA graphs) where it can be.
+            cuda = torch.device(self.device).type == "cuda"
+            return torch.optim.Adam(parameters, lr=lr, capturable=cuda, foreach=True if cuda else None)
         raise ValueError(f"unknown optimizer {kind!r}: use sgd or adam")
 
     def _autocast(self):
@@ -240,6 +255,20 @@ class ModelSession:
             mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
             if mark is not None:
                 mark()
+
+
+def _outside_dynamo(fn):
+    """fn as dynamo leaves it: called, never traced (a graph break where it is called)."""
+    dynamo = getattr(torch, "_dynamo", None)
+    return dynamo.disable(fn) if dynamo is not None and hasattr(dynamo, "disable") else fn
+
+
+def _clear_gradients(optimizer) -> None:
+    optimizer.zero_grad(set_to_none=True)
+
+
+# Upstream's optimizer_zero_grad runs outside dynamo (torch._disable_dynamo(recursive=True)).
+_clear_gradients = _outside_dynamo(_clear_gradients)
 
 
 def dynamo_stats(counters) -> Dict[str, int]:

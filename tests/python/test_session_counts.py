@@ -1,0 +1,134 @@
+"""zoo_compile.session's training step and dynamo counts, on small models built here.
+
+The step is upstream's forward_and_backward_pass (gradients cleared, forward, loss, backward,
+the optimizer's step), compared with the same step written out by hand; its warm-up leaves the
+model as it was. Where torch.compile runs (torch >= 2: the GPU machine), the counts zoobench
+reports (session.facts(), upstream's get_dynamo_stats formulas) are dynamo's own counters, on a
+model with known graph breaks, and a compiled training step breaks where upstream's does: at the
+gradients' clearing, at backward() and around SGD's step, which both leave to eager."""
+
+import copy
+import unittest
+
+import torch
+from torch import nn
+
+import helpers  # noqa: F401  (tools/ on sys.path)
+from zoo_compile import session as session_module
+from zoo_compile.environment import torch_compile_missing
+
+CAN_COMPILE = torch_compile_missing(torch) is None
+
+
+class SmallConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.bn(self.conv(x))).flatten(1))
+
+
+class Breaking(nn.Module):
+    """Three explicit graph breaks in the forward: four graphs."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = torch.relu(self.a(x))
+        for _ in range(3):
+            torch._dynamo.graph_break()
+            x = self.b(x) * 0.5
+        return x
+
+
+def session_for(module, training, optimizer="sgd", compile_settings=None):
+    """A ModelSession around `module` as open_session builds one, without a zoo entry."""
+    s = object.__new__(session_module.ModelSession)
+    s.device, s.training, s.dtype, s.amp = "cpu", training, torch.float32, False
+    s.loss_scale, s.loss_rule = 1.0, "mean_of_floating_outputs"
+    s.compile_settings, s._cache, s._compiled = compile_settings, None, None
+    s.module = module.train(training)
+    s.optimizer = s._make_optimizer({"kind": optimizer, "learning_rate": 0.01}) if training else None
+    if compile_settings:
+        s._compile(compile_settings)
+    return s
+
+
+class TrainingStep(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(0)
+        self.model = SmallConvNet()
+        self.inputs = (torch.randn(2, 3, 8, 8),)
+
+    def test_step_is_upstreams_step(self):
+        reference = copy.deepcopy(self.model).train()
+        s = session_for(self.model, training=True)
+        loss, outputs = s.step(self.inputs)
+        # by hand: clear, forward, loss (the mean of the outputs), backward, SGD's update
+        reference.zero_grad(set_to_none=True)
+        expected_outputs = reference(*self.inputs)
+        expected_loss = expected_outputs.sum() / expected_outputs.numel()
+        expected_loss.backward()
+        with torch.no_grad():
+            for p in reference.parameters():
+                p -= 0.01 * p.grad
+        torch.testing.assert_close(loss, expected_loss.detach())
+        torch.testing.assert_close(outputs, expected_outputs)
+        for (name, got), want in zip(self.model.named_parameters(), reference.parameters()):
+            torch.testing.assert_close(got, want, msg=name)
+            torch.testing.assert_close(got.grad, want.grad, msg=name)
+        torch.testing.assert_close(self.model.bn.running_mean, reference.bn.running_mean)
+
+    def test_warm_up_leaves_parameters_buffers_and_optimizer_state_as_they_were(self):
+        for optimizer in ("sgd", "adam"):
+            with self.subTest(optimizer=optimizer):
+                model = copy.deepcopy(self.model)
+                s = session_for(model, training=True, optimizer=optimizer)
+                before = [t.detach().clone() for t in s._model_state()]
+                s._warm_up(self.inputs, 3)
+                for got, want in zip(s._model_state(), before):
+                    self.assertTrue(torch.equal(got, want))
+                # the next step is the first step of a fresh model and optimizer
+                fresh = session_for(copy.deepcopy(self.model), training=True, optimizer=optimizer)
+                for _ in range(2):
+                    got_loss, _ = s.step(self.inputs)
+                    want_loss, _ = fresh.step(self.inputs)
+                    torch.testing.assert_close(got_loss, want_loss)
+                for got, want in zip(s._model_state(), fresh._model_state()):
+                    torch.testing.assert_close(got, want)
+
+
+@unittest.skipUnless(CAN_COMPILE, "torch.compile does not run with this torch")
+class DynamoCounts(unittest.TestCase):
+    def test_counts_are_dynamos_on_a_model_with_known_breaks(self):
+        from torch._dynamo.utils import counters
+
+        s = session_for(Breaking(), training=False, compile_settings={"backend": "eager"})
+        s._warm_up((torch.randn(2, 8),), 2)
+        facts = s.facts()
+        self.assertEqual(facts["graph_breaks"], 3)
+        self.assertEqual(facts["graph_breaks"], sum(counters["graph_break"].values()))
+        self.assertEqual(facts["graphs"], 4)
+        self.assertEqual(facts["dynamo_stats"]["unique_graphs"], counters["stats"]["unique_graphs"])
+        self.assertEqual(facts["dynamo_stats"]["calls_captured"], counters["stats"]["calls_captured"])
+        s.close()
+
+    def test_a_training_step_breaks_where_upstreams_does(self):
+        torch.manual_seed(0)
+        s = session_for(SmallConvNet(), training=True, compile_settings={"backend": "eager"})
+        s._warm_up((torch.randn(2, 3, 8, 8),), 2)
+        reasons = " | ".join(s.facts().get("graph_break_reasons", []))
+        # backward() and the two calls dynamo leaves alone (clearing, SGD's step)
+        self.assertGreaterEqual(s.facts()["graph_breaks"], 3, reasons)
+        self.assertIn("backward", reasons.lower())
+        s.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
