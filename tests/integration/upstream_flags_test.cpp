@@ -73,11 +73,18 @@ TEST(RunExitStatus, AFailedRowExits1AndAnExpectedFileForgivesKnownFailuresOnly) 
   EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
   EXPECT_THAT(regressed.output, HasSubstr("raiser (expected pass, now eager_1st_run_fail)"));
 
-  // Expected to fail and now passing: an improvement, reported, exit 0.
+  // Expected to fail and now passing: an improvement, exit 1 until the file records it, as
+  // upstream's check_accuracy.py.
   const std::string good_fails = z.expected("good_fails.csv", "name,accuracy\ngood,fail_accuracy\n");
   auto improved = z.run("improved", "--accuracy --only good --expected " + quote(good_fails));
-  EXPECT_EQ(improved.exit_code, 0) << improved.output;
-  EXPECT_THAT(improved.output, HasSubstr("1 improved: good"));
+  EXPECT_EQ(improved.exit_code, 1) << improved.output;
+  EXPECT_THAT(improved.output, HasSubstr("exit 1: 1 improved: good"));
+
+  // A model of the run that the file does not name: MISSING_EXPECTED, exit 1, passing or not.
+  const std::string raiser_only = z.expected("raiser_only.csv", "name,accuracy\nraiser,pass\n");
+  auto unnamed = z.run("unnamed", "--accuracy --only good --expected " + quote(raiser_only));
+  EXPECT_EQ(unnamed.exit_code, 1) << unnamed.output;
+  EXPECT_THAT(unnamed.output, HasSubstr("good (MISSING_EXPECTED: not in"));
 
   auto no_file = z.run("no_file", "--accuracy --expected " + quote(z.dir.file("absent.csv")));
   EXPECT_EQ(no_file.exit_code, 2) << no_file.output;
@@ -204,6 +211,37 @@ TEST(RunRefusals, WhatCannotRunHereIsRefusedBeforeAnyModelStarts) {
     EXPECT_THAT(run.output, HasSubstr(c.message));
     EXPECT_FALSE(fs::exists(fs::path(out) / "logs")) << "a model started:\n" << run.output;
   }
+}
+
+// Upstream's flags that zoobench lacks: exit 2, each named with zoobench's way to the same end,
+// before any model starts (not CLI11's "The following argument was not expected"). -n is
+// --repeat; --ci says once which of upstream's --ci effects it applies.
+TEST(RunRefusals, UpstreamFlagsZoobenchLacksNameItsWayAndCiSaysWhatItApplies) {
+  const GateZoo& z = gate_zoo();
+  auto batch = z.run("upstream_only", "--accuracy --only good --batch_size 8");
+  EXPECT_EQ(batch.exit_code, 2) << batch.output;
+  EXPECT_THAT(batch.output,
+              HasSubstr("--batch_size (upstream's): zoobench spells it --batch-size N"));
+  EXPECT_THAT(batch.output, Not(HasSubstr("not expected")));
+  auto two = z.run("upstream_only", "--accuracy --only good --threads 4 --print-graph-breaks");
+  EXPECT_EQ(two.exit_code, 2) << two.output;
+  EXPECT_THAT(two.output, HasSubstr("OMP_NUM_THREADS"));
+  EXPECT_THAT(two.output, HasSubstr("TORCH_LOGS=graph_breaks"));
+  EXPECT_FALSE(fs::exists(fs::path(z.dir.file("upstream_only")) / "logs")) << two.output;
+
+  auto ci = z.run("ci", "--accuracy --performance --only good --ci -n 3 --warmup 1");
+  EXPECT_EQ(ci.exit_code, 0) << ci.output;
+  const auto count = [&](const std::string& text) {
+    std::size_t n = 0;
+    for (auto at = ci.output.find(text); at != std::string::npos; at = ci.output.find(text, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("--ci: applied as upstream's"), 1u) << ci.output;
+  EXPECT_EQ(count("--ci: not applied: translation validation"), 1u) << ci.output;
+  const auto rows = read_csv(performance_csv(z.dir.file("ci"), "gate"));
+  ASSERT_EQ(rows.size(), 1u) << ci.output;
+  EXPECT_EQ(rows[0].at("repeat"), "3");
 }
 
 // `report --baseline` gates on regressions (exit 1) unless told not to.

@@ -1,9 +1,11 @@
 """`zoobench run --output-format upstream`: the accuracy file a real run writes is the file
 upstream's CI reads. Its name is runner.py's, its header common.py's (the checkout in
-../shared/torchbench; tests/unit/results/upstream_format_test.cpp compares both column lists),
-and upstream's check_accuracy.py rules, restated below from its source, judge it as they judge
-upstream's own: an expected failure is XFAIL, a new failure fails, an improvement fails (upstream
-forces the expected file to be updated), a model missing from the expected file fails."""
+../shared/torchbench, skipped with the reason where it is absent;
+tests/unit/results/upstream_format_test.cpp compares both column lists), and upstream's
+check_accuracy.py rules, restated below from its source, judge it as they judge upstream's own:
+an expected failure is XFAIL, a new failure fails, an improvement fails (upstream forces the
+expected file to be updated), a model missing from the expected file fails, an expected model
+with no result (another shard's) is ignored. `zoobench compare --expected` exits as they do."""
 
 import csv
 import os
@@ -19,6 +21,8 @@ import make_zoo  # noqa: E402
 
 BINARY = os.path.join(os.environ.get("ZOOBENCH_BINARY_DIR", os.path.join(REPO_ROOT, "build")),
                       "zoobench")
+UPSTREAM_COMMON = os.path.join(REPO_ROOT, "..", "shared", "torchbench", "userbenchmark", "dynamo",
+                               "dynamobench", "common.py")
 FLAKY = {"yolov3", "detectron2_maskrcnn_r_101_c4", "XGLMForCausalLM", "moondream",
          "mobilenetv3_large_100", "vision_maskrcnn"}
 
@@ -50,9 +54,7 @@ def check_accuracy(actual_rows, expected_rows):
 def upstream_accuracy_header():
     """common.py's accuracy header: _write_accuracy_row's four, get_dynamo_stats' keys, then
     compilation_latency (read from the source, as upstream writes it)."""
-    path = os.path.join(REPO_ROOT, "..", "shared", "torchbench", "userbenchmark", "dynamo",
-                        "dynamobench", "common.py")
-    with open(path) as f:
+    with open(UPSTREAM_COMMON) as f:
         source = f.read()
     stats = source[source.index("def get_dynamo_stats"):]
     stats = stats[:stats.index("\n\n\n")]
@@ -86,14 +88,20 @@ class UpstreamFormatTest(unittest.TestCase):
         with open(self.path, newline="") as f:
             return list(csv.DictReader(f))
 
-    def test_the_file_has_upstreams_name_and_header(self):
+    def test_the_file_has_upstreams_name_and_statuses(self):
         self.assertEqual(self.result.returncode, 1, self.result.stdout + self.result.stderr)  # raiser
+        self.assertTrue(os.path.isfile(self.path), os.listdir(self.out))
+        statuses = {row["name"]: row["accuracy"] for row in self.rows()}
+        self.assertEqual(statuses, {"good": "pass", "raiser": "eager_1st_run_fail"})
+
+    def test_the_file_has_upstreams_header(self):
+        if not os.path.isfile(UPSTREAM_COMMON):
+            self.skipTest(f"no TorchBench checkout at {UPSTREAM_COMMON} (../shared/torchbench "
+                          "beside the repository): upstream's header cannot be read to compare")
         self.assertTrue(os.path.isfile(self.path), os.listdir(self.out))
         with open(self.path, newline="") as f:
             header = next(csv.reader(f))
         self.assertEqual(header, upstream_accuracy_header())
-        statuses = {row["name"]: row["accuracy"] for row in self.rows()}
-        self.assertEqual(statuses, {"good": "pass", "raiser": "eager_1st_run_fail"})
 
     def test_a_resumed_run_gives_upstreams_file_the_earlier_rows_too(self):
         out = os.path.join(self.tmp.name, "resumed")
@@ -121,6 +129,31 @@ class UpstreamFormatTest(unittest.TestCase):
                     {"name": "raiser", "accuracy": "eager_1st_run_fail"}]
         self.assertEqual(check_accuracy(actual, improved), (1, [], ["good"]))
         self.assertEqual(check_accuracy(actual, as_now[:1]), (1, ["raiser"], []))
+        shards = as_now + [{"name": "another_shards", "accuracy": "pass"}]
+        self.assertEqual(check_accuracy(actual, shards), (0, [], []))
+
+    def test_zoobench_compare_exits_as_check_accuracy(self):
+        """The same file against each expected file: `zoobench compare --expected` exits with
+        check_accuracy.py's status (0 or 1)."""
+        actual = self.rows()
+        cases = {
+            "as_now": [("good", "pass"), ("raiser", "eager_1st_run_fail")],
+            "regressed": [("good", "pass"), ("raiser", "pass")],
+            "improved": [("good", "fail_accuracy"), ("raiser", "eager_1st_run_fail")],
+            "not_named": [("good", "pass")],
+            "shards": [("good", "pass"), ("raiser", "eager_1st_run_fail"), ("another", "pass")],
+        }
+        for name, rows in cases.items():
+            with self.subTest(name):
+                expected = os.path.join(self.tmp.name, f"expected_{name}.csv")
+                with open(expected, "w", newline="") as f:
+                    f.write("name,accuracy,graph_breaks\n")
+                    f.writelines(f"{model},{status},0\n" for model, status in rows)
+                upstream, _, _ = check_accuracy(
+                    actual, [{"name": model, "accuracy": status} for model, status in rows])
+                ours = subprocess.run([BINARY, "compare", self.path, "--expected", expected],
+                                      capture_output=True, text=True)
+                self.assertEqual(ours.returncode, upstream, ours.stdout + ours.stderr)
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ std::string where_of(const ResultRow& row, const std::vector<const char*>& colum
 }
 
 Verdict status_verdict(const std::string& actual, const std::string& expected) {
+  if (expected.empty()) return Verdict::kMissingExpected;
   if (actual == expected) return expected == "pass" ? Verdict::kPass : Verdict::kXfail;
   return actual == "pass" ? Verdict::kImproved : Verdict::kFail;
 }
@@ -163,22 +164,18 @@ std::string_view verdict_name(Verdict verdict) {
       return "IMPROVED";
     case Verdict::kMissing:
       return "MISSING";
+    case Verdict::kMissingExpected:
+      return "MISSING_EXPECTED";
   }
   return "FAIL";
 }
 
 std::string ExpectedCheck::label() const {
-  if (!flaky || verdict == Verdict::kPass || verdict == Verdict::kXfail) {
-    return std::string(verdict_name(verdict));
-  }
-  switch (verdict) {
-    case Verdict::kImproved:
-      return "PASS_BUT_FLAKY";
-    case Verdict::kMissing:
-      return "MISSING_BUT_FLAKY";
-    default:
-      return "FAIL_BUT_FLAKY";
-  }
+  // As check_accuracy.py: a flaky model's changed status has its own label; a model missing on
+  // either side does not (MISSING_EXPECTED fails whether flaky or not, MISSING never does).
+  if (flaky && verdict == Verdict::kImproved) return "PASS_BUT_FLAKY";
+  if (flaky && verdict == Verdict::kFail) return "FAIL_BUT_FLAKY";
+  return std::string(verdict_name(verdict));
 }
 
 std::string CounterCheck::label() const {
@@ -206,10 +203,10 @@ int ExpectedComparison::flaky_changes() const {
                     [](const CounterCheck& c) { return c.label() != verdict_name(c.verdict); }));
 }
 
-bool ExpectedComparison::gate_fails(bool fail_on_improved) const {
-  return count(Verdict::kFail) > 0 || count(Verdict::kMissing) > 0 ||
+bool ExpectedComparison::gate_fails(bool allow_improved) const {
+  return count(Verdict::kFail) > 0 || count(Verdict::kMissingExpected) > 0 ||
          counter_count(Verdict::kFail) > 0 ||
-         (fail_on_improved &&
+         (!allow_improved &&
           (count(Verdict::kImproved) > 0 || counter_count(Verdict::kImproved) > 0));
 }
 
@@ -252,11 +249,14 @@ ExpectedComparison compare_with_expected(const std::vector<ResultRow>& actual,
 
 namespace {
 
-// The models named in the summary, by what happened to them (flaky ones are left out).
+// The models named in the summary, by what happened to them (flaky ones are left out, but for
+// missing_expected, which gates them too).
 struct Outcomes {
-  std::vector<std::string> failed, improved, missing;
+  std::vector<std::string> failed, improved, missing_expected, not_in_results;
   std::vector<std::string> counters_failed, counters_improved;
 };
+
+constexpr std::size_t kNamesInNote = 10;
 
 std::string display_name(const std::string& model, const std::string& where) {
   return where.empty() ? model : model + " (" + where + ")";
@@ -266,25 +266,28 @@ void add_once(std::vector<std::string>& names, const std::string& name) {
   if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
 }
 
-// check_accuracy.py's lines: one per model.
+// check_accuracy.py's lines: one per model of the results (an expected model with no result
+// is only counted, for the note).
 std::string status_lines(const ExpectedComparison& comparison, Outcomes& outcomes) {
   std::string out;
   for (const auto& check : comparison.checks) {
     std::string model = display_name(check.model, check.where);
+    if (check.verdict == Verdict::kMissing) {
+      outcomes.not_in_results.push_back(model);
+      continue;
+    }
     std::string label = check.label();
     if (check.verdict == Verdict::kPass || check.verdict == Verdict::kXfail) {
       out += fmt::format("{:34}  {}\n", model, label);
       continue;
     }
     std::string expected = check.expected.empty() ? "(not in the expected file)" : check.expected;
-    std::string actual =
-        check.verdict == Verdict::kMissing ? "(no row in the results)" : check.actual;
-    out +=
-        fmt::format("{:34}  {:9} accuracy={}, expected={}\n", model, label + ":", actual, expected);
+    out += fmt::format("{:34}  {:9} accuracy={}, expected={}\n", model, label + ":", check.actual,
+                       expected);
+    if (check.verdict == Verdict::kMissingExpected) outcomes.missing_expected.push_back(model);
     if (check.flaky) continue;
     if (check.verdict == Verdict::kFail) outcomes.failed.push_back(model);
     if (check.verdict == Verdict::kImproved) outcomes.improved.push_back(model);
-    if (check.verdict == Verdict::kMissing) outcomes.missing.push_back(model);
   }
   return out;
 }
@@ -344,12 +347,32 @@ void add_named(std::string& out, const char* kind, const char* what,
         fmt::format("\n{}: {} models {}:\n    {}\n", kind, models.size(), what, join(models, " "));
 }
 
-std::string count_line(const ExpectedComparison& comparison, bool fail_on_improved) {
+// Upstream ignores expected models with no result (a CI shard has a part of them); a note says
+// how many, and names the first few.
+std::string not_in_results_note(const std::vector<std::string>& models) {
+  if (models.empty()) return "";
+  std::vector<std::string> shown(models.begin(),
+                                 models.begin() + std::min(models.size(), kNamesInNote));
+  std::string names = join(shown, " ");
+  if (models.size() > shown.size())
+    names += fmt::format(" ... and {} more", models.size() - shown.size());
+  return fmt::format(
+      "\nNote: {} models of the expected file have no row in the results (another partition's, "
+      "or not run): not checked, as upstream's check_accuracy.py:\n    {}\n"
+      "(--update-expected writes the file from these results alone: give it every partition's "
+      "results, or `zoobench merge` them first.)\n",
+      models.size(), names);
+}
+
+std::string count_line(const ExpectedComparison& comparison, bool allow_improved) {
   std::string out =
-      fmt::format("\ncompare: {} PASS, {} XFAIL, {} FAIL, {} IMPROVED, {} MISSING",
+      fmt::format("\ncompare: {} PASS, {} XFAIL, {} FAIL, {} IMPROVED, {} MISSING_EXPECTED",
                   comparison.count(Verdict::kPass), comparison.count(Verdict::kXfail),
                   comparison.count(Verdict::kFail), comparison.count(Verdict::kImproved),
-                  comparison.count(Verdict::kMissing));
+                  comparison.count(Verdict::kMissingExpected));
+  if (comparison.count(Verdict::kMissing) > 0)
+    out += fmt::format(" ({} expected with no result, not gating)",
+                       comparison.count(Verdict::kMissing));
   if (!comparison.counter_checks.empty()) {
     out += fmt::format(
         "; counters: {} PASS, {} FAIL, {} IMPROVED", comparison.counter_count(Verdict::kPass),
@@ -357,31 +380,44 @@ std::string count_line(const ExpectedComparison& comparison, bool fail_on_improv
   }
   int flaky = comparison.flaky_changes();
   if (flaky > 0) out += fmt::format(", {} flaky (reported, not gating)", flaky);
-  out += comparison.gate_fails(fail_on_improved) ? " -> gate FAILED\n" : " -> gate passed\n";
+  out += comparison.gate_fails(allow_improved) ? " -> gate FAILED\n" : " -> gate passed\n";
   return out;
+}
+
+// Why improvements gate (or, with --allow-improved, do not).
+std::string improved_line(const Outcomes& outcomes, bool allow_improved) {
+  if (outcomes.improved.empty() && outcomes.counters_improved.empty()) return "";
+  return allow_improved
+             ? "\nImprovements do not fail the gate (--allow-improved).\n"
+             : "\nImprovements fail the gate, as upstream's check_accuracy.py, until the expected "
+               "file records them (--allow-improved to pass the gate on them).\n";
 }
 
 }  // namespace
 
 std::string format_expected_comparison(const ExpectedComparison& comparison,
-                                       const std::string& expected_path, bool fail_on_improved) {
+                                       const std::string& expected_path, bool allow_improved) {
   Outcomes outcomes;
   std::string out = status_lines(comparison, outcomes);
   out += counter_lines(comparison, outcomes);
   add_named(out, "Error", "have accuracy status regressed", outcomes.failed);
-  add_named(out, "Error", "are expected but have no row in the results", outcomes.missing);
+  add_named(out, "Error", "have a result but no row in the expected file (MISSING_EXPECTED)",
+            outcomes.missing_expected);
   add_named(out, "Error", "have new dynamo graph breaks or fewer calls captured",
             outcomes.counters_failed);
   add_named(out, "Improvement", "have accuracy status improved", outcomes.improved);
   add_named(out, "Improvement", "have fixed dynamo graph breaks", outcomes.counters_improved);
-  if (!outcomes.failed.empty() || !outcomes.improved.empty() || !outcomes.missing.empty() ||
-      !outcomes.counters_failed.empty() || !outcomes.counters_improved.empty()) {
+  out += improved_line(outcomes, allow_improved);
+  if (!outcomes.failed.empty() || !outcomes.improved.empty() ||
+      !outcomes.missing_expected.empty() || !outcomes.counters_failed.empty() ||
+      !outcomes.counters_improved.empty()) {
     out += fmt::format(
         "\nIf this change is expected, you can update `{0}` to reflect the new baseline: run\n"
         "`zoobench compare RESULTS --expected {0} --update-expected` and commit the file.\n",
         expected_path);
   }
-  return out + count_line(comparison, fail_on_improved);
+  out += not_in_results_note(outcomes.not_in_results);
+  return out + count_line(comparison, allow_improved);
 }
 
 std::string expected_csv_from(const std::vector<ResultRow>& actual) {

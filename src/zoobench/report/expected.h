@@ -4,10 +4,12 @@
 // Per actual row: the same status as expected is PASS (expected `pass`) or XFAIL (an expected
 // failure still fails); a different status is IMPROVED when it is now `pass`, else FAIL. As
 // upstream, only `pass` is a pass: `pass_due_to_skip` where `pass` was expected is a FAIL (the
-// accuracy is no longer checked). A model with no expected row is IMPROVED when it passes and
-// FAIL otherwise. Ours beyond upstream: an expected row with no actual row is MISSING; and, as
-// the CLI documents, IMPROVED alone does not fail the gate unless asked (upstream fails on it to
-// force the expected file to be updated). Flaky models are reported and never fail the gate.
+// accuracy is no longer checked). A model with no expected row is MISSING_EXPECTED and fails,
+// even when it passes (the file must name every model it gates). IMPROVED fails the gate too, as
+// upstream's, so that the expected file is updated; allow_improved lets it pass. An expected row
+// with no actual row is MISSING and does not gate: upstream looks at the results' models only,
+// which a CI shard (a partition) needs; the printout notes them. Flaky models are reported and
+// never fail the gate, except MISSING_EXPECTED (as upstream).
 //
 // Beside the statuses, the dynamo counters, as upstream's benchmarks/dynamo/check_graph_breaks.py:
 // where the expected row has `graph_breaks` (and `calls_captured`, upstream's newer 5-column
@@ -28,9 +30,11 @@
 
 namespace zoobench::report {
 
-enum class Verdict { kPass, kXfail, kFail, kImproved, kMissing };
+// kMissing: expected, no result (not gated); kMissingExpected: a result the file does not name.
+enum class Verdict { kPass, kXfail, kFail, kImproved, kMissing, kMissingExpected };
 
-std::string_view verdict_name(Verdict verdict);  // "PASS", "XFAIL", "FAIL", "IMPROVED", "MISSING"
+// "PASS", "XFAIL", "FAIL", "IMPROVED", "MISSING", "MISSING_EXPECTED"
+std::string_view verdict_name(Verdict verdict);
 
 struct ExpectedCheck {
   std::string model;
@@ -40,8 +44,8 @@ struct ExpectedCheck {
   std::string expected;  // "" when the model is not in the expected file
   Verdict verdict = Verdict::kPass;
   bool flaky = false;
-  // Upstream's label: PASS, XFAIL, FAIL, IMPROVED, MISSING, or PASS_BUT_FLAKY / FAIL_BUT_FLAKY /
-  // MISSING_BUT_FLAKY for a flaky model whose status changed.
+  // Upstream's label: PASS, XFAIL, FAIL, IMPROVED, MISSING, MISSING_EXPECTED, or PASS_BUT_FLAKY /
+  // FAIL_BUT_FLAKY for a flaky model whose status changed.
   std::string label() const;
 };
 
@@ -86,9 +90,10 @@ struct ExpectedComparison {
   int counter_count(Verdict verdict) const;  // the same over counter_checks
   // Flaky models whose status or counters changed.
   int flaky_changes() const;
-  // True when a non-flaky model is FAIL or MISSING, or one of its counters FAIL (or either is
-  // IMPROVED, with fail_on_improved).
-  bool gate_fails(bool fail_on_improved = false) const;
+  // True, as check_accuracy.py exits 1, when a model is MISSING_EXPECTED or a non-flaky one is
+  // FAIL or IMPROVED, or one of its counters FAIL or IMPROVED; with allow_improved, IMPROVED
+  // alone passes. MISSING never fails it.
+  bool gate_fails(bool allow_improved = false) const;
 };
 
 // `actual` and `expected` are accuracy rows. An expected row matches an actual row by name and
@@ -98,11 +103,11 @@ ExpectedComparison compare_with_expected(const std::vector<ResultRow>& actual,
                                          const std::vector<ResultRow>& expected,
                                          const std::set<std::string>& flaky);
 
-// Upstream's printout: one line per model (check_accuracy.py's), one per compared counter
-// (check_graph_breaks.py's), then what regressed, improved or is missing and how to update the
-// expected file, then a count line.
+// Upstream's printout: one line per model of the results (check_accuracy.py's), one per compared
+// counter (check_graph_breaks.py's), then what regressed, improved or is not in the expected
+// file and how to update it, a note of the expected models with no result, then a count line.
 std::string format_expected_comparison(const ExpectedComparison& comparison,
-                                       const std::string& expected_path, bool fail_on_improved);
+                                       const std::string& expected_path, bool allow_improved);
 
 // The expected file a run establishes, one upstream's checkers read: name,accuracy,graph_breaks
 // (graph_breaks 0 where the result has none, as upstream's update_expected.py's fillna(0)), plus

@@ -2,6 +2,8 @@
 // benchmarks/dynamo runners.
 #include "zoobench/runner/run_flags.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -87,8 +89,9 @@ void add_backend_flags(CLI::App& c, RunFlags& f) {
   c.add_flag("--cold-start-latency,--cold_start_latency", f.cold_start_latency,
              "upstream's flag: every compile is cold, in a fresh cache of its own");
   c.add_flag("--ci", f.ci,
-             "upstream's CI run: compiles are cold (as --cold-start-latency); gate the exit "
-             "status with --expected FILE as upstream's CI gates with check_accuracy.py");
+             "upstream's CI run: compiles are cold (as --cold-start-latency); the run prints "
+             "which of upstream's other --ci effects it applies; gate the exit status with "
+             "--expected FILE as upstream's CI gates with check_accuracy.py");
   c.add_option("--eager-reference", o.eager_reference,
                "what eager, the float64 golden run and the speedup's baseline run: python (the "
                "model's own module, as upstream), torchscript (eval.pt in the TorchScript "
@@ -173,7 +176,8 @@ void add_performance_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--iterations-per-run", o.measurement.iterations_per_run,
                "iterations per timed sample (default: chosen so a sample lasts >= 1 ms)")
       ->check(CLI::NonNegativeNumber);
-  c.add_option("--repeat", o.measurement.repeat, "timed samples per side, interleaved")
+  c.add_option("-n,--repeat", o.measurement.repeat,
+               "timed samples per side, interleaved (-n: upstream's spelling)")
       ->capture_default_str();
   c.add_option("--max-repeat", o.measurement.max_repeat,
                "keep sampling past --repeat while the speedup's 95% interval is wider than "
@@ -235,8 +239,9 @@ void add_output_flags(CLI::App& c, RunFlags& f) {
       ->capture_default_str();
   c.add_option("--expected", o.expected,
                "the exit status's expected statuses (upstream's name,accuracy CSV, as `zoobench "
-               "compare` reads it): a failure it expects does not fail the run (default: any "
-               "failed row exits 1)");
+               "compare` reads it), judged as upstream's check_accuracy.py: a failure it expects "
+               "does not fail the run; a new failure, an improvement and a model it does not "
+               "name do (default: any failed row exits 1)");
   auto* quiet = c.add_flag("-q,--quiet", f.quiet, "warnings and errors only (and dynamo's errors)");
   c.add_flag("-v,--verbose", f.verbose, "debug messages (and dynamo's debug log)")->excludes(quiet);
   // Internal: how a suite run talks to its per-model child processes.
@@ -244,6 +249,19 @@ void add_output_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--log-file", o.log_file)->group("");
   c.add_option("--device-gate", o.device_gate)->group("");
   c.add_option("--export-here", o.export_here)->group("");
+}
+
+// Upstream's flags zoobench has no flag for, each taken with or without a value (refused by
+// finish_run_flags, so its value need not parse).
+void add_refused_upstream_flags(CLI::App& c) {
+  for (const auto& flag : refused_upstream_flags()) {
+    for (const auto& name : split(flag.names, ',')) {  // one option each: the message names it
+      c.add_option(name)
+          ->expected(0, 1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+          ->group("");
+    }
+  }
 }
 
 }  // namespace
@@ -256,6 +274,75 @@ void add_run_flags(CLI::App& c, RunFlags& f) {
   add_performance_flags(c, f);
   add_accuracy_flags(c, f);
   add_output_flags(c, f);
+  add_refused_upstream_flags(c);
+}
+
+const std::vector<RefusedUpstreamFlag>& refused_upstream_flags() {
+  static const std::vector<RefusedUpstreamFlag> kFlags = {
+      {"--batch_size", "zoobench spells it --batch-size N"},
+      {"--threads,-t",
+       "zoobench sets no thread count: set OMP_NUM_THREADS=N in the environment (LibTorch and "
+       "the models' processes read it), and --cpu-affinity CPUS to pin the models' processes"},
+      {"--print-graph-breaks,--log-graph-breaks,--explain",
+       "the rows' graph_breaks, graphs and recompiles columns count them; TORCH_LOGS=graph_breaks "
+       "in the environment writes each break's reason to the model's log (the rows' log column)"},
+      {"--export-profiler-trace,--profiler-trace-name,--profiler_trace_name",
+       "not supported: zoobench writes no profiler trace; --performance on CUDA lists each "
+       "side's kernels (eager_kernels, compiled_kernels in the JSON results; "
+       "scripts/kernel_listing.py), or run zoobench under nsys"},
+      {"--timing,--print-compilation-time",
+       "the rows keep the times: compilation_latency (--performance), compile_s (the JSON "
+       "results), export_s and job_s"},
+      {"--print-memory", "--performance rows carry eager_peak_mem and dynamo_peak_mem"},
+      {"--progress",
+       "zoobench always shows its progress (a live line on a terminal, a line per "
+       "model otherwise)"},
+      {"--device-index", "name the device: -d cuda:N"},
+      {"--inductor-config,-c",
+       "--compile-options '{\"key\": value}' gives torch.compile Inductor's settings"},
+      {"--nothing", "--backend python_eager runs the model's own module uncompiled"},
+      {"--torchscript-jit-trace",
+       "--backend jit (or eager: the TorchScript interpreter, "
+       "optimizations off) runs the zoo's TorchScript"},
+      {"--export-aot-inductor", "--backend aot_inductor"},
+      {"--export",
+       "not supported as a backend of its own: --backend aot_inductor runs what "
+       "torch.export and AOTInductor make"},
+      {"--warm-start-latency,--warm_start_latency",
+       "not supported: --keep-compile-cache compiles with Inductor's own caches, warm after "
+       "their first run"},
+      {"--dynamic-batch-only,--unbacked-batch-only",
+       "not supported: --dynamic-shapes makes every size dynamic"},
+      {"--amp-dtype",
+       "not supported: --amp autocasts to float16 on CUDA and bfloat16 on the CPU; "
+       "--float16 and --bfloat16 cast the model"},
+      {"--minify", "zoobench bisect finds the switch, the step and the op that break a model"},
+      {"--baseline",
+       "zoobench report RESULTS --baseline OLD compares with an earlier run (exit 1 "
+       "on a regression)"},
+      {"--retain-output",
+       "--resume keeps the rows already in the output and runs the models "
+       "that lack them"},
+      {"--no-translation-validation",
+       "zoobench never turns translation validation on (--ci says which of upstream's --ci "
+       "effects it applies): leave the flag out"},
+      {"--multiprocess,--ddp,--fsdp", "not supported: zoobench runs each model on one device"},
+  };
+  return kFlags;
+}
+
+std::string upstream_ci_effects(const RunOptions& options) {
+  return fmt::format(
+      "--ci: applied as upstream's: a fresh Inductor cache for every compile (upstream keeps "
+      "a TORCHINDUCTOR_CACHE_DIR you set, zoobench does not); the exit status gates on "
+      "--expected FILE as upstream's CI gates with check_accuracy.py.\n"
+      "--ci: not applied: translation validation of accuracy runs (set "
+      "TORCHDYNAMO_TRANSLATION_VALIDATION=1, with z3 installed); --repeat capped at 2 with "
+      "--accuracy (upstream's accuracy runs time nothing; --performance here keeps --repeat "
+      "{}); SGD for CI_USE_SGD's models in CUDA training (every model trains with --optimizer, "
+      "{} here); TORCH_COMPILE_DEBUG for CI_PRESERVE_COMPILE_DEBUG's models (empty upstream); "
+      "timm's batch_size.ci_accuracy (none in upstream's timm_models.yaml)",
+      options.measurement.repeat, options.optimizer.kind);
 }
 
 const std::vector<std::string>& parent_decided_flags() {
@@ -374,9 +461,25 @@ bool takes_freezing(const std::string& name, Mode mode) {
 }
 bool takes_dynamo_config(const std::string& name, Mode) { return is_torch_compile_backend(name); }
 
+// Upstream's flags zoobench lacks: all that were given, each with zoobench's way instead.
+void refuse_upstream_only_flags(const CLI::App& command) {
+  std::vector<std::string> refused;
+  for (const auto& flag : refused_upstream_flags()) {
+    for (const auto& name : split(flag.names, ',')) {
+      const CLI::Option* option = command.get_option_no_throw(name);
+      if (option != nullptr && option->count() > 0)
+        refused.push_back(fmt::format("{} (upstream's): {}", name, flag.instead));
+    }
+  }
+  if (refused.empty()) return;
+  throw UsageError("flags of upstream's benchmarks/dynamo that zoobench run does not take:\n  " +
+                   join(refused, "\n  "));
+}
+
 // Upstream's spellings and modes (benchmarks/dynamo/common.py), checked against zoobench's.
 void finish_upstream_flags(const CLI::App& command, RunFlags& f) {
   RunOptions& o = f.options;
+  refuse_upstream_only_flags(command);
   if (f.inductor) {
     if (command.get_option("--backend")->count() > 0)
       throw UsageError("--inductor is upstream's --backend inductor: give one of the two");
@@ -398,6 +501,12 @@ void finish_upstream_flags(const CLI::App& command, RunFlags& f) {
     // imported in a model's process. A TORCH_LOGS the user set wins.
     setenv("TORCH_LOGS", f.quiet ? "-dynamo" : "+dynamo", /*overwrite=*/0);
   }
+}
+
+// Once, in the parent: a model's process (--row-out) gets --ci too, to compile cold.
+void explain_ci(const RunFlags& f) {
+  if (!f.ci || !f.options.row_out.empty()) return;
+  for (const auto& line : split(upstream_ci_effects(f.options), '\n')) log::info("{}", line);
 }
 
 void finish_precision(RunFlags& f) {
@@ -489,6 +598,7 @@ void finish_run_flags(const CLI::App& command, RunFlags& f) {
   if (f.batch_size > 0) o.batch_size = f.batch_size;
   o.zoo_dir = zoo_for_batch_size(o.zoo_dir, o.batch_size);
   o.child_flags = flags_for_children(command);
+  explain_ci(f);
 }
 
 }  // namespace zoobench

@@ -2,7 +2,8 @@
 // subcommand, and the suite runner derives each child's command line from what was parsed, so
 // a new flag reaches the per-model child without anyone having to remember it. A flag is either
 // forwarded to the child as the user gave it or decided by the parent for each child
-// (parent_decided_flags); a test checks that every flag is one of the two.
+// (parent_decided_flags); a test checks that every flag is one of the two. Upstream's flags that
+// zoobench has no flag for are refused with what zoobench offers instead (refused_upstream_flags).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -44,5 +45,18 @@ void finish_run_flags(const CLI::App& command, RunFlags& flags);
 // The flags the parent decides for each child (its model, device, backend, experiments,
 // outputs, ...): never forwarded as given.
 const std::vector<std::string>& parent_decided_flags();
+
+// An upstream flag (benchmarks/dynamo/common.py) that zoobench has no flag for. add_run_flags
+// takes it (hidden, with or without a value) so that finish_run_flags refuses it (exit 2) naming
+// zoobench's way to the same end, instead of CLI11's "The following argument was not expected".
+struct RefusedUpstreamFlag {
+  std::string names;    // CLI11's spelling: "--threads,-t"
+  std::string instead;  // what zoobench offers, or why it does not
+};
+const std::vector<RefusedUpstreamFlag>& refused_upstream_flags();
+
+// What zoobench does of upstream's --ci and what it does not, as the run prints it once at its
+// start.
+std::string upstream_ci_effects(const RunOptions& options);
 
 }  // namespace zoobench

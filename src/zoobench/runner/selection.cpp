@@ -1,10 +1,12 @@
 // Model selection and partitioning.
 #include "zoobench/runner/selection.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 
 #include "zoobench/util/errors.h"
+#include "zoobench/util/log.h"
 #include "zoobench/util/name_pattern.h"
 #include "zoobench/util/text.h"
 
@@ -57,14 +59,73 @@ void add_listed_models(ZooCatalog& catalog, const RunOptions& options,
 
 std::pair<std::size_t, std::size_t> partition_range(std::size_t count, int total, int id) {
   if (total <= 1) return {0, count};
-  // Same arithmetic as upstream: the first `count % total` partitions get one extra model.
-  std::size_t per = count / static_cast<std::size_t>(total);
-  std::size_t extra = count % static_cast<std::size_t>(total);
-  std::size_t uid = static_cast<std::size_t>(id);
-  std::size_t begin = uid * per + std::min(uid, extra);
-  std::size_t end = begin + per + (uid < extra ? 1 : 0);
+  // Upstream's get_benchmark_indices: each partition takes count / total models (rounded down)
+  // and the last one takes the rest, so 7 models in 2 partitions are 3 + 4.
+  const std::size_t per = count / static_cast<std::size_t>(total);
+  const std::size_t uid = static_cast<std::size_t>(id);
+  const std::size_t begin = std::min(uid * per, count);
+  const std::size_t end = id < total - 1 ? std::min(begin + per, count) : count;
   return {begin, end};
 }
+
+namespace {
+
+// One suite's models in the order upstream partitions them: sorted, and torchbench.py sorts the
+// models' paths, where canary_models/<name> comes before models/<name>: the canary models the
+// yaml names (canary_models) come first.
+std::vector<ZooEntry> in_upstream_order(std::vector<ZooEntry> models, const SuiteConfig* config) {
+  std::stable_sort(models.begin(), models.end(), [&](const ZooEntry& a, const ZooEntry& b) {
+    const bool a_canary = config && config->is_canary(a.name);
+    const bool b_canary = config && config->is_canary(b.name);
+    if (a_canary != b_canary) return a_canary;
+    return a.name < b.name;
+  });
+  return models;
+}
+
+// The models of partition `options.partition_id`, as upstream's iter_model_names takes them: the
+// suite's whole list is split first, and -k/-x/--exclude-exact and the skip lists narrow each
+// part afterwards, so partition K here is upstream's partition K where the lists are the same
+// (and a narrowed partition may be empty). With --suite all each suite is split on its own, as
+// upstream runs one script per suite.
+std::vector<ZooEntry> partition_of(const std::vector<ZooEntry>& entries, const RunOptions& options,
+                                   const std::map<std::string, SuiteConfig>& configs) {
+  std::vector<ZooEntry> out;
+  for (auto first = entries.begin(); first != entries.end();) {
+    const std::string& suite_name = first->suite;
+    auto last = std::find_if(first, entries.end(),
+                             [&](const ZooEntry& e) { return e.suite != suite_name; });
+    const auto config = configs.find(suite_name);
+    const std::vector<ZooEntry> suite =
+        in_upstream_order({first, last}, config == configs.end() ? nullptr : &config->second);
+    const auto [begin, end] =
+        partition_range(suite.size(), options.total_partitions, options.partition_id);
+    out.insert(out.end(), suite.begin() + static_cast<std::ptrdiff_t>(begin),
+               suite.begin() + static_cast<std::ptrdiff_t>(end));
+    first = last;
+  }
+  return out;
+}
+
+void require_known_only_names(const std::vector<ZooEntry>& entries, const RunOptions& options) {
+  for (const auto& name : options.only) {
+    bool found = false;
+    for (const auto& entry : entries) found = found || entry.name == name;
+    if (found) continue;
+    std::vector<std::string> names;
+    for (const auto& entry : entries) names.push_back(entry.name);
+    auto close = closest_names(name, names);
+    throw UsageError("unknown model '" + name + "' in suite '" + options.suite + "'" +
+                     (close.empty() ? "" : "; did you mean: " + join(close, ", ")) +
+                     " (`zoobench list` shows the zoo)");
+  }
+}
+
+bool is_listed(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
 
 std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOptions& options,
                                          const std::map<std::string, SuiteConfig>& configs,
@@ -80,31 +141,22 @@ std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOpt
     throw UsageError("the zoo at '" + catalog.directory() + "' has no models of suite '" +
                      options.suite + "'; suites there: " + join(catalog.suites(), ", "));
   }
-  for (const auto& name : options.only) {
-    bool found = false;
-    for (const auto& entry : entries) found = found || entry.name == name;
-    if (!found) {
-      std::vector<std::string> names;
-      for (const auto& entry : entries) names.push_back(entry.name);
-      auto close = closest_names(name, names);
-      throw UsageError("unknown model '" + name + "' in suite '" + options.suite + "'" +
-                       (close.empty() ? "" : "; did you mean: " + join(close, ", ")) +
-                       " (`zoobench list` shows the zoo)");
-    }
-  }
+  require_known_only_names(entries, options);
+  // Upstream's --only runs its model whatever the partition (the partition splits the list
+  // that --only replaces).
+  if (options.only.empty() && options.total_partitions > 1)
+    entries = partition_of(entries, options, configs);
+  else if (options.total_partitions > 1)
+    log::warn(
+        "--only runs its models in every partition, as upstream's --only ignores "
+        "--total-partitions/--partition-id");
   auto filters = compile_all(options.filters, "--filter");
   auto excludes = compile_all(options.excludes, "--exclude");
   std::vector<SelectedModel> selected;
   for (const auto& entry : entries) {
-    if (!options.only.empty() &&
-        std::find(options.only.begin(), options.only.end(), entry.name) == options.only.end()) {
-      continue;
-    }
+    if (!options.only.empty() && !is_listed(options.only, entry.name)) continue;
     if (!filters.empty() && !any_match(filters, entry.name)) continue;
-    if (any_match(excludes, entry.name)) continue;
-    if (std::find(options.exclude_exact.begin(), options.exclude_exact.end(), entry.name) !=
-        options.exclude_exact.end())
-      continue;
+    if (any_match(excludes, entry.name) || is_listed(options.exclude_exact, entry.name)) continue;
     SelectedModel model{entry, std::nullopt};
     auto config = configs.find(entry.suite);
     if (config != configs.end()) {
@@ -118,10 +170,7 @@ std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOpt
     }
     selected.push_back(std::move(model));
   }
-  auto [begin, end] =
-      partition_range(selected.size(), options.total_partitions, options.partition_id);
-  return std::vector<SelectedModel>(selected.begin() + static_cast<std::ptrdiff_t>(begin),
-                                    selected.begin() + static_cast<std::ptrdiff_t>(end));
+  return selected;
 }
 
 }  // namespace zoobench

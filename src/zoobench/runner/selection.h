@@ -1,8 +1,9 @@
-// Which models a run covers: the zoo's models of the chosen suite(s), narrowed by --only,
-// -k/--filter, -x/--exclude and a deterministic partition, with each model's reason to be
-// skipped (suite yaml skip lists) — `zoobench list` shows the same reasons a run applies. A
-// canary model runs when it is in the zoo: the exporter exports one only with --only or when
-// the yaml's canary_models names it (upstream's meaning of that list).
+// Which models a run covers: the zoo's models of the chosen suite(s), split into partitions as
+// upstream splits them (before any filter), narrowed by --only, -k/--filter, -x/--exclude and
+// --exclude-exact, with each model's reason to be skipped (suite yaml skip lists) — `zoobench
+// list` shows the same reasons a run applies. A canary model runs when it is in the zoo: the
+// exporter exports one only with --only or when the yaml's canary_models names it (upstream's
+// meaning of that list).
 #pragma once
 
 #include <map>
@@ -33,13 +34,18 @@ void add_listed_models(ZooCatalog& catalog, const RunOptions& options,
                        const std::string& suites_dir);
 
 // The models of the run in a stable order (suite, name). Unknown --only names are a UsageError
-// with close matches. Partitions are contiguous ranges of the filtered list (partition_range).
+// with close matches. As upstream's iter_model_names: each suite's whole list, sorted (canary
+// models first, as torchbench.py's sorted paths put canary_models/ before models/), is split
+// by partition_range first; the filters, --exclude-exact and the skip lists then narrow the
+// partition. --only ignores partitions, as upstream's. The partitions match upstream's where
+// the zoo's list is upstream's list.
 std::vector<SelectedModel> select_models(const ZooCatalog& catalog, const RunOptions& options,
                                          const std::map<std::string, SuiteConfig>& configs,
                                          const std::string& device_type);
 
-// Contiguous split of `count` items into `total` partitions (upstream's get_benchmark_indices):
-// partition `id` gets [begin, end).
+// Contiguous split of `count` items into `total` partitions, upstream's get_benchmark_indices:
+// partition `id` gets [begin, end), count / total items (rounded down) each and the rest in the
+// last (7 in 2: 3 + 4).
 std::pair<std::size_t, std::size_t> partition_range(std::size_t count, int total, int id);
 
 }  // namespace zoobench

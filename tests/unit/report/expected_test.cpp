@@ -1,7 +1,8 @@
-// The expected-results gate: the five verdicts with upstream check_accuracy.py's rules, flaky
-// models, exit statuses; the dynamo counters with check_graph_breaks.py's; upstream's
-// ci_expected_accuracy format (blank lines, 3 and 5 columns, empty cells) read as it is; from
-// hand-written CSV/JSON files as a CI job would have them.
+// The expected-results gate: the verdicts with upstream check_accuracy.py's rules (PASS, XFAIL,
+// FAIL, IMPROVED, MISSING_EXPECTED; MISSING noted, not gated), flaky models, exit statuses; the
+// dynamo counters with check_graph_breaks.py's; upstream's ci_expected_accuracy format (blank
+// lines, 3 and 5 columns, empty cells) read as it is; from hand-written CSV/JSON files as a CI job
+// would have them.
 #include "zoobench/report/expected.h"
 
 #include <gtest/gtest.h>
@@ -51,7 +52,7 @@ class ExpectedGate : public ::testing::Test {
   zoobench::testing::ScratchDir dir;
 };
 
-TEST_F(ExpectedGate, FiveVerdictsWithUpstreamRules) {
+TEST_F(ExpectedGate, VerdictsWithUpstreamRules) {
   ExpectedComparison comparison = compare_with_expected(rows_of(dir.file("actual_accuracy.csv")),
                                                         rows_of(dir.file("expected.csv")), {});
   EXPECT_EQ(check_for(comparison, "a").verdict, Verdict::kPass);
@@ -61,10 +62,11 @@ TEST_F(ExpectedGate, FiveVerdictsWithUpstreamRules) {
   EXPECT_EQ(check_for(comparison, "e").verdict, Verdict::kMissing);
   // Only `pass` is a pass, as upstream: pass_due_to_skip where pass was expected regressed.
   EXPECT_EQ(check_for(comparison, "f").verdict, Verdict::kFail);
-  // Not in the expected file: passing is an improvement, anything else a failure.
-  EXPECT_EQ(check_for(comparison, "g").verdict, Verdict::kImproved);
-  EXPECT_EQ(check_for(comparison, "h").verdict, Verdict::kFail);
-  EXPECT_EQ(comparison.count(Verdict::kFail), 3);
+  // Not in the expected file: MISSING_EXPECTED, passing or not, as upstream.
+  EXPECT_EQ(check_for(comparison, "g").verdict, Verdict::kMissingExpected);
+  EXPECT_EQ(check_for(comparison, "h").verdict, Verdict::kMissingExpected);
+  EXPECT_EQ(comparison.count(Verdict::kFail), 2);
+  EXPECT_EQ(comparison.count(Verdict::kMissingExpected), 2);
   EXPECT_TRUE(comparison.gate_fails());
   // Missing rows come after the actual rows.
   EXPECT_EQ(comparison.checks.back().model, "e");
@@ -76,18 +78,39 @@ TEST_F(ExpectedGate, FiveVerdictsWithUpstreamRules) {
                          "  FAIL:     accuracy=fail_to_run, expected=pass\n"),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("Error: 3 models have accuracy status regressed:\n    c f h\n"),
+  EXPECT_NE(
+      printed.find(std::string("g") + std::string(33, ' ') +
+                   "  MISSING_EXPECTED: accuracy=pass, expected=(not in the expected file)\n"),
+      std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("Error: 2 models have accuracy status regressed:\n    c f\n"),
             std::string::npos)
       << printed;
-  EXPECT_NE(printed.find("Improvement: 2 models have accuracy status improved:\n    d g\n"),
+  EXPECT_NE(printed.find("Error: 2 models have a result but no row in the expected file "
+                         "(MISSING_EXPECTED):\n    g h\n"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("Improvement: 1 models have accuracy status improved:\n    d\n"),
             std::string::npos);
-  EXPECT_NE(printed.find("1 models are expected but have no row in the results:\n    e\n"),
+  EXPECT_NE(printed.find("Improvements fail the gate, as upstream's check_accuracy.py"),
             std::string::npos);
+  // e: an expected model with no result is a note, never a line of its own.
+  EXPECT_NE(printed.find("Note: 1 models of the expected file have no row in the results "
+                         "(another partition's, or not run): not checked, as upstream's "
+                         "check_accuracy.py:\n    e\n"),
+            std::string::npos)
+      << printed;
+  EXPECT_EQ(printed.find("\ne "), std::string::npos) << printed;
+  EXPECT_NE(printed.find("2 MISSING_EXPECTED (1 expected with no result, not gating) -> gate "
+                         "FAILED"),
+            std::string::npos)
+      << printed;
   EXPECT_NE(printed.find("--update-expected"), std::string::npos);
 }
 
 TEST_F(ExpectedGate, GateOutcomes) {
-  // Drop the regressions and the missing model: PASS, XFAIL and IMPROVED pass the gate...
+  // Drop the regressions: PASS and XFAIL pass the gate; IMPROVED fails it until the expected
+  // file records it, as upstream insists, unless improvements are allowed.
   write_file_atomically(
       dir.file("ok_accuracy.csv"),
       "dev,name,batch_size,accuracy\ncpu,a,1,pass\ncpu,b,1,fail_accuracy\ncpu,d,1,pass\n");
@@ -95,16 +118,22 @@ TEST_F(ExpectedGate, GateOutcomes) {
                         "name,accuracy\na,pass\nb,fail_accuracy\nd,fail_accuracy\n");
   ExpectedComparison ok = compare_with_expected(rows_of(dir.file("ok_accuracy.csv")),
                                                 rows_of(dir.file("ok_expected.csv")), {});
-  EXPECT_FALSE(ok.gate_fails());
-  // ...unless improvements must be recorded first, as upstream insists.
-  EXPECT_TRUE(ok.gate_fails(/*fail_on_improved=*/true));
-  // A missing model alone fails it.
+  EXPECT_TRUE(ok.gate_fails());
+  EXPECT_FALSE(ok.gate_fails(/*allow_improved=*/true));
+  // An expected model with no result (another partition's) does not fail it...
   write_file_atomically(dir.file("more_expected.csv"),
-                        "name,accuracy\na,pass\nb,fail_accuracy\nzzz,pass\n");
+                        "name,accuracy\na,pass\nb,fail_accuracy\nd,pass\nzzz,pass\n");
   ExpectedComparison missing = compare_with_expected(rows_of(dir.file("ok_accuracy.csv")),
                                                      rows_of(dir.file("more_expected.csv")), {});
   EXPECT_EQ(missing.count(Verdict::kMissing), 1);
-  EXPECT_TRUE(missing.gate_fails());
+  EXPECT_FALSE(missing.gate_fails());
+  // ... a result the expected file does not name does, even passing and with improvements
+  // allowed.
+  write_file_atomically(dir.file("fewer_expected.csv"), "name,accuracy\na,pass\nb,fail_accuracy\n");
+  ExpectedComparison unnamed = compare_with_expected(rows_of(dir.file("ok_accuracy.csv")),
+                                                     rows_of(dir.file("fewer_expected.csv")), {});
+  EXPECT_EQ(check_for(unnamed, "d").label(), "MISSING_EXPECTED");
+  EXPECT_TRUE(unnamed.gate_fails(/*allow_improved=*/true));
 }
 
 TEST_F(ExpectedGate, FlakyModelsAreReportedButDoNotGate) {
@@ -112,16 +141,25 @@ TEST_F(ExpectedGate, FlakyModelsAreReportedButDoNotGate) {
                         "batch_size:\n  a: 2\nzoobench:\n  flaky: [c, e, f, h]\n");
   std::vector<std::string> flaky = read_flaky_models(dir.file("suite.yaml"));
   ASSERT_EQ(flaky, (std::vector<std::string>{"c", "e", "f", "h"}));
+  const std::set<std::string> flaky_set(flaky.begin(), flaky.end());
+  // The expected file names every model of the results (g, h added).
+  write_file_atomically(dir.file("all_expected.csv"),
+                        read_text_file(dir.file("expected.csv")) + "g,pass,0\nh,pass,0\n");
   ExpectedComparison comparison = compare_with_expected(
-      rows_of(dir.file("actual_accuracy.csv")), rows_of(dir.file("expected.csv")),
-      std::set<std::string>(flaky.begin(), flaky.end()));
+      rows_of(dir.file("actual_accuracy.csv")), rows_of(dir.file("all_expected.csv")), flaky_set);
   EXPECT_EQ(check_for(comparison, "c").label(), "FAIL_BUT_FLAKY");
-  EXPECT_EQ(check_for(comparison, "e").label(), "MISSING_BUT_FLAKY");
-  EXPECT_EQ(comparison.flaky_changes(), 4);
-  EXPECT_FALSE(comparison.gate_fails());
+  EXPECT_EQ(check_for(comparison, "h").label(), "FAIL_BUT_FLAKY");
+  EXPECT_EQ(check_for(comparison, "e").label(), "MISSING");      // not gated, flaky or not
+  EXPECT_EQ(comparison.flaky_changes(), 3);                      // c, f, h
+  EXPECT_FALSE(comparison.gate_fails(/*allow_improved=*/true));  // d improved, not flaky
   EXPECT_NE(
-      format_expected_comparison(comparison, "x.csv", false).find("4 flaky (reported, not gating)"),
+      format_expected_comparison(comparison, "x.csv", true).find("3 flaky (reported, not gating)"),
       std::string::npos);
+  // As upstream, a flaky model the expected file does not name still fails the gate.
+  ExpectedComparison unnamed = compare_with_expected(rows_of(dir.file("actual_accuracy.csv")),
+                                                     rows_of(dir.file("expected.csv")), flaky_set);
+  EXPECT_EQ(check_for(unnamed, "h").label(), "MISSING_EXPECTED");
+  EXPECT_TRUE(unnamed.gate_fails(/*allow_improved=*/true));
 }
 
 TEST_F(ExpectedGate, FlakyYamlWithoutTheKeyAndWithABadValue) {
@@ -174,14 +212,32 @@ TEST_F(ExpectedGate, CliExitStatuses) {
   write_file_atomically(dir.file("ok_accuracy.csv"),
                         "dev,name,batch_size,accuracy\ncpu,a,1,pass\ncpu,d,1,pass\n");
   EXPECT_EQ(run(dir.file("actual_accuracy.csv") + " --expected " + dir.file("expected.csv")), 1);
+  // g and h have no expected row: MISSING_EXPECTED fails, flaky or not.
   EXPECT_EQ(run(dir.file("actual_accuracy.csv") + " --expected " + dir.file("expected.csv") +
-                " --flaky c --flaky e --flaky f --flaky h"),
-            0);
-  write_file_atomically(dir.file("small_expected.csv"), "name,accuracy\na,pass\nd,fail_accuracy\n");
-  EXPECT_EQ(run(dir.file("ok_accuracy.csv") + " --expected " + dir.file("small_expected.csv")), 0);
-  EXPECT_EQ(run(dir.file("ok_accuracy.csv") + " --expected " + dir.file("small_expected.csv") +
-                " --fail-on-improved"),
+                " --flaky c --flaky e --flaky f --flaky g --flaky h --allow-improved"),
             1);
+  write_file_atomically(dir.file("all_expected.csv"),
+                        read_text_file(dir.file("expected.csv")) + "g,pass,0\nh,pass,0\n");
+  EXPECT_EQ(run(dir.file("actual_accuracy.csv") + " --expected " + dir.file("all_expected.csv") +
+                " --flaky c --flaky f --flaky h --allow-improved"),
+            0);
+  // An improvement fails, as upstream (--fail-on-improved, the default, still accepted), unless
+  // --allow-improved.
+  write_file_atomically(dir.file("small_expected.csv"), "name,accuracy\na,pass\nd,fail_accuracy\n");
+  const std::string small =
+      dir.file("ok_accuracy.csv") + " --expected " + dir.file("small_expected.csv");
+  EXPECT_EQ(run(small), 1);
+  EXPECT_EQ(run(small + " --fail-on-improved"), 1);
+  EXPECT_EQ(run(small + " --allow-improved"), 0);
+  EXPECT_EQ(run(small + " --allow-improved --fail-on-improved"), 2);
+  // Expected models with no result (another partition's) are a note.
+  write_file_atomically(dir.file("shards_expected.csv"), "name,accuracy\na,pass\nd,pass\nz,pass\n");
+  const auto shard =
+      zoobench::testing::run_command(zoobench + " compare " + dir.file("ok_accuracy.csv") +
+                                     " --expected " + dir.file("shards_expected.csv"));
+  EXPECT_EQ(shard.exit_code, 0) << shard.output;
+  EXPECT_NE(shard.output.find("Note: 1 models of the expected file have no row"), std::string::npos)
+      << shard.output;
   EXPECT_EQ(run(dir.file("nope.csv") + " --expected " + dir.file("expected.csv")), 2);
   EXPECT_EQ(run(dir.file("ok_accuracy.csv") + " --expected " + dir.file("small_expected.csv") +
                 " --update-expected"),
@@ -229,7 +285,7 @@ TEST_F(ExpectedGate, UpstreamFiveColumnFileWithBlankLinesIsRead) {
   EXPECT_EQ(counters_for(comparison, "c")[0].counter, "graph_breaks");
   EXPECT_TRUE(counters_for(comparison, "b").empty());
   EXPECT_EQ(comparison.counter_count(Verdict::kPass), 5);
-  EXPECT_FALSE(comparison.gate_fails(/*fail_on_improved=*/true));
+  EXPECT_FALSE(comparison.gate_fails());
 }
 
 TEST(ExpectedStatuses, EagerFailToRunIsKnownAndMisspeltStatusesAreNot) {
@@ -279,8 +335,9 @@ TEST_F(ExpectedGate, GraphBreaksMoreFailFewerImprovedOnlyWherePassingAndFilled) 
   EXPECT_NE(printed.find("counters: 1 PASS, 1 FAIL, 1 IMPROVED -> gate FAILED"), std::string::npos)
       << printed;
 
-  // Fewer graph breaks alone passes the gate, unless improvements must be recorded first; a
-  // flaky model's increase is reported and does not gate.
+  // Fewer graph breaks alone fails the gate until the file records them, as upstream's
+  // check_graph_breaks.py, unless improvements are allowed; a flaky model's increase is
+  // reported and does not gate.
   write_file_atomically(dir.file("fewer_accuracy.csv"),
                         "dev,name,batch_size,accuracy,graph_breaks\ncpu,fewer,1,pass,1\n"
                         "cpu,more,1,pass,2\n");
@@ -290,8 +347,8 @@ TEST_F(ExpectedGate, GraphBreaksMoreFailFewerImprovedOnlyWherePassingAndFilled) 
       rows_of(dir.file("fewer_accuracy.csv")), rows_of(dir.file("fewer_expected.csv")), {"more"});
   EXPECT_EQ(counters_for(fewer, "more")[0].label(), "FAIL_BUT_FLAKY");
   EXPECT_EQ(fewer.flaky_changes(), 1);
-  EXPECT_FALSE(fewer.gate_fails());
-  EXPECT_TRUE(fewer.gate_fails(/*fail_on_improved=*/true));
+  EXPECT_TRUE(fewer.gate_fails());
+  EXPECT_FALSE(fewer.gate_fails(/*allow_improved=*/true));
 }
 
 TEST_F(ExpectedGate, CallsCapturedMayDropFivePercent) {

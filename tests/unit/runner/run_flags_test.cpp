@@ -11,6 +11,8 @@
 
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/util/errors.h"
+#include "zoobench/util/log.h"
+#include "zoobench/util/text.h"
 
 namespace zoobench {
 namespace {
@@ -65,15 +67,25 @@ const std::map<std::string, std::string>& sample_values() {
   return kValues;
 }
 
-// Flags that exclude each other: only the first of each group is given.
+bool is_refused_upstream_flag(const std::string& name) {
+  for (const auto& flag : refused_upstream_flags()) {
+    for (const auto& refused : split(flag.names, ','))
+      if (refused == name) return true;
+  }
+  return false;
+}
+
+// Flags that exclude each other: only the first of each group is given. Upstream's flags that
+// zoobench refuses are tested on their own.
 bool left_out(const std::string& name) {
-  return name == "--inference" || name == "--float16" || name == "--bfloat16" || name == "--amp" ||
-         name == "--no-export" ||  // --zoo-max-gb manages what the run exports
-         name == "--inductor" ||   // is --backend inductor
+  return is_refused_upstream_flag(name) || name == "--inference" || name == "--float16" ||
+         name == "--bfloat16" || name == "--amp" ||
+         name == "--no-export" ||           // --zoo-max-gb manages what the run exports
+         name == "--inductor" ||            // is --backend inductor
          name == "--keep-compile-cache" ||  // --ci and --cold-start-latency compile cold
-         name == "--verbose" ||    // -q
-         name == "--freezing" ||   // inference only; this test gives --training
-         name == "--tolerance";    // the mode, tested on its own: its value is the old form
+         name == "--verbose" ||             // -q
+         name == "--freezing" ||            // inference only; this test gives --training
+         name == "--tolerance";  // the mode, tested on its own: its value is the old form
 }
 
 TEST(RunFlags, EveryFlagIsForwardedToTheChildOrDecidedByTheParent) {
@@ -260,6 +272,64 @@ TEST(RunFlags, UpstreamSpellingsMeanWhatTheyMeanUpstream) {
   EXPECT_EQ(selection.options.exclude_exact, (std::vector<std::string>{"vgg16", "alexnet"}));
   EXPECT_TRUE(selection.options.no_skip);
   EXPECT_TRUE(selection.options.skip_accuracy_check);
+}
+
+// -n is upstream's short spelling of --repeat (common.py: "--repeat", "-n").
+TEST(RunFlags, DashNIsRepeat) {
+  EXPECT_EQ(parsed({"--performance", "-n", "7"}).options.measurement.repeat, 7);
+  EXPECT_EQ(parsed({"--performance", "--repeat", "9"}).options.measurement.repeat, 9);
+  EXPECT_THAT(usage_error_of({"--performance", "-n", "0"}),
+              HasSubstr("--repeat must be at least 1"));
+}
+
+// Upstream's flags that zoobench has no flag for are refused (a UsageError: exit 2) with what
+// zoobench offers, with or without a value, every one given named at once.
+TEST(RunFlags, UpstreamFlagsZoobenchLacksAreRefusedNamingItsWay) {
+  EXPECT_THAT(usage_error_of({"--accuracy", "--batch_size", "8"}), HasSubstr("--batch-size"));
+  EXPECT_THAT(usage_error_of({"--accuracy", "--batch_size=8"}),
+              HasSubstr("--batch_size (upstream's): zoobench spells it --batch-size N"));
+  EXPECT_THAT(usage_error_of({"--accuracy", "--threads", "4"}), HasSubstr("OMP_NUM_THREADS"));
+  EXPECT_THAT(usage_error_of({"--accuracy", "-t", "4"}), HasSubstr("--cpu-affinity"));
+  EXPECT_THAT(usage_error_of({"--accuracy", "--print-graph-breaks"}),
+              HasSubstr("TORCH_LOGS=graph_breaks"));
+  EXPECT_THAT(usage_error_of({"--performance", "--export-profiler-trace"}),
+              HasSubstr("not supported"));
+  const std::string both =
+      usage_error_of({"--accuracy", "--explain", "--timing", "--inductor", "--device-index", "1"});
+  EXPECT_THAT(both, HasSubstr("--explain (upstream's)"));
+  EXPECT_THAT(both, HasSubstr("--timing (upstream's)"));
+  EXPECT_THAT(both, HasSubstr("-d cuda:N"));
+  // Every entry says something, and none shadows a flag of zoobench's own.
+  for (const auto& flag : refused_upstream_flags()) {
+    EXPECT_FALSE(flag.instead.empty()) << flag.names;
+    for (const auto& name : split(flag.names, ','))
+      EXPECT_THAT(usage_error_of({"--accuracy", name}), HasSubstr(name + " (upstream's)"));
+  }
+}
+
+// --ci says once, in the parent, which of upstream's --ci effects it applies and which not.
+TEST(RunFlags, CiSaysWhichOfUpstreamsEffectsItApplies) {
+  const std::string text = upstream_ci_effects(parsed({"--accuracy", "--ci"}).options);
+  EXPECT_THAT(text, HasSubstr("applied as upstream's: a fresh Inductor cache"));
+  EXPECT_THAT(text, HasSubstr("not applied: translation validation"));
+  EXPECT_THAT(text, HasSubstr("TORCHDYNAMO_TRANSLATION_VALIDATION=1"));
+  EXPECT_THAT(text, HasSubstr("CI_USE_SGD"));
+  EXPECT_THAT(text, HasSubstr("--optimizer, sgd here"));
+
+  const log::Level level = log::current_level();
+  log::set_level(log::Level::kInfo);
+  ::testing::internal::CaptureStderr();
+  const RunFlags parent = parsed({"--accuracy", "--ci"});
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(parent.options.cold_compile_cache);
+  EXPECT_THAT(printed, HasSubstr("--ci: not applied"));
+  ::testing::internal::CaptureStderr();
+  parsed({"--accuracy", "--ci", "--row-out", "rows.json"});  // a model's process: silent
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  ::testing::internal::CaptureStderr();
+  parsed({"--accuracy"});
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  log::set_level(level);
 }
 
 }  // namespace

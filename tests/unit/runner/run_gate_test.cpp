@@ -1,4 +1,5 @@
-// The run's exit gate: which rows fail a run, and what an expected file forgives.
+// The run's exit gate: which rows fail a run, and what an expected file forgives (upstream's
+// check_accuracy.py's verdicts: an improvement and a model the file does not name fail too).
 #include "zoobench/runner/run_gate.h"
 
 #include <gmock/gmock.h>
@@ -58,9 +59,8 @@ TEST(RunGate, AnExpectedFileForgivesKnownFailuresAndNamesNewOnes) {
   EXPECT_THAT(gate.message, HasSubstr("d (expected pass, now no row)"));
   EXPECT_THAT(gate.message, Not(HasSubstr("outside")));
 
-  // A failure other than the expected one counts; a pass where a failure was expected is an
-  // improvement, which does not fail the run; a failed performance row of a model expected to
-  // pass fails it.
+  // A failure other than the expected one counts; a failed performance row of a model expected
+  // to pass fails it.
   const std::vector<ResultRow> changed = {accuracy_row("cpu", "a", "pass"),
                                           accuracy_row("cpu", "c", "fail_to_run"),
                                           failed_performance("a")};
@@ -76,12 +76,27 @@ TEST(RunGate, AnExpectedFileForgivesKnownFailuresAndNamesNewOnes) {
   EXPECT_EQ(timing.known, 1);
   EXPECT_EQ(timing.failed, 1);
   EXPECT_THAT(timing.message, HasSubstr("a performance (fail_to_run)"));
+}
 
-  const RunGate better =
-      gate_run({accuracy_row("cpu", "c", "pass")}, {"c"}, expected, "exp.csv");
-  EXPECT_FALSE(better.fails());
+// As upstream's check_accuracy.py exits 1 on them: a pass where a failure was expected (until the
+// file records it), and a model of the run that the file does not name, passing or not.
+TEST(RunGate, AnImprovementAndAModelTheFileDoesNotNameFailTheRun) {
+  const std::vector<ResultRow> expected = {expected_row("a", "pass"),
+                                           expected_row("c", "fail_accuracy")};
+  const RunGate better = gate_run({accuracy_row("cpu", "c", "pass")}, {"c"}, expected, "exp.csv");
+  EXPECT_TRUE(better.fails());
+  EXPECT_EQ(better.failed, 0);
   EXPECT_EQ(better.improved, 1);
+  EXPECT_THAT(better.message, HasSubstr("1 improved: c"));
+  EXPECT_THAT(better.message, HasSubstr("check_accuracy.py"));
   EXPECT_THAT(better.message, HasSubstr("--update-expected"));
+
+  const RunGate unnamed =
+      gate_run({accuracy_row("cpu", "a", "pass"), accuracy_row("cpu", "new", "pass")}, {"a", "new"},
+               expected, "exp.csv");
+  EXPECT_TRUE(unnamed.fails());
+  EXPECT_EQ(unnamed.failed, 1);
+  EXPECT_THAT(unnamed.message, HasSubstr("new (MISSING_EXPECTED: not in exp.csv, now pass)"));
 }
 
 }  // namespace
