@@ -17,6 +17,7 @@ parameters, buffers) as (name, tensor) lists, facts() -> JSON, close().
 from __future__ import annotations
 
 import contextlib
+import importlib
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -208,7 +209,11 @@ class ModelSession:
         return self._train_step if self.training else self.module
 
     def _train_step(self, inputs: Sequence[torch.Tensor], collect_outputs: bool):
-        """Upstream's forward_and_backward_pass: (loss, outputs) when collecting, else None."""
+        """Upstream's forward_and_backward_pass, with upstream's helpers where torch has them
+        (torch._dynamo.utils.clone_inputs, torch._dynamo.testing's reduce_to_scalar_loss and
+        collect_results): dynamo does not trace torch's own files, so each is a graph break
+        here as in upstream's harness. (loss, outputs) when collecting, else None."""
+        inputs = _clone_inputs(inputs)
         _clear_gradients(self.optimizer)
         with self._autocast():
             outputs = self.module(*inputs)
@@ -216,6 +221,7 @@ class ModelSession:
         loss.backward()
         self.optimizer.step()
         if collect_outputs:
+            _collect_results(self.module, loss, inputs)
             return loss.detach(), outputs
         return None
 
@@ -261,6 +267,34 @@ def _outside_dynamo(fn):
     """fn as dynamo leaves it: called, never traced (a graph break where it is called)."""
     dynamo = getattr(torch, "_dynamo", None)
     return dynamo.disable(fn) if dynamo is not None and hasattr(dynamo, "disable") else fn
+
+
+def _torch_helper(module: str, name: str):
+    """One of upstream's helpers that torch ships (torch >= 2), or None."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+# Looked up once, outside any compiled function (dynamo would break the graph at an import).
+_UPSTREAM_CLONE_INPUTS = _torch_helper("torch._dynamo.utils", "clone_inputs")
+_UPSTREAM_COLLECT_RESULTS = _torch_helper("torch._dynamo.testing", "collect_results")
+_UPSTREAM_REDUCE_TO_SCALAR_LOSS = _torch_helper("torch._dynamo.testing", "reduce_to_scalar_loss")
+
+
+def _clone_inputs(inputs):
+    upstream = _UPSTREAM_CLONE_INPUTS
+    return upstream(inputs) if upstream is not None else [
+        t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+
+
+def _collect_results(module, loss, inputs) -> None:
+    """Upstream's collect_results, called for what it does to dynamo's graph (zoobench reads
+    the gradients, parameters and buffers itself, after the step)."""
+    upstream = _UPSTREAM_COLLECT_RESULTS
+    if upstream is not None:
+        upstream(module, None, loss, inputs)
 
 
 def _clear_gradients(optimizer) -> None:
@@ -339,6 +373,26 @@ def reduce_to_scalar_loss(value: Any) -> Optional[torch.Tensor]:
     return total / len(parts)
 
 
+def _all_floating(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point()
+    if isinstance(value, dict):
+        return bool(value) and all(_all_floating(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_all_floating(v) for v in value)
+    return False
+
+
+def _reduce_as_upstream(outputs: Any) -> Optional[torch.Tensor]:
+    """torch._dynamo.testing.reduce_to_scalar_loss, upstream's torchbench loss, where torch has
+    it and every output is a floating tensor (the same value as zoobench's, which also takes
+    outputs with integer parts)."""
+    upstream = _UPSTREAM_REDUCE_TO_SCALAR_LOSS
+    if upstream is not None and _all_floating(outputs):
+        return upstream(outputs)
+    return reduce_to_scalar_loss(outputs)
+
+
 def training_loss(outputs: Any, rule: str, scale: float) -> torch.Tensor:
     if rule == "first_output":
         first = outputs
@@ -350,7 +404,7 @@ def training_loss(outputs: Any, rule: str, scale: float) -> torch.Tensor:
             raise RuntimeError("training.loss is first_output but the first output is not a tensor")
         loss = first if first.numel() == 1 else reduce_to_scalar_loss(first)
     else:
-        loss = reduce_to_scalar_loss(outputs)
+        loss = _reduce_as_upstream(outputs)
     if loss is None:
         raise RuntimeError("the model's outputs hold no floating tensor to build a training loss from")
     return loss if scale == 1.0 else loss * scale
