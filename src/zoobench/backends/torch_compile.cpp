@@ -124,7 +124,9 @@ class PythonModelExecutable : public Executable {
     if (facts.contains("dynamo_stats") && facts["dynamo_stats"].is_object())
       info.dynamo_stats = facts["dynamo_stats"];
     if (facts.contains("graph_break_reasons") && !facts["graph_break_reasons"].empty()) {
-      info.note = "graph break: " + facts["graph_break_reasons"][0].get<std::string>();
+      // Dynamo's reasons run over several lines (explanation, hint): the first says which.
+      info.note = fmt::format("{} graph break(s), the first: {}", info.graph_breaks.value_or(1),
+                              first_line(facts["graph_break_reasons"][0].get<std::string>()));
     }
     info.compile_seconds = compile_seconds_;
     return info;
