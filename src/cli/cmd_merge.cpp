@@ -1,13 +1,16 @@
 // `zoobench merge RESULTS... -o FILE`: the partitions' result files combined into one CSV and its
-// JSON twin, losslessly (every row and column, JSON detail where the inputs have it).
+// JSON twin, losslessly (every row and column, JSON detail where the inputs have it); the
+// upstream-format twin of a zoobench file read beside it is left out (report/upstream_twins.h).
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/command.h"
 #include "zoobench/report/merge.h"
+#include "zoobench/report/upstream_twins.h"
 #include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
+#include "zoobench/util/log.h"
 
 namespace zoobench::cli {
 namespace {
@@ -18,13 +21,19 @@ struct MergeArgs {
 };
 
 int run_merge(const MergeArgs& args) {
-  std::vector<ResultFile> inputs;
-  int without_detail = 0;
+  std::vector<ResultFile> loaded;
   for (const auto& path : expand_result_paths(args.results)) {
     // Before the merged JSON is written: nlohmann's dump recurses once per level.
     check_result_json_depth(path);
-    inputs.push_back(load_result_file(path));
-    if (!inputs.back().with_detail) ++without_detail;
+    loaded.push_back(load_result_file(path));
+  }
+  // Each model once: the upstream-format twin of a zoobench file read beside it is left out.
+  report::TwinSelection selection = report::leave_out_upstream_twins(std::move(loaded));
+  for (const auto& note : selection.notes) log::info("merge: {}", note);
+  std::vector<ResultFile> inputs = std::move(selection.files);
+  int without_detail = 0;
+  for (const auto& input : inputs) {
+    if (!input.with_detail) ++without_detail;
   }
   report::MergedResults merged = report::merge_results(inputs);
   report::write_merged_results(merged, args.output);

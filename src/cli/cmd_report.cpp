@@ -1,6 +1,7 @@
 // `zoobench report RESULTS... [--markdown FILE] [--html FILE] [--baseline FILE...]`: result files
 // from one or more runs joined by model and written as the markdown table (stdout when no
-// output is named) and/or the self-contained HTML report.
+// output is named, or when FILE is `-`) and/or the self-contained HTML report. The
+// upstream-format twin of a zoobench file read beside it is left out (report/upstream_twins.h).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "zoobench/report/baseline.h"
 #include "zoobench/report/html.h"
 #include "zoobench/report/markdown.h"
+#include "zoobench/report/upstream_twins.h"
 #include "zoobench/results/result_files.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -25,20 +27,33 @@ struct ReportArgs {
   bool allow_regressions = false;
 };
 
-std::vector<ResultRow> load_rows(const std::vector<std::string>& paths) {
+// `-` names standard output, as for most tools that write a file.
+constexpr const char* kStandardOutput = "-";
+
+// The rows of the files `paths` name, each model once (a twin left out); `sources` gets the
+// files read.
+std::vector<ResultRow> load_rows(const std::vector<std::string>& paths,
+                                 std::vector<std::string>& sources) {
   std::vector<ResultRow> rows;
-  for (const auto& path : paths) {
-    ResultFile file = load_result_file(path);
+  sources.clear();
+  for (auto& file : report::load_results_without_twins(paths, "report")) {
+    sources.push_back(file.path);
     rows.insert(rows.end(), file.rows.begin(), file.rows.end());
   }
   return rows;
 }
 
-void write_output(const std::string& path, const std::string& contents, const char* what) {
+// Where a report went goes to stderr while the other report is on stdout, which it would spoil.
+void write_output(const std::string& path, const std::string& contents, const char* what,
+                  bool stdout_taken) {
+  if (path == kStandardOutput) {
+    std::cout << contents << std::flush;
+    return;
+  }
   std::filesystem::path target(path);
   if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path());
   write_file_atomically(path, contents);
-  std::cout << what << " report: " << path << "\n";
+  (stdout_taken ? std::cerr : std::cout) << what << " report: " << path << "\n";
 }
 
 // With --baseline, a regression fails the command (a CI gate), unless --allow-regressions.
@@ -56,18 +71,20 @@ int run_report(const ReportArgs& args) {
     throw UsageError(
         "--regression-threshold must be a fraction between 0 and 1 (0.05 = 5% slower)");
   }
+  if (args.markdown == kStandardOutput && args.html == kStandardOutput)
+    throw UsageError("--markdown - and --html - both name standard output: write one to a file");
   report::ReportOptions options;
   options.title = args.title;
-  options.sources = expand_result_paths(args.results);
-  report::JoinedResults joined = report::join_results(load_rows(options.sources));
+  report::JoinedResults joined =
+      report::join_results(load_rows(expand_result_paths(args.results), options.sources));
   for (const auto& warning : joined.warnings) log::warn("report: {}", warning);
   if (joined.models.empty()) log::warn("report: the result files hold no rows");
   if (!args.baseline.empty()) {
-    options.baseline_sources = expand_result_paths(args.baseline);
-    report::JoinedResults baseline = report::join_results(load_rows(options.baseline_sources));
+    report::JoinedResults baseline = report::join_results(
+        load_rows(expand_result_paths(args.baseline), options.baseline_sources));
     options.baseline = report::compare_with_baseline(joined, baseline, args.threshold);
   }
-  if (!args.markdown.empty() && !args.html.empty()) {
+  if (!args.markdown.empty() && !args.html.empty() && args.html != kStandardOutput) {
     // The markdown links the HTML report (its chart) by a path that holds where both are read.
     const auto from = std::filesystem::absolute(args.markdown).parent_path();
     options.html_link = std::filesystem::absolute(args.html).lexically_relative(from).string();
@@ -75,9 +92,13 @@ int run_report(const ReportArgs& args) {
   if (args.markdown.empty() && args.html.empty()) {
     std::cout << report::render_markdown(joined, options);
   } else {
-    if (!args.markdown.empty())
-      write_output(args.markdown, report::render_markdown(joined, options), "markdown");
-    if (!args.html.empty()) write_output(args.html, report::render_html(joined, options), "html");
+    const bool stdout_taken = args.markdown == kStandardOutput || args.html == kStandardOutput;
+    if (!args.markdown.empty()) {
+      write_output(args.markdown, report::render_markdown(joined, options), "markdown",
+                   stdout_taken);
+    }
+    if (!args.html.empty())
+      write_output(args.html, report::render_html(joined, options), "html", stdout_taken);
   }
   return regression_status(options, args.allow_regressions);
 }
@@ -93,8 +114,9 @@ void setup_report(CLI::App& app, int& exit_status) {
           "accuracy/performance CSV or JSON files (ours or upstream's), or folders of them")
       ->required();
   command->add_option("--markdown", args->markdown,
-                      "write the markdown report here (default: stdout)");
-  command->add_option("--html", args->html, "write the self-contained HTML report here");
+                      "write the markdown report here (default, or '-': stdout)");
+  command->add_option("--html", args->html,
+                      "write the self-contained HTML report here ('-': stdout)");
   command
       ->add_option("--baseline", args->baseline,
                    "result files of an earlier run: show the change per model, flag regressions")

@@ -105,6 +105,7 @@ constexpr const char* kScript = R"js(
 struct Column {
   std::string key;  // the markdown column name: the sort key
   bool numeric = false;
+  std::string note = "";  // a second line under the name: a speedup's baseline
 };
 
 std::string header_cell(const Column& column) {
@@ -115,6 +116,7 @@ std::string header_cell(const Column& column) {
     wrapped += c;
     if (c == '_') wrapped += "<wbr>";
   }
+  if (!column.note.empty()) wrapped += "<span class=\"ci\">" + escape_html(column.note) + "</span>";
   return fmt::format("<th data-key=\"{}\"{}>{}</th>", escape_html(column.key),
                      column.numeric ? " class=\"num\"" : "", wrapped);
 }
@@ -154,10 +156,11 @@ std::string speedup_cell(std::optional<double> speedup, std::optional<double> ci
                          std::optional<double> ci_high, const std::string& unstable_threshold) {
   if (!speedup) return td_number("-", std::nullopt);
   const bool unstable = !unstable_threshold.empty();
-  std::string text = format_ratio(speedup, "\u00d7");
+  std::string text = format_speedup(speedup, ci_low, ci_high, "\u00d7");
   if (unstable) text += unstable_mark(unstable_threshold);
   if (ci_low && ci_high) {
-    text += fmt::format("<span class=\"ci\">{:.2f}\u2013{:.2f}</span>", *ci_low, *ci_high);
+    text += "<span class=\"ci\">" +
+            format_speedup_interval(speedup, ci_low, ci_high, "", "\u2013") + "</span>";
   }
   std::string classes = std::string("speedup ") + (*speedup >= 1.0 ? "up" : "down");
   if (unstable) classes += " unstable";
@@ -202,6 +205,55 @@ std::string series_card(const JoinedResults& joined, const ReportSummary& summar
   return card(label, value, value_class, join(parts, " · ") + (what.empty() ? "" : " · " + what));
 }
 
+// A series' geomean speedup as the cards show it: the digits its band allows, the unstable mark
+// where a model in it was unstable, the band itself in `band` ("" when there is none).
+struct GeomeanText {
+  std::string value, band;
+};
+GeomeanText geomean_text(const SeriesSummary& series, bool e2e, const std::string& threshold) {
+  const std::optional<double> value = e2e ? series.geomean_speedup : series.geomean_op_speedup;
+  if (!value) return {"-", ""};
+  const auto& band = e2e ? series.geomean_speedup_band : std::nullopt;
+  GeomeanText out;
+  out.value = band ? format_speedup(value, band->low, band->high, "\u00d7")
+                   : format_speedup(value, {}, {}, "\u00d7");
+  if (e2e && series.geomean_unstable) out.value += unstable_mark(threshold);
+  if (band) {
+    out.band = "band " + format_speedup_interval(value, band->low, band->high, "\u00d7", "\u2013");
+  }
+  return out;
+}
+
+// The geomean speedup card (E2E, or OP: kernel time): the first series large with its band, every
+// series in the line below with its own; each says the eager it is measured against. None when
+// no series has the number (kernel time on a CPU).
+std::string speedup_card(const JoinedResults& joined, const ReportSummary& summary, bool e2e) {
+  const auto& per_series = summary.per_series;
+  auto value_of = [e2e](const SeriesSummary& series) {
+    return e2e ? series.geomean_speedup : series.geomean_op_speedup;
+  };
+  if (std::none_of(per_series.begin(), per_series.end(),
+                   [&](const SeriesSummary& series) { return value_of(series).has_value(); }))
+    return "";
+  std::vector<std::string> parts;
+  for (std::size_t s = 0; s < per_series.size(); ++s) {
+    const GeomeanText text = geomean_text(per_series[s], e2e, joined.unstable_threshold);
+    std::string part = escape_html(joined.performance_series[s].label);
+    if (per_series.size() > 1)
+      part += " " + text.value + (text.band.empty() ? "" : " " + text.band);
+    part += fmt::format(" over {} models ", e2e ? per_series[s].models_with_speedup
+                                                : per_series[s].models_with_op_speedup);
+    parts.push_back(part + escape_html(speedup_baseline(joined.performance_series[s])));
+  }
+  const GeomeanText first = geomean_text(per_series.front(), e2e, joined.unstable_threshold);
+  const std::optional<double> value = value_of(per_series.front());
+  std::string shown =
+      first.value + (first.band.empty() ? "" : "<span class=\"ci\">" + first.band + "</span>");
+  return card(e2e ? "Geomean E2E speedup" : "Geomean OP speedup", shown,
+              value ? (*value >= 1.0 ? "good" : "bad") : "",
+              join(parts, " \u00b7 ") + (e2e ? "" : " \u00b7 kernel time"));
+}
+
 std::string cards(const JoinedResults& joined, const ReportSummary& summary,
                   const ReportOptions& options) {
   std::string out = "<section class=\"cards\">\n";
@@ -222,11 +274,8 @@ std::string cards(const JoinedResults& joined, const ReportSummary& summary,
                 join(parts, " · "));
   }
   if (!joined.performance_series.empty()) {
-    out += series_card(joined, summary, "Geomean E2E speedup", "", &SeriesSummary::geomean_speedup,
-                       &SeriesSummary::models_with_speedup, true, "");
-    out +=
-        series_card(joined, summary, "Geomean OP speedup", "", &SeriesSummary::geomean_op_speedup,
-                    &SeriesSummary::models_with_op_speedup, true, "kernel time");
+    out += speedup_card(joined, summary, /*e2e=*/true);
+    out += speedup_card(joined, summary, /*e2e=*/false);
     out += series_card(joined, summary, "Mean compile latency", " s",
                        &SeriesSummary::mean_compilation_latency_s, nullptr, false,
                        "prepare + first-run excess");
@@ -278,8 +327,10 @@ std::string charts(const JoinedResults& joined) {
     const std::string& label = joined.performance_series[s].label;
     out += fmt::format(
         "<figure data-series=\"{}\"><figcaption>{} \u2014 {} models, sorted by E2E "
-        "speedup</figcaption>\n{}</figure>\n",
-        escape_html(label), escape_html(label), rows.size(), speedup_chart_svg(rows, label));
+        "speedup {}</figcaption>\n{}</figure>\n",
+        escape_html(label), escape_html(label), rows.size(),
+        escape_html(speedup_baseline(joined.performance_series[s])),
+        speedup_chart_svg(rows, label));
   }
   return out;
 }
@@ -293,7 +344,12 @@ std::vector<Column> models_table_columns(const JoinedResults& joined, const Repo
     columns.push_back({column.header(), false});
     columns.push_back({column.label.empty() ? "margin" : column.label + "_margin", true});
   }
-  for (const auto& timing : timings) columns.push_back({timing.header, true});
+  for (const auto& timing : timings) {
+    columns.push_back({timing.header, true,
+                       timing.role == TimingRole::kSpeedup
+                           ? speedup_baseline(joined.performance_series[timing.series])
+                           : ""});
+  }
   for (const auto& series : joined.performance_series) {
     columns.push_back({series.label + "_compile_s", true});
     columns.push_back({series.label + "_memory_ratio", true});
@@ -423,10 +479,12 @@ std::string regressions_list(const JoinedResults& joined, const BaselineComparis
     for (std::size_t s = 0; s < change.e2e.size(); ++s) {
       for (const auto* speedup : {&change.e2e[s], &change.op[s]}) {
         if (!*speedup || !(*speedup)->regressed) continue;
-        what.push_back(escape_html(fmt::format(
-            "{} {} speedup {} \u2192 {} ({})", joined.performance_series[s].label,
-            speedup == &change.e2e[s] ? "E2E" : "OP", format_ratio((*speedup)->before, "\u00d7"),
-            format_ratio((*speedup)->after, "\u00d7"), (*speedup)->why)));
+        what.push_back(escape_html(
+            fmt::format("{} {} speedup {} {} \u2192 {} ({})", joined.performance_series[s].label,
+                        speedup == &change.e2e[s] ? "E2E" : "OP",
+                        speedup_baseline(joined.performance_series[s]),
+                        format_speedup((*speedup)->before, {}, {}, "\u00d7"),
+                        format_speedup((*speedup)->after, {}, {}, "\u00d7"), (*speedup)->why)));
       }
     }
     if (!what.empty()) {
@@ -538,8 +596,12 @@ std::string render_html(const JoinedResults& joined, const ReportOptions& option
   out +=
       "<section id=\"results\">\n<h2>Models</h2>\n<p class=\"muted\">Times in ms per iteration "
       "(E2E: end to end; OP: device kernel time); speedups are eager / compiled with the 95% "
-      "confidence interval below; margin is the worst tensor's error / allowed error (below 1 "
-      "passes). Click a column to sort.</p>\n";
+      "confidence interval below, their digits as many as the interval allows (two where it is "
+      "wider than \u00b15%, else three), the eager each is measured against under its column's "
+      "name; margin is the worst tensor's error / allowed error (below 1 passes). Click a column "
+      "to sort.</p>\n";
+  if (!joined.performance_series.empty())
+    out += "<p class=\"muted\">" + escape_html(speedup_baselines_sentence(joined)) + "</p>\n";
   out += models_table(joined, options) + "</section>\n";
   if (!joined.latency_matrices.empty()) {
     out += "<section id=\"matrix\">\n<h2>Latency matrix</h2>\n" + html_legend(joined) +
@@ -555,8 +617,9 @@ std::string render_html(const JoinedResults& joined, const ReportOptions& option
     for (const auto& warning : joined.warnings) out += "<li>" + escape_html(warning) + "</li>\n";
     out += "</ul>\n</section>\n";
   }
-  out += "<footer><p>" + escape_html(unstable_footnote(joined)) +
-         "</p><p>Generated by zoobench report.</p></footer>\n</main>\n<script>" + kScript +
+  out += "<footer><p>" + escape_html(unstable_footnote(joined)) + "</p>" +
+         (joined.performance_series.empty() ? "" : "<p>" + escape_html(kGeomeanBandNote) + "</p>") +
+         "<p>Generated by zoobench report.</p></footer>\n</main>\n<script>" + kScript +
          "</script>\n</body>\n</html>\n";
   return out;
 }

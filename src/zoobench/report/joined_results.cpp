@@ -40,6 +40,10 @@ PerformanceCell performance_cell(const ResultRow& row) {
   if (!out.op_speedup) out.op_speedup = ratio(out.eager_op_ms, out.compiled_op_ms);
   out.unstable = read_flag(row, columns::kUnstable);
   out.reason = cell(row, columns::kReason);
+  out.eager_reference = cell(row, columns::kEagerReference);
+  // Upstream's rows (no backend column) time the model's Python module as eager.
+  if (out.eager_reference.empty() && cell(row, columns::kBackend).empty())
+    out.eager_reference = "python";
   out.status = cell(row, columns::kStatus);
   if (out.status.empty()) {
     // Upstream's performance CSV marks a failed model only by a zero speedup.
@@ -261,7 +265,21 @@ void add_columns(const KeyedCells& cells, JoinedResults& joined) {
                                          performance_varies.mode ? key.mode : "",
                                          performance_varies.dtype ? key.dtype : ""});
     std::string backend = key.backend.empty() ? "compiled" : key.backend;
-    joined.performance_series.push_back({key, context, join_nonempty({context, backend})});
+    // The eager reference follows from the cells (add_eager_references).
+    joined.performance_series.push_back({key, context, join_nonempty({context, backend}), ""});
+  }
+}
+
+// Each series' eager reference: its cells' where they agree.
+void add_eager_references(JoinedResults& joined) {
+  for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
+    std::vector<std::string> references;
+    for (const auto& model : joined.models) {
+      if (model.performance[s]) add_distinct(references, model.performance[s]->eager_reference);
+    }
+    joined.performance_series[s].eager_reference =
+        references.size() > 1 ? kMixedEagerReferences
+                              : (references.empty() ? "" : references.front());
   }
 }
 
@@ -298,7 +316,48 @@ JoinedResults join_results(const std::vector<ResultRow>& rows) {
   const KeyedCells cells = collect_cells(rows, joined);
   add_columns(cells, joined);
   add_models(cells, joined);
+  add_eager_references(joined);
   return joined;
+}
+
+std::string eager_reference_name(const std::string& eager_reference) {
+  if (eager_reference == "python") return "Python eager";
+  if (eager_reference == "torchscript") return "TorchScript eager";
+  if (eager_reference == kMixedEagerReferences) return "mixed eager references";
+  return eager_reference.empty() ? "eager (reference not recorded)" : eager_reference + " eager";
+}
+
+std::string eager_reference_meaning(const std::string& eager_reference) {
+  if (eager_reference == "python") return "the model's Python module";
+  if (eager_reference == "torchscript") return "eval.pt in the TorchScript interpreter";
+  if (eager_reference == kMixedEagerReferences)
+    return "the Python module for some models and eval.pt in the TorchScript interpreter for "
+           "others (see each row's eager_reference)";
+  return eager_reference.empty() ? "not recorded (rows made before the eager_reference column)"
+                                 : eager_reference;
+}
+
+std::string speedup_baseline(const PerformanceSeries& series) {
+  return "vs " + eager_reference_name(series.eager_reference);
+}
+
+std::string speedup_baselines_sentence(const JoinedResults& joined) {
+  std::vector<std::string> references;
+  for (const auto& series : joined.performance_series)
+    add_distinct(references, series.eager_reference.empty() ? "-" : series.eager_reference);
+  if (references.empty()) return "";
+  if (references.size() == 1) {
+    const std::string& reference = joined.performance_series.front().eager_reference;
+    if (reference.empty())
+      return "Speedups are eager / compiled; the rows do not say which eager (they were made "
+             "before the eager_reference column).";
+    return "Speedups are eager / compiled, eager being " + eager_reference_meaning(reference) +
+           " (eager_reference " + reference + ").";
+  }
+  std::vector<std::string> parts;
+  for (const auto& series : joined.performance_series)
+    parts.push_back(series.label + " against " + eager_reference_meaning(series.eager_reference));
+  return "Speedups are eager / compiled: " + join(parts, "; ") + ".";
 }
 
 }  // namespace zoobench::report

@@ -36,6 +36,11 @@ struct PerformanceCell {
   std::optional<double> compilation_latency_s, compression_ratio;
   bool unstable = false;  // a side's CoV exceeded the threshold (the row's `unstable` = 1)
   std::string reason;
+  // What the speedup is measured against: the row's eager_reference ("python": the model's
+  // Python module; "torchscript": eval.pt in the TorchScript interpreter); "python" for an
+  // upstream row (upstream's speedup is against the Python module); "" where a row of zoobench's
+  // made before the column does not say.
+  std::string eager_reference;
   bool passed() const;
 };
 
@@ -69,6 +74,8 @@ struct PerformanceSeries {
   // that differ ("cuda", "cpu_training"); series with the same context share one eager column.
   std::string context;
   std::string label;  // backend ("compiled" for upstream rows), prefixed with the context
+  // Its cells' eager_reference where they agree, kMixedEagerReferences where they do not.
+  std::string eager_reference;
 };
 
 struct JoinedModel {
@@ -97,6 +104,19 @@ struct JoinedResults {
 };
 
 JoinedResults join_results(const std::vector<ResultRow>& rows);
+
+inline constexpr const char* kMixedEagerReferences = "mixed";
+// What speedups against `eager_reference` are measured against, in a few words for headings
+// and column titles: "Python eager", "TorchScript eager".
+std::string eager_reference_name(const std::string& eager_reference);
+// The same, said in full: "the model's Python module", "eval.pt in the TorchScript interpreter".
+std::string eager_reference_meaning(const std::string& eager_reference);
+// "vs Python eager": what a speedup column or heading of the series adds.
+std::string speedup_baseline(const PerformanceSeries& series);
+// How the series' speedups read, one sentence for under a table: "Speedups are eager / compiled,
+// eager being the model's Python module (eager_reference python)." or, where the series differ,
+// each series' reference.
+std::string speedup_baselines_sentence(const JoinedResults& joined);
 
 // One line about what was run: "4 models · devices: cpu, cuda · mode: inference · ...".
 std::string describe_run(const JoinedResults& joined);

@@ -144,8 +144,9 @@ std::string baseline_section(const JoinedResults& joined, const ReportOptions& o
           text = "**" + (text == "-" ? std::string("failed") : text) + "**";
           const char* metric = speedup == &change.e2e[s] ? "E2E" : "OP";
           what_regressed.push_back(fmt::format(
-              "{} {} speedup {} \u2192 {} ({})", joined.performance_series[s].label, metric,
-              format_ratio((*speedup)->before), format_ratio((*speedup)->after), (*speedup)->why));
+              "{} {} speedup {} {} \u2192 {} ({})", joined.performance_series[s].label, metric,
+              speedup_baseline(joined.performance_series[s]), format_speedup((*speedup)->before),
+              format_speedup((*speedup)->after), (*speedup)->why));
         }
         row.push_back(text);
       }
@@ -185,8 +186,8 @@ std::string markdown_results_table(const JoinedResults& joined) {
     for (const auto& cell : model.accuracy) row.push_back(cell ? escape_cell(cell->status) : "-");
     for (const auto& column : timings) {
       std::optional<double> value = timing_value(joined, model, column);
-      std::string text = format_timing(column, value, "x");
       const auto& cell = timing_cell(model, column);
+      std::string text = format_timing(column, value, "x", cell);
       if (column.role == TimingRole::kSpeedup && column.metric->has_interval && cell &&
           cell->unstable && value) {
         text += kUnstableMark;
@@ -217,23 +218,42 @@ std::string pass_rate_text(const JoinedResults& joined, const ReportSummary& sum
 
 }  // namespace
 
+namespace {
+
+// A geomean speedup with the digits its band allows, the band, and the unstable mark where a
+// model in it was unstable: "1.0x† [0.80x, 1.3x]".
+std::string geomean_speedup_text(const SeriesSummary& series) {
+  if (!series.geomean_speedup) return "-";
+  std::string text = format_speedup(series.geomean_speedup);
+  if (const auto& band = series.geomean_speedup_band) {
+    text = format_speedup(series.geomean_speedup, band->low, band->high);
+    if (series.geomean_unstable) text += kUnstableMark;
+    return text + " [" +
+           format_speedup_interval(series.geomean_speedup, band->low, band->high, "x", ", ") + "]";
+  }
+  return series.geomean_unstable ? text + kUnstableMark : text;
+}
+
+}  // namespace
+
 std::string markdown_summary_line(const JoinedResults& joined, const ReportSummary& summary) {
   std::vector<std::string> parts;
   if (!joined.accuracy_columns.empty()) parts.push_back(pass_rate_text(joined, summary));
-  auto geomean = [](const char* what, std::optional<double> value, int models) {
-    if (!value) return fmt::format("geomean {} -", what);
-    return fmt::format("geomean {} {} over {} model{}", what, format_ratio(value), models,
-                       models == 1 ? "" : "s");
+  auto geomean = [](const std::string& what, const std::string& text, int models,
+                    const std::string& baseline) {
+    if (text == "-") return fmt::format("geomean {} -", what);
+    return fmt::format("geomean {} {} over {} model{} {}", what, text, models,
+                       models == 1 ? "" : "s", baseline);
   };
   for (std::size_t s = 0; s < joined.performance_series.size(); ++s) {
     const SeriesSummary& series = summary.per_series[s];
     const PerformanceSeries& which = joined.performance_series[s];
-    std::string e2e = geomean(speedup_column(joined, which, "E2E").c_str(), series.geomean_speedup,
-                              series.models_with_speedup);
-    std::string op = geomean(speedup_column(joined, which, "OP").c_str(), series.geomean_op_speedup,
-                             series.models_with_op_speedup);
-    parts.push_back(e2e);
-    parts.push_back(op);
+    const std::string baseline = speedup_baseline(which);
+    parts.push_back(geomean(speedup_column(joined, which, "E2E"), geomean_speedup_text(series),
+                            series.models_with_speedup, baseline));
+    parts.push_back(geomean(speedup_column(joined, which, "OP"),
+                            format_speedup(series.geomean_op_speedup),
+                            series.models_with_op_speedup, baseline));
   }
   if (parts.empty()) return "Summary: no results.";
   return "Summary: " + join(parts, " · ");
@@ -368,12 +388,12 @@ namespace {
 
 std::string speedup_text(const PerformanceCell& cell) {
   if (!cell.speedup) return cell.passed() ? "-" : escape_cell(cell.status);
-  return format_ratio(cell.speedup) + (cell.unstable ? kUnstableMark : "");
+  return format_speedup(cell.speedup, cell.speedup_ci_low, cell.speedup_ci_high) +
+         (cell.unstable ? kUnstableMark : "");
 }
 
 std::string interval_text(const PerformanceCell& cell) {
-  if (!cell.speedup_ci_low || !cell.speedup_ci_high) return "-";
-  return format_ratio(cell.speedup_ci_low) + " \u2013 " + format_ratio(cell.speedup_ci_high);
+  return format_speedup_interval(cell.speedup, cell.speedup_ci_low, cell.speedup_ci_high);
 }
 
 // One backend's rows: accuracy, both latencies, the speedup with its interval, kernel speedup.
@@ -386,8 +406,10 @@ std::string markdown_backend_table(const JoinedResults& joined, std::size_t s) {
   MarkdownTable table;
   table.add_column("model", false);
   if (accuracy >= 0) table.add_column("accuracy", false);
-  for (const char* header : {"eager ms", "ms", "speedup", "95% interval"})
-    table.add_column(header, true);
+  table.add_column("eager ms", true);
+  table.add_column("ms", true);
+  table.add_column("speedup " + speedup_baseline(joined.performance_series[s]), true);
+  table.add_column("95% interval", true);
   if (kernels) table.add_column("kernels", true);
   for (const auto& model : joined.models) {
     const auto& cell = model.performance[s];
@@ -399,7 +421,7 @@ std::string markdown_backend_table(const JoinedResults& joined, std::size_t s) {
     row.push_back(cell ? format_ms(cell->compiled_ms) : "-");
     row.push_back(cell ? speedup_text(*cell) : "-");
     row.push_back(cell ? interval_text(*cell) : "-");
-    if (kernels) row.push_back(cell ? format_ratio(cell->op_speedup) : "-");
+    if (kernels) row.push_back(cell ? format_speedup(cell->op_speedup) : "-");
     table.rows.push_back(std::move(row));
   }
   return table.render();
@@ -420,13 +442,17 @@ std::string markdown_backend_tables(const JoinedResults& joined) {
   }
   return out +
          "\nms: per iteration, medians; speedup: eager / compiled, with the 95% bootstrap "
-         "interval over paired samples; kernels: the same ratio of device kernel time.\n";
+         "interval over paired samples, its digits as many as the interval allows (two where it "
+         "is wider than \u00b15%, else three); the eager it is measured against is in its title "
+         "(Python eager: the model's Python module; TorchScript eager: eval.pt in the "
+         "TorchScript interpreter); kernels: the same ratio of device kernel time.\n";
 }
 
 std::string format_ascend_table(const std::vector<ResultRow>& rows) {
   JoinedResults joined = join_results(rows);
   std::string out = markdown_results_table(joined);
   out += "\n" + markdown_summary_line(joined, summarize(joined)) + "\n";
+  if (!joined.performance_series.empty()) out += "\n" + speedup_baselines_sentence(joined) + "\n";
   if (any_unstable(joined)) out += "\n" + unstable_footnote(joined) + "\n";
   std::string failures = markdown_failures_table(joined);
   if (!failures.empty()) out += "\nFailures:\n\n" + failures;
@@ -450,16 +476,18 @@ std::string series_summary_table(const JoinedResults& joined, const ReportSummar
                                    [](const SeriesSummary& s) { return s.geomean_op_speedup; });
   MarkdownTable table;
   table.add_column("backend", false);
-  table.add_column("geomean speedup", true);
+  table.add_column("geomean speedup [band]", true);
+  table.add_column("against", false);
   if (kernels) table.add_column("kernels", true);
   table.add_column("timed", true);
   table.add_column("unstable", true);
   table.add_column("failed", true);
   for (std::size_t s = 0; s < summary.per_series.size(); ++s) {
     const SeriesSummary& series = summary.per_series[s];
-    std::vector<std::string> row = {escape_cell(joined.performance_series[s].label),
-                                    format_ratio(series.geomean_speedup)};
-    if (kernels) row.push_back(format_ratio(series.geomean_op_speedup));
+    std::vector<std::string> row = {
+        escape_cell(joined.performance_series[s].label), geomean_speedup_text(series),
+        eager_reference_name(joined.performance_series[s].eager_reference)};
+    if (kernels) row.push_back(format_speedup(series.geomean_op_speedup));
     for (int count : {series.models, series.unstable, series.failed})
       row.push_back(std::to_string(count));
     table.rows.push_back(std::move(row));
@@ -474,6 +502,11 @@ std::string summary_block(const JoinedResults& joined, const ReportOptions& opti
   std::string out = "\n## Summary\n\n";
   if (!joined.accuracy_columns.empty()) out += pass_rate_text(joined, summary) + "\n";
   if (!joined.performance_series.empty()) out += "\n" + series_summary_table(joined, summary);
+  if (std::any_of(summary.per_series.begin(), summary.per_series.end(), [](const SeriesSummary& s) {
+        return s.geomean_speedup_band || s.geomean_unstable;
+      })) {
+    out += "\n" + std::string(kGeomeanBandNote) + "\n";
+  }
   if (summary.unstable_rows() > 0) {
     out += fmt::format(
         "\n{} of {} timed rows are unstable ({}): the spread of their eager or compiled samples "

@@ -55,6 +55,13 @@ std::string markdown_failures_table(const JoinedResults& joined);  // "" when no
 bool any_compares_with_torch_compile(const JoinedResults& joined);
 std::string latency_matrix_legend(bool compares_with_torch_compile);
 
+// What a geomean speedup's band is (summary.h's geomean_band), and its mark, for under the
+// geomeans of both reports.
+inline constexpr const char* kGeomeanBandNote =
+    "band: the geomean of the models' 95% interval ends (where every model has one): the "
+    "geomean's interval were every model's error to go the same way, so never narrower than "
+    "its own; \u2020 on a geomean: a model in it is unstable.";
+
 // What marks an unstable measurement, and the footnote that explains it.
 inline constexpr const char* kUnstableMark = "\u2020";
 std::string unstable_footnote(const JoinedResults& joined);

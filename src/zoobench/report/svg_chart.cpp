@@ -139,7 +139,8 @@ std::string bar_svg(const ChartLayout& layout, const SpeedupBar& bar, bool e2e, 
       metric, bar.unstable ? " unstable" : "", model, bar.value, layout.left, y,
       std::max(0.5, layout.x(bar.value) - layout.left), layout.bar_height,
       e2e ? kE2EColor : kOpColor, bar.unstable ? " fill-opacity=\"0.55\"" : "", model,
-      e2e ? "E2E" : "OP", format_ratio(bar.value, "\u00d7"), bar.unstable ? " (unstable)" : "");
+      e2e ? "E2E" : "OP", format_speedup(bar.value, bar.ci_low, bar.ci_high, "\u00d7"),
+      bar.unstable ? " (unstable)" : "");
   double label_x = layout.x(bar.value);
   if (bar.ci_low && bar.ci_high) {
     double mid = y + layout.bar_height / 2;
@@ -154,7 +155,8 @@ std::string bar_svg(const ChartLayout& layout, const SpeedupBar& bar, bool e2e, 
     label_x = std::max(label_x, x1);
   }
   out += fmt::format("<text class=\"value\" x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#333\">{}{}</text>",
-                     label_x + 5, y + layout.bar_height - 2, format_ratio(bar.value, "\u00d7"),
+                     label_x + 5, y + layout.bar_height - 2,
+                     format_speedup(bar.value, bar.ci_low, bar.ci_high, "\u00d7"),
                      bar.unstable ? "\u2020" : "");
   return out;
 }

@@ -56,8 +56,10 @@ std::optional<double> timing_value(const JoinedResults& joined, const JoinedMode
 }
 
 std::string format_timing(const TimingColumn& column, std::optional<double> value,
-                          const char* ratio_suffix) {
-  return column.role == TimingRole::kSpeedup ? format_ratio(value, ratio_suffix) : format_ms(value);
+                          const char* ratio_suffix, const std::optional<PerformanceCell>& cell) {
+  if (column.role != TimingRole::kSpeedup) return format_ms(value);
+  if (!column.metric->has_interval || !cell) return format_speedup(value, {}, {}, ratio_suffix);
+  return format_speedup(value, cell->speedup_ci_low, cell->speedup_ci_high, ratio_suffix);
 }
 
 std::string eager_column(const std::string& context, const char* metric) {

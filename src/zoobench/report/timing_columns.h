@@ -41,9 +41,11 @@ std::optional<double> timing_value(const JoinedResults& joined, const JoinedMode
 // The model's cell of the column's series; nullopt for an eager column or an unmeasured model.
 const std::optional<PerformanceCell>& timing_cell(const JoinedModel& model,
                                                   const TimingColumn& column);
-// The value as both reports print it: times with format_ms, speedups with format_ratio.
+// The value as both reports print it: times with format_ms, speedups with format_speedup (an
+// E2E speedup's digits following the 95% interval of `cell`, the column's series' cell).
 std::string format_timing(const TimingColumn& column, std::optional<double> value,
-                          const char* ratio_suffix);
+                          const char* ratio_suffix,
+                          const std::optional<PerformanceCell>& cell = std::nullopt);
 
 // The column names.
 std::string eager_column(const std::string& context, const char* metric);          // eager_E2E

@@ -28,8 +28,8 @@ std::optional<double> speedup_of(const ResultRow& row, bool ours) {
   return positive(cell(row, ours ? columns::kPythonSpeedup.key() : columns::kSpeedup.key()));
 }
 
-std::string fixed(std::optional<double> value, const char* suffix = "") {
-  return value ? fmt::format("{:.3f}{}", *value, suffix) : "-";
+std::string fixed(std::optional<double> value) {
+  return value ? fmt::format("{:.3f}", *value) : "-";
 }
 
 }  // namespace
@@ -107,11 +107,15 @@ std::string format_upstream_agreement(const UpstreamAgreement& a) {
                                           (m.their_batch.empty() ? "-" : m.their_batch);
     table.push_back({m.name, m.dev, m.ours.empty() ? "-" : m.ours,
                      m.theirs.empty() ? "-" : m.theirs, batches,
-                     !m.both_checked() ? "" : m.agrees() ? "yes" : "NO", fixed(m.our_speedup, "x"),
-                     fixed(m.their_speedup, "x"), fixed(m.ratio)});
+                     !m.both_checked() ? "" : m.agrees() ? "yes" : "NO",
+                     format_speedup(m.our_speedup), format_speedup(m.their_speedup),
+                     fixed(m.ratio)});
   }
+  // Both sides' speedups are upstream's, against the model's Python module; neither has an
+  // interval, so each shows three significant digits.
   std::string out = markdown_table({"model", "dev", "zoobench", "upstream", "batch", "agree",
-                                    "zoobench speedup", "upstream speedup", "ratio"},
+                                    "zoobench speedup vs Python eager",
+                                    "upstream speedup vs Python eager", "ratio"},
                                    table);
   out += "\n*batch*: the accuracy checks' batch sizes, zoobench / upstream.\n";
   const int both = a.both_checked(), agree = a.agreeing();

@@ -23,11 +23,17 @@ std::string upstream_float(const std::string& cell_text) {
   }
 }
 
+// A counter of dynamo's, as upstream's Counter reads it where dynamo ran (a key it never counted
+// is 0); an empty cell where nothing was measured: a backend outside the torch.compile family, a
+// row that failed before dynamo compiled. Upstream's harness pads such rows with 0, which reads
+// as "captured, no graph breaks"; its newer check_graph_breaks.py takes an absent cell as "not
+// measured" and compares only what was (check_accuracy.py reads only name and accuracy).
 std::string counter(const ResultRow& row, const std::string& key) {
   const auto stats = row.detail.find("dynamo_stats");
-  if (stats == row.detail.end() || !stats->is_object() || !stats->contains(key)) return "0";
-  const auto& value = (*stats)[key];
-  return value.is_number_integer() ? std::to_string(value.get<int64_t>()) : "0";
+  if (stats == row.detail.end() || !stats->is_object()) return "";
+  const auto value = stats->find(key);
+  if (value == stats->end()) return "0";
+  return value->is_number_integer() ? std::to_string(value->get<int64_t>()) : "";
 }
 
 void add_counters(const ResultRow& row, std::vector<std::string>& out) {
@@ -39,9 +45,10 @@ std::vector<std::string> accuracy_record(const ResultRow& row) {
                                   cell(row, columns::kBatchSize), cell(row, columns::kAccuracy)};
   add_counters(row, out);
   const auto compile_s = row.detail.find("compile_s");
+  // Empty, as the counters, where nothing was compiled.
   out.push_back(compile_s != row.detail.end() && compile_s->is_number()
                     ? fmt::format("{:.6f}", compile_s->get<double>())
-                    : "0.000000");
+                    : "");
   return out;
 }
 

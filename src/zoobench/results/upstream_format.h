@@ -6,9 +6,12 @@
 //   accuracy     dev, name, batch_size, accuracy, <dynamo's counters>, compilation_latency
 //   performance  dev, name, batch_size, speedup, abs_latency, compilation_latency,
 //                compression_ratio, eager_peak_mem, dynamo_peak_mem, <dynamo's counters>
-// with upstream's speedup: against Python eager (the rows' python_speedup). A performance row
-// of a model that did not run is upstream's: batch size 0, speedup and latency 0.000000, the
-// other columns 0. zoobench's own columns stay in zoobench's files.
+// with upstream's speedup: against Python eager (the rows' python_speedup). Dynamo's counters
+// (and an accuracy row's compilation_latency) are empty where nothing was measured: a backend
+// outside the torch.compile family, a row that failed before dynamo compiled. A performance row
+// of a model that did not run is upstream's placeholder, which readers know by its zeros: batch
+// size 0, speedup and latency 0.000000, the other columns 0. zoobench's own columns stay in
+// zoobench's files.
 #pragma once
 
 #include <string>

@@ -145,5 +145,38 @@ TEST(Html, NoCardWithoutANumber) {
   EXPECT_NE(render_html(kernels).find("Geomean OP speedup"), std::string::npos);
 }
 
+// The headline card carries the geomean's band and the unstable mark when a model in it is
+// unstable; every speedup column and chart says what eager it is against.
+TEST(Html, TheHeadlineCardCarriesItsBandAndEverySpeedupItsBaseline) {
+  JoinedResults joined = join_results({
+      performance_row("cpu", "a", "inductor", 20, 10,
+                      {{"speedup_ci_low", "1.4"},
+                       {"speedup_ci_high", "2.6"},
+                       {"unstable", "1"},
+                       {"eager_reference", "python"}}),
+      performance_row(
+          "cpu", "b", "inductor", 80, 10,
+          {{"speedup_ci_low", "7.9"}, {"speedup_ci_high", "8.1"}, {"eager_reference", "python"}}),
+  });
+  const std::string html = render_html(joined);
+  const auto card = html.find("<div class=\"label\">Geomean E2E speedup</div>");
+  ASSERT_NE(card, std::string::npos) << html;
+  const std::string value = html.substr(card, html.find("</div></div>", card) - card);
+  EXPECT_NE(value.find("4.0\u00d7<span class=\"mark\""), std::string::npos) << value;
+  EXPECT_NE(value.find("<span class=\"ci\">band 3.3\u00d7\u20134.6\u00d7</span>"),
+            std::string::npos)
+      << value;
+  EXPECT_NE(html.find("inductor over 2 models vs Python eager"), std::string::npos) << html;
+  EXPECT_NE(html.find("<th data-key=\"E2E_speed_up_rate\" class=\"num\">E2E_<wbr>speed_<wbr>up_"
+                      "<wbr>rate<span class=\"ci\">vs Python eager</span></th>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("sorted by E2E speedup vs Python eager</figcaption>"), std::string::npos);
+  // a: 2.0x in [1.4, 2.6], ±30%: two digits, the interval with as many decimals.
+  EXPECT_NE(html.find(">2.0\u00d7<span class=\"mark\""), std::string::npos) << html;
+  EXPECT_NE(html.find("<span class=\"ci\">1.4\u20132.6</span>"), std::string::npos) << html;
+  EXPECT_NE(html.find(escape_html(kGeomeanBandNote)), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zoobench::report

@@ -30,11 +30,15 @@ TEST(Markdown, AscendTableForASmallRun) {
       "-----: | ---------------: |\n"
       "|     1 | resnet18   | pass          |     20.00 |   10.00 |            2.00x\u2020 |       "
       " - |      - |                - |\n"
-      "|     2 | vgg        | fail_accuracy |     5.000 |   10.00 |             0.50x |        - | "
+      "|     2 | vgg        | fail_accuracy |     5.000 |   10.00 |            0.500x |        - | "
       "     - |                - |\n"
       "\n"
-      "Summary: pass rate 50.0% (1/2) \u00b7 geomean E2E_speed_up_rate 1.00x over 2 models \u00b7 "
-      "geomean OP_speed_up_rate -\n"
+      "Summary: pass rate 50.0% (1/2) \u00b7 geomean E2E_speed_up_rate 1.00x\u2020 over 2 models "
+      "vs "
+      "TorchScript eager \u00b7 geomean OP_speed_up_rate -\n"
+      "\n"
+      "Speedups are eager / compiled, eager being eval.pt in the TorchScript interpreter "
+      "(eager_reference torchscript).\n"
       "\n"
       "\u2020 unstable: the spread of the eager or compiled samples (1.4826 MAD / median) exceeded "
       "2.5%; the speedup may not reproduce.\n"
@@ -85,9 +89,9 @@ TEST(Markdown, TwoDevicesAndTwoBackends) {
   EXPECT_EQ(
       summary,
       "Summary: pass rate 100.0% (2/2; cuda 1/1, npu 1/1) \u00b7 geomean jit_E2E_speed_up_rate "
-      "3.00x over 1 model \u00b7 geomean jit_OP_speed_up_rate 3.00x over 1 model \u00b7 geomean "
-      "aot_inductor_E2E_speed_up_rate 4.50x over 1 model \u00b7 geomean "
-      "aot_inductor_OP_speed_up_rate -");
+      "3.00x over 1 model vs TorchScript eager \u00b7 geomean jit_OP_speed_up_rate 3.00x over 1 "
+      "model vs TorchScript eager \u00b7 geomean aot_inductor_E2E_speed_up_rate 4.50x over 1 model "
+      "vs TorchScript eager \u00b7 geomean aot_inductor_OP_speed_up_rate -");
 }
 
 TEST(Markdown, DocumentHasSectionsAndBaselineRegressions) {
@@ -110,7 +114,8 @@ TEST(Markdown, DocumentHasSectionsAndBaselineRegressions) {
     EXPECT_NE(doc.find(section), std::string::npos) << section;
   }
   std::string regressions = doc.substr(doc.find("## Regressions"));
-  EXPECT_NE(regressions.find("- **resnet18**: jit E2E speedup 3.00x \u2192 2.00x (33.3% slower)"),
+  EXPECT_NE(regressions.find("- **resnet18**: jit E2E speedup vs TorchScript eager 3.00x \u2192 "
+                             "2.00x (33.3% slower)"),
             std::string::npos)
       << regressions;
   EXPECT_NE(regressions.find("- **vgg**: cpu_accuracy pass \u2192 fail_accuracy"),
@@ -157,10 +162,17 @@ TEST(Markdown, SummaryFirstThenOneCompactTablePerBackend) {
   EXPECT_NE(doc.find("6 of 12 timed rows are unstable"), std::string::npos) << doc;
   EXPECT_NE(doc.find("[report.html](report.html)"), std::string::npos) << doc;
   const std::string jit_table = doc.substr(jit, python_eager - jit);
-  EXPECT_NE(jit_table.find("| densenet121        | pass     |    290.5 | 27.25 | 10.66x\u2020 | "
-                           "10.10x \u2013 11.20x |"),
+  // 10.66x in [10.1, 11.2], ±5.2%: two significant digits, and the interval's ends as many
+  // decimals; the column says what eager the speedup is against.
+  EXPECT_NE(jit_table.find("| speedup vs TorchScript eager |"), std::string::npos) << jit_table;
+  EXPECT_NE(jit_table.find("| densenet121        | pass     |    290.5 | 27.25 | "
+                           "                        11x\u2020 |    10x \u2013 11x |"),
             std::string::npos)
       << jit_table;
+  // The summary's geomean carries its band and the unstable mark of the jit rows.
+  EXPECT_NE(doc.find("| jit          |        11x\u2020 [10x, 11x] | TorchScript eager |"),
+            std::string::npos)
+      << doc;
   std::size_t start = 0;
   while (start < doc.size()) {
     const std::size_t end = std::min(doc.find('\n', start), doc.size());
@@ -208,6 +220,70 @@ TEST(Markdown, UnstableFootnoteSaysTheThresholdTheRowsUsed) {
   EXPECT_NE(format_ascend_table(rows).find("exceeded 5.0%;"), std::string::npos) << format_ascend_table(rows);
   rows = {performance_row("cpu", "resnet18", "jit", 20, 10, {{"unstable", "1"}})};
   EXPECT_NE(format_ascend_table(rows).find("exceeded 2.5%;"), std::string::npos) << format_ascend_table(rows);
+}
+
+// Every speedup says what eager it is against: the rows' eager_reference (python: the model's
+// Python module; torchscript: eval.pt in the TorchScript interpreter); upstream's rows time the
+// Python module.
+TEST(Markdown, EverySpeedupSaysItsEagerReference) {
+  const std::vector<ResultRow> rows = {
+      performance_row("cpu", "m", "jit", 9, 3),
+      performance_row("cpu", "m", "inductor", 9, 3, {{"eager_reference", "python"}}),
+      performance_row("cpu", "n", "inductor", 9, 3, {{"eager_reference", "python"}}),
+  };
+  const std::string doc = render_markdown(join_results(rows));
+  EXPECT_NE(doc.find("## jit\n\n| model | eager ms |    ms | speedup vs TorchScript eager |"),
+            std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find("## inductor\n\n| model | eager ms |    ms | speedup vs Python eager |"),
+            std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find("| inductor |                  3.00x | Python eager      |"),
+            std::string::npos)
+      << doc;
+  EXPECT_NE(format_ascend_table(rows).find(
+                "Speedups are eager / compiled: jit against eval.pt in the TorchScript "
+                "interpreter; inductor against the model's Python module.\n"),
+            std::string::npos)
+      << format_ascend_table(rows);
+
+  ResultRow upstream;
+  upstream.kind = ExperimentKind::kPerformance;
+  upstream.cells = {
+      {"dev", "cpu"}, {"name", "m"}, {"batch_size", "4"}, {"speedup", "1.5"}, {"abs_latency", "2"}};
+  EXPECT_NE(render_markdown(join_results({upstream}))
+                .find("## compiled\n\n| model | eager ms |    ms | speedup vs Python eager |"),
+            std::string::npos)
+      << render_markdown(join_results({upstream}));
+
+  // One series whose rows differ says so; rows from before the column say they do not know.
+  const JoinedResults mixed =
+      join_results({performance_row("cpu", "m", "jit", 9, 3),
+                    performance_row("cpu", "n", "jit", 9, 3, {{"eager_reference", "python"}})});
+  EXPECT_EQ(mixed.performance_series.at(0).eager_reference, kMixedEagerReferences);
+  EXPECT_NE(markdown_backend_tables(mixed).find("speedup vs mixed eager references"),
+            std::string::npos);
+  const std::vector<ResultRow> old = {
+      performance_row("cpu", "m", "jit", 9, 3, {{"eager_reference", ""}})};
+  EXPECT_NE(format_ascend_table(old).find("Speedups are eager / compiled; the rows do not say "
+                                          "which eager"),
+            std::string::npos)
+      << format_ascend_table(old);
+}
+
+// The geomean in the run-end table's summary line carries its band and the unstable mark.
+TEST(Markdown, TheSummaryLinesGeomeanCarriesItsBandAndMark) {
+  const std::vector<ResultRow> rows = {
+      performance_row("cpu", "a", "jit", 20, 10,
+                      {{"speedup_ci_low", "1.4"}, {"speedup_ci_high", "2.6"}, {"unstable", "1"}}),
+      performance_row("cpu", "b", "jit", 80, 10,
+                      {{"speedup_ci_low", "7.9"}, {"speedup_ci_high", "8.1"}}),
+  };
+  // sqrt(2 * 8) = 4 in [sqrt(1.4 * 7.9), sqrt(2.6 * 8.1)] = [3.33, 4.59]: ±16%, two digits.
+  EXPECT_NE(format_ascend_table(rows).find("geomean E2E_speed_up_rate 4.0x\u2020 [3.3x, 4.6x] over "
+                                           "2 models vs TorchScript eager"),
+            std::string::npos)
+      << format_ascend_table(rows);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ inline ResultRow performance_row(const std::string& dev, const std::string& name
                {"mode", "inference"},
                {"dtype", "float32"},
                {"status", "pass"},
+               {"eager_reference", "torchscript"},
                {"eager_latency", format_cell(eager_ms)},
                {"abs_latency", format_cell(compiled_ms)},
                {"speedup", format_cell(eager_ms / compiled_ms)}};

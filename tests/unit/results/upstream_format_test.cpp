@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -128,6 +129,41 @@ TEST(UpstreamFormat, RowsBecomeUpstreamsCellsWithTheSpeedupAgainstPythonEager) {
   ASSERT_EQ(acc.size(), upstream_columns(ExperimentKind::kAccuracy).size());
   EXPECT_EQ(acc[3], "fail_accuracy");
   EXPECT_EQ(acc.back(), "12.500000");
+}
+
+// Where nothing was measured (a backend outside the torch.compile family, a row that failed
+// before dynamo compiled), dynamo's counters and the compile time are empty cells, not upstream's
+// padding 0, which reads as "captured, no graph breaks"; where dynamo ran, a counter it never
+// counted is 0, as upstream's Counter. upstream's placeholder performance row stays as it is.
+TEST(UpstreamFormat, CountersAreEmptyWhereNothingWasMeasured) {
+  const auto& columns = upstream_columns(ExperimentKind::kAccuracy);
+  const auto at = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) -
+                                    columns.begin());
+  };
+  for (const char* status : {"pass", "eager_1st_run_fail", "fail_to_run"}) {
+    const auto cells = upstream_record(row_of(ExperimentKind::kAccuracy, {{"accuracy", status}}));
+    ASSERT_EQ(cells.size(), columns.size());
+    EXPECT_EQ(cells[at("accuracy")], status);
+    for (const auto& counter : upstream_dynamo_counters())
+      EXPECT_EQ(cells[at(counter)], "") << counter << " of a " << status << " row";
+    EXPECT_EQ(cells[at("compilation_latency")], "");
+  }
+  ResultRow compiled = row_of(ExperimentKind::kAccuracy, {{"accuracy", "pass"}});
+  compiled.detail["dynamo_stats"] = {{"calls_captured", 12}, {"unique_graphs", 1}};
+  compiled.detail["compile_s"] = 3.0;
+  const auto cells = upstream_record(compiled);
+  EXPECT_EQ(cells[at("calls_captured")], "12");
+  EXPECT_EQ(cells[at("unique_graphs")], "1");
+  EXPECT_EQ(cells[at("graph_breaks")], "0");
+  EXPECT_EQ(cells[at("compilation_latency")], "3.000000");
+
+  // A timed row of a backend without dynamo: its numbers, empty counters.
+  const auto timed =
+      upstream_record(row_of(ExperimentKind::kPerformance,
+                             {{"status", "pass"}, {"python_speedup", "2"}, {"abs_latency", "1"}}));
+  EXPECT_EQ(timed[3], "2.000000");
+  for (std::size_t i = 9; i < timed.size(); ++i) EXPECT_EQ(timed[i], "") << i;
 }
 
 }  // namespace
