@@ -3,7 +3,7 @@
 # one-node cluster with 2 CPUs (generated slurm.conf, everything in a temporary folder), the demo
 # zoo submitted as a 2-task array plus the merge job, as README's "Spreading a suite over
 # machines" says. Checks:
-#   1. a task cancelled mid-run (scancel ARRAY_0) keeps its finished rows; the merge job then
+#   1. a task cancelled mid-run (scancel ARRAY_1) keeps its finished rows; the merge job then
 #      fails and lists that task and the models without rows;
 #   2. submitting the same command again runs only the missing models (the finished task's files
 #      do not change, the cancelled task's earlier rows stay as they were) and the merged CSVs
@@ -186,6 +186,11 @@ flags=(--zoo "$tmp/zoo" --suite demo -x densenet -x mobilenet_v3 --accuracy --pe
 submit=("$repo/scripts/slurm/submit.sh" --parsable --partitions 2 --results "$tmp/results"
         --zoobench "$zoobench" --sbatch=--cpus-per-task=1 -- "${flags[@]}")
 cd "$tmp" || fail "cannot enter $tmp"
+# --partitions 2 splits the demo list's seven models as upstream's harness does, before -x
+# narrows them (3 + 4): task 0 keeps mobilenet_v2 alone, task 1 the other four, and task 1 is
+# the one cancelled mid-run.
+victim=1 other=0
+victim_models=("${models[@]:1:4}")
 
 # The same models in one process, for comparison; it runs while the cluster does.
 "$zoobench" run "${flags[@]}" --output-directory "$tmp/single" >"$tmp/single.log" 2>&1 &
@@ -210,35 +215,35 @@ models_in() { cut -d, -f2 "$1" | tail -n +2 | sort -u | tr '\n' ' '; }
 accuracy_csv=demo_jit_inference_float32_cpu_accuracy.csv
 performance_csv=demo_jit_inference_float32_cpu_performance.csv
 
-# ---- 1. submit, cancel task 0 after its first model -------------------------------------------
+# ---- 1. submit, cancel task 1 after its first model ------------------------------------------
 read -r array_job merge_job < <("${submit[@]}") || fail "submit.sh failed"
 [[ -n "$merge_job" ]] || fail "submit.sh printed no job ids"
 log "submitted array job $array_job and merge job $merge_job"
-first_model_done() { (($(data_rows "$tmp/results/part0/$performance_csv") >= 1)); }
-wait_for 240 "task 0 finishing its first model" first_model_done
-scancel "${array_job}_0" || fail "scancel ${array_job}_0 failed"
-wait_for 60 "task 0 ending after scancel" job_gone "${array_job}_0"
-done_at_cancel=$(models_in "$tmp/results/part0/$performance_csv")
-log "task 0 cancelled with these models done: $done_at_cancel"
-(($(wc -w <<<"$done_at_cancel") < 3)) ||
-  fail "task 0 ran all its 3 models before scancel reached it: nothing was cancelled mid-run"
-grep -q '^exit 0 ' "$tmp/results/part0/slurm-task.txt" && fail "task 0 recorded exit 0 after scancel"
+first_model_done() { (($(data_rows "$tmp/results/part${victim}/$performance_csv") >= 1)); }
+wait_for 240 "task ${victim} finishing its first model" first_model_done
+scancel "${array_job}_${victim}" || fail "scancel ${array_job}_${victim} failed"
+wait_for 60 "task ${victim} ending after scancel" job_gone "${array_job}_${victim}"
+done_at_cancel=$(models_in "$tmp/results/part${victim}/$performance_csv")
+log "task ${victim} cancelled with these models done: $done_at_cancel"
+(($(wc -w <<<"$done_at_cancel") < ${#victim_models[@]})) ||
+  fail "task ${victim} ran all its ${#victim_models[@]} models before scancel reached it: nothing was cancelled mid-run"
+grep -q '^exit 0 ' "$tmp/results/part${victim}/slurm-task.txt" && fail "task ${victim} recorded exit 0 after scancel"
 mkdir -p "$tmp/cancelled"
-cp "$tmp/results/part0/"*.csv "$tmp/cancelled/"
+cp "$tmp/results/part${victim}/"*.csv "$tmp/cancelled/"
 
 wait_for 300 "merge job $merge_job ending" job_gone "$merge_job"
 [[ "$(job_state "$merge_job")" == FAILED ]] ||
   fail "merge job after the cancelled task: state $(job_state "$merge_job"), expected FAILED (exit 1: incomplete)"
-grep -q '^task 0: ' "$tmp/results/incomplete.txt" || fail "incomplete.txt does not list task 0"
-grep -q '^task 1: ' "$tmp/results/incomplete.txt" && fail "incomplete.txt lists task 1, which finished"
-for m in "${models[@]:0:3}"; do
+grep -q "^task ${victim}: " "$tmp/results/incomplete.txt" || fail "incomplete.txt does not list task ${victim}"
+grep -q "^task ${other}: " "$tmp/results/incomplete.txt" && fail "incomplete.txt lists task ${other}, which finished"
+for m in "${victim_models[@]}"; do
   [[ " $done_at_cancel " == *" $m "* ]] && continue
   grep -q "no row for .*\b$m\b" "$tmp/results/incomplete.txt" || fail "incomplete.txt does not name missing $m"
 done
 log "merge job listed what is missing:"
 sed 's/^/    /' "$tmp/results/incomplete.txt"
-mkdir -p "$tmp/part1-before"
-cp "$tmp/results/part1/"*.csv "$tmp/part1-before/"
+mkdir -p "$tmp/part${other}-before"
+cp "$tmp/results/part${other}/"*.csv "$tmp/part${other}-before/"
 
 # ---- 2. the same command again: only the missing models run ------------------------------------
 read -r array_job merge_job < <("${submit[@]}") || fail "re-submission failed"
@@ -250,21 +255,21 @@ wait_for 300 "merge job $merge_job ending" job_gone "$merge_job"
 for f in report.md report.html "merged/$accuracy_csv" "merged/$performance_csv"; do
   [[ -s "$tmp/results/$f" ]] || fail "the merge job wrote no $f"
 done
-for f in "$tmp/part1-before/"*.csv; do
-  cmp -s "$f" "$tmp/results/part1/$(basename "$f")" ||
-    fail "task 1 had nothing left to run, yet $(basename "$f") changed on re-submission"
+for f in "$tmp/part${other}-before/"*.csv; do
+  cmp -s "$f" "$tmp/results/part${other}/$(basename "$f")" ||
+    fail "task ${other} had nothing left to run, yet $(basename "$f") changed on re-submission"
 done
 for f in "$tmp/cancelled/"*.csv; do
   while IFS= read -r line; do
-    grep -qxF -- "$line" "$tmp/results/part0/$(basename "$f")" ||
-      fail "a row task 0 wrote before scancel changed or went away: $line"
+    grep -qxF -- "$line" "$tmp/results/part${victim}/$(basename "$f")" ||
+      fail "a row task ${victim} wrote before scancel changed or went away: $line"
   done <"$f"
 done
 for f in "$tmp"/results/part*/*.csv; do
   dup=$(cut -d, -f2 "$f" | sort | uniq -d)
   [[ -z "$dup" ]] || fail "$f has rows twice: $dup"
 done
-log "re-submission ran only the missing models; task 0's earlier rows and task 1's files unchanged"
+log "re-submission ran only the missing models; task ${victim}'s earlier rows and task ${other}'s files unchanged"
 
 # ---- 3. against one process ---------------------------------------------------------------------
 # Exit 1: the run ended and some rows failed (the damaged model's); anything else is a failure.
