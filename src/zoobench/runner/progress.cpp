@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "zoobench/report/joined_results.h"
+#include "zoobench/report/number_format.h"
 #include "zoobench/runner/run_summary.h"
 #include "zoobench/util/characters.h"
 #include "zoobench/util/crash_report.h"
@@ -141,7 +143,11 @@ std::string row_summary(const std::vector<ResultRow>& rows) {
         continue;
       }
       // An unstable speedup says so, how unstable, and how busy the host was.
-      std::string text = "speedup=" + cell(row, columns::kSpeedup) + "x";
+      // As many digits as the interval allows (report/number_format.h).
+      std::string text = "speedup=" + report::format_speedup(
+                                          report::read_number(row, columns::kSpeedup),
+                                          report::read_number(row, columns::kSpeedupCiLow),
+                                          report::read_number(row, columns::kSpeedupCiHigh));
       if (cell(row, columns::kUnstable) == "1") {
         const std::string spread = speedup_spread(row), load = host_load();
         text += " \u2020unstable" + (spread.empty() ? "" : " " + spread) +

@@ -77,9 +77,10 @@ std::string accuracy_text(const BackendTally& backend) {
 std::string speedup_text(const BackendTally& backend) {
   const auto geomean = geomean_speedup(backend);
   if (!geomean) return "-";
-  if (!geomean->band) return fmt::format("{:.3f}x", geomean->value);
-  return fmt::format("{:.3f}x [{:.3f}, {:.3f}]", geomean->value, geomean->band->first,
-                     geomean->band->second);
+  if (!geomean->band) return report::format_speedup(geomean->value);
+  const auto [low, high] = *geomean->band;
+  return fmt::format("{} [{}]", report::format_speedup(geomean->value, low, high),
+                     report::format_speedup_interval(geomean->value, low, high, "x", ", "));
 }
 
 void print_backend_table(const RunTally& tally, std::FILE* out) {
