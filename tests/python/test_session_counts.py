@@ -17,18 +17,9 @@ import helpers  # noqa: F401  (tools/ on sys.path)
 from zoo_compile import session as session_module
 from zoo_compile.environment import torch_compile_missing
 
+from test_training_step import SmallConvNet  # a conv / batch-norm / linear model on 8x8 images
+
 CAN_COMPILE = torch_compile_missing(torch) is None
-
-
-class SmallConvNet(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 4, 3)
-        self.bn = nn.BatchNorm2d(4)
-        self.fc = nn.Linear(4 * 6 * 6, 5)
-
-    def forward(self, x):
-        return self.fc(torch.relu(self.bn(self.conv(x))).flatten(1))
 
 
 class Breaking(nn.Module):

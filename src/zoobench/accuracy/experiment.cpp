@@ -18,6 +18,7 @@
 #include "zoobench/util/errors.h"
 #include "zoobench/util/ivalue_tree.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/text.h"
 #include "zoobench/zoo/model_files.h"
 
 namespace zoobench {
@@ -328,11 +329,6 @@ std::string failure_reason(const SameResult& result) {
                      result.summary.worst_margin, result.summary.max_abs, result.summary.min_passing_tol);
 }
 
-std::string joined(const std::string& first, const std::string& second) {
-  if (first.empty()) return second;
-  return second.empty() ? first : first + "; " + second;
-}
-
 // Upstream's rules for models whose eager runs may differ, after zoobench judged the compiled
 // run anyway: the status is upstream's, zoobench's verdict the strict one.
 void apply_nondeterminism_rules(Check& c) {
@@ -341,14 +337,14 @@ void apply_nondeterminism_rules(Check& c) {
   if (c.options.eager_not_deterministic) {
     record.strict_status = judged;
     record.status = Status::kPassDueToSkip;
-    record.reason = joined(fmt::format("accuracy.skip.eager_not_deterministic: upstream does not judge "
+    record.reason = join_reasons(fmt::format("accuracy.skip.eager_not_deterministic: upstream does not judge "
                                        "this model in training; zoobench's verdict {}",
                                        status_name(judged)),
                            record.reason);
   } else if (c.options.non_deterministic && judged == Status::kFailAccuracy) {
     record.strict_status = judged;
     record.status = Status::kPass;
-    record.reason = joined("non_deterministic: upstream counts fail_accuracy as pass", record.reason);
+    record.reason = join_reasons("non_deterministic: upstream counts fail_accuracy as pass", record.reason);
   }
 }
 
@@ -373,7 +369,7 @@ void set_verdict(Check& c) {
   } else {
     apply_nondeterminism_rules(c);
   }
-  record.reason = joined(record.reason, record.compiled_info.note);
+  record.reason = join_reasons(record.reason, record.compiled_info.note);
   if (c.options.summary) {
     SameResult all = verdict.upstream;
     if (verdict.training_outputs) all = accuracy::combine({*verdict.training_outputs, verdict.upstream});

@@ -12,6 +12,7 @@
 #include "zoobench/util/device_gate.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/text.h"
 #include "zoobench/zoo/model_files.h"
 
 namespace zoobench {
@@ -179,9 +180,7 @@ void summarize(Timing& t) {
   record.eager_launch_bound = is_launch_bound(m.eager.median_ms, record.eager_kernel_ms);
   record.compiled_launch_bound = is_launch_bound(m.compiled.median_ms, record.compiled_kernel_ms);
   if (m.unstable) record.reason = m.note;
-  if (!record.compiled_info.note.empty()) {
-    record.reason = record.reason.empty() ? record.compiled_info.note : record.reason + "; " + record.compiled_info.note;
-  }
+  record.reason = join_reasons(record.reason, record.compiled_info.note);
 }
 
 }  // namespace

@@ -165,8 +165,7 @@ ResultRow accuracy_row_for_layout(const ModelPlan& plan, const LoadedModel& mode
     AccuracyRecord record = run_accuracy_experiment(model.manifest, eager, compiled,
                                                     accuracy_request(plan, request),
                                                     reference_inputs, accuracy);
-    if (!layout_note.empty())
-      record.reason = record.reason.empty() ? layout_note : record.reason + "; " + layout_note;
+    record.reason = join_reasons(record.reason, layout_note);
     if (!record.summary_text.empty()) std::fputs(record.summary_text.c_str(), stdout);
     return accuracy_row(record, context);
   } catch (...) {

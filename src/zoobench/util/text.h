@@ -11,6 +11,8 @@ namespace zoobench {
 std::string trim(std::string_view text);
 std::vector<std::string> split(std::string_view text, char separator);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
+// "first; second", or whichever of the two is not empty: a row's reason with a note added.
+std::string join_reasons(const std::string& first, const std::string& second);
 bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
 
