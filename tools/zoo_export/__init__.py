@@ -7,6 +7,7 @@ The command line is tools/export_zoo.py; this package holds its parts:
                 text_encoder, torchbench_checkout, user_torchscript)
   torchscript_export, aoti_export   the artifacts
   manifest      sha256, manifest.json, zoo/index.json
+  zoo_lock      the locks of a zoo shared by several runs (zoo/.locks/, index.json.lock)
   exporter      the per-model loop: progress, failures, summary
 """
 

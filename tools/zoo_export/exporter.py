@@ -20,7 +20,7 @@ import torch
 
 from zoo_compile import device_gate
 
-from . import aoti_export, manifest, sources, torchscript_export, training_step
+from . import aoti_export, manifest, sources, torchscript_export, training_step, zoo_lock
 from .model_bundle import (SEED, ExportableModel, SourceUnavailable, disable_dropout,
                            flatten_outputs, seed_everything)
 from .sources import torchbench_checkout, user_torchscript
@@ -389,15 +389,50 @@ STAGING = ".staging"
 
 
 def _staging_dir(zoo: str, suite: str, name: str, what: str) -> str:
-    return os.path.join(zoo, STAGING, suite, f"{name}.{what}")
+    """<model>.<pid>.<what>: each process's own, so that two exporters of one model (zoo_lock.py)
+    never remove each other's work."""
+    return os.path.join(zoo, STAGING, suite, f"{name}.{os.getpid()}.{what}")
+
+
+def _make_staging(staging: str, attempts: int = 5) -> None:
+    """A fresh staging folder. Another exporter's _remove_empty_staging may remove the empty
+    folders above it between makedirs' steps (FileNotFoundError): make them again."""
+    shutil.rmtree(staging, ignore_errors=True)
+    for attempt in range(attempts):
+        try:
+            os.makedirs(staging)
+            return
+        except FileNotFoundError:
+            if attempt == attempts - 1:
+                raise
 
 
 def _remove_empty_staging(zoo: str, suite: str) -> None:
+    """Removes .staging/<suite> and .staging when empty. Safe beside other exporters: rmdir
+    never removes a folder with anything in it, so never one holding a model's staging folder
+    (and _make_staging makes again what it removed under another's makedirs)."""
     for folder in (os.path.join(zoo, STAGING, suite), os.path.join(zoo, STAGING)):
         try:
             os.rmdir(folder)
         except OSError:
             pass  # not empty (another model's work) or already gone
+
+
+def _remove_dead_staging(zoo: str, suite: str, name: str) -> None:
+    """Removes the model's staging folders left by processes that died. Called under the model's
+    export lock: a live exporter of the model would hold it, so a folder of another id is a
+    leftover. The id is checked all the same, so that a live process's folder is never removed
+    whatever the lock says (flock on a network filesystem shared by several machines)."""
+    folder = os.path.join(zoo, STAGING, suite)
+    pattern = re.compile(re.escape(name) + r"\.(\d+)\.(partial|old)")
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.fullmatch(entry)
+        if match and not zoo_lock.process_alive(int(match.group(1))):
+            shutil.rmtree(os.path.join(folder, entry), ignore_errors=True)
 
 
 def _move_into_place(staging: str, final_dir: str, old: str) -> None:
@@ -407,6 +442,69 @@ def _move_into_place(staging: str, final_dir: str, old: str) -> None:
         os.replace(final_dir, old)
     os.replace(staging, final_dir)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _run_or_trace(bundle: ExportableModel, staging: str, options: ExportOptions,
+                  clock: _StageClock) -> Tuple[Any, List[int], Dict[str, Dict[str, Any]]]:
+    """export_one's first steps on the device: the recipe's one run, or eval.pt (and train.pt)
+    traced and saved into staging. Returns the reference outputs, the mutated inputs and the
+    TorchScript artifacts' manifest entries."""
+    device = options.device
+    inputs = _prepare(bundle, device)
+    if not options.torchscript:
+        clock.enter("running the model once")
+        reference, mutated = _run_once(bundle, inputs, options.verbose)
+        return reference, mutated, {}
+    clock.enter("making eval.pt")
+    reference, mutated, check = torchscript_export.export_eval(
+        bundle, inputs, staging, device, options.verbose, options.check)
+    artifacts = {"eval": manifest.artifact_entry(
+        staging, "eval.pt", **_torchscript_fields(device, bundle.method, check))}
+    if options.training:
+        clock.enter("making train.pt")
+        check = torchscript_export.export_train(bundle, inputs, staging, device,
+                                                options.verbose, options.check)
+        artifacts["train"] = manifest.artifact_entry(
+            staging, "train.pt", **_torchscript_fields(device, bundle.method, check))
+    return reference, mutated, artifacts
+
+
+def _add_aoti_packages(bundle: ExportableModel, staging: str, options: ExportOptions,
+                       artifacts: Dict[str, Dict[str, Any]], outcome: Outcome) -> Dict[str, str]:
+    """export_one's AOTInductor step: the packages into `artifacts`, what became of them into
+    the outcome's notes; returns {role: why not} for those that failed."""
+    if torch.cuda.is_available():
+        # What the checks cached goes back before minutes of compiling, for the
+        # exporters and runs beside this one on the GPU.
+        torch.cuda.empty_cache()
+    aoti_failures = _export_aoti_packages(bundle, staging, options, artifacts, outcome)
+    outcome.aoti_failures = dict(aoti_failures)
+    outcome.notes += [f"no {role}: {why}" for role, why in aoti_failures.items()]
+    outcome.notes += [f"{role}: {adaptation}" for role, entry in artifacts.items()
+                      for adaptation in entry.get("adaptations") or []]
+    outcome.notes += [f"{role} compile phases (nested): " +
+                      ", ".join(f"{name} {seconds:.1f}s" for name, seconds in phases.items())
+                      for role, entry in artifacts.items()
+                      for phases in [entry.get("compile_phases_s")] if phases]
+    return aoti_failures
+
+
+def _manifest_extra(planned: PlannedModel, options: ExportOptions, bundle: ExportableModel,
+                    aoti_failures: Dict[str, str]) -> Dict[str, Any]:
+    """The manifest's keys beyond upstream's (docs/formats.md): batch_size_source, details,
+    aoti_failures, int32_inputs, rebuild."""
+    extra: Dict[str, Any] = {"batch_size_source": planned.batch_size_origin}
+    details = {**bundle.details, **planned.metadata}
+    if details:
+        extra["details"] = details
+    if aoti_failures:
+        extra["aoti_failures"] = aoti_failures
+    if options.aoti and options.int32_inputs:
+        extra["int32_inputs"] = True
+    rebuild = rebuild_record(planned, options, bundle)
+    if rebuild:
+        extra["rebuild"] = rebuild
+    return extra
 
 
 def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str, Any]) -> Outcome:
@@ -421,28 +519,9 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
     try:
         if planned.problem:
             raise SourceUnavailable(planned.problem)
-        shutil.rmtree(staging, ignore_errors=True)
-        os.makedirs(staging)
+        _make_staging(staging)
         bundle = _build(planned, options)
-        device = options.device
-        inputs = _prepare(bundle, device)
-
-        if not options.torchscript:
-            clock.enter("running the model once")
-            reference, mutated = _run_once(bundle, inputs, options.verbose)
-            artifacts: Dict[str, Dict[str, Any]] = {}
-        else:
-            clock.enter("making eval.pt")
-            reference, mutated, check = torchscript_export.export_eval(
-                bundle, inputs, staging, device, options.verbose, options.check)
-            artifacts = {"eval": manifest.artifact_entry(
-                staging, "eval.pt", **_torchscript_fields(device, bundle.method, check))}
-        if options.training and options.torchscript:
-            clock.enter("making train.pt")
-            check = torchscript_export.export_train(bundle, inputs, staging, device,
-                                                    options.verbose, options.check)
-            artifacts["train"] = manifest.artifact_entry(
-                staging, "train.pt", **_torchscript_fields(device, bundle.method, check))
+        reference, mutated, artifacts = _run_or_trace(bundle, staging, options, clock)
 
         clock.enter("saving inputs.pt")
         torch.save(tuple(t.detach().cpu() for t in bundle.inputs),
@@ -453,42 +532,19 @@ def export_one(planned: PlannedModel, options: ExportOptions, versions: Dict[str
         aoti_failures: Dict[str, str] = {}
         if options.aoti:
             clock.enter("making AOTInductor packages")
-            if torch.cuda.is_available():
-                # What the checks cached goes back before minutes of compiling, for the
-                # exporters and runs beside this one on the GPU.
-                torch.cuda.empty_cache()
-            aoti_failures = _export_aoti_packages(bundle, staging, options, artifacts,
-                                                   outcome)
-            outcome.aoti_failures = dict(aoti_failures)
-            outcome.notes += [f"no {role}: {why}" for role, why in aoti_failures.items()]
-            outcome.notes += [f"{role}: {adaptation}" for role, entry in artifacts.items()
-                              for adaptation in entry.get("adaptations") or []]
-            outcome.notes += [f"{role} compile phases (nested): " +
-                              ", ".join(f"{name} {seconds:.1f}s" for name, seconds in phases.items())
-                              for role, entry in artifacts.items()
-                              for phases in [entry.get("compile_phases_s")] if phases]
+            aoti_failures = _add_aoti_packages(bundle, staging, options, artifacts, outcome)
 
         clock.enter("writing manifest.json")
         output_names = bundle.output_names or getattr(bundle.module, "output_names", None)
         if not output_names and reference is not None:
             output_names = [n for n, _ in flatten_outputs(reference)]
-        extra: Dict[str, Any] = {"batch_size_source": planned.batch_size_origin}
-        details = {**bundle.details, **planned.metadata}
-        if details:
-            extra["details"] = details
-        if aoti_failures:
-            extra["aoti_failures"] = aoti_failures
-        if options.aoti and options.int32_inputs:
-            extra["int32_inputs"] = True
-        rebuild = rebuild_record(planned, options, bundle)
-        if rebuild:
-            extra["rebuild"] = rebuild
         doc = manifest.build_manifest(
             name=planned.name, suite=planned.suite, source=bundle.source,
             batch_size=bundle.batch_size, artifacts=artifacts, inputs=inputs_entry,
             output_names=output_names, mutated_inputs=mutated, loss=bundle.loss,
             loss_scale=bundle.loss_scale, dropout=bool(bundle.keep_dropout and options.training),
-            deepcopy=bundle.deepcopy, versions=versions, extra=extra)
+            deepcopy=bundle.deepcopy, versions=versions,
+            extra=_manifest_extra(planned, options, bundle, aoti_failures))
         manifest.write_json_atomically(os.path.join(staging, "manifest.json"), doc)
 
         clock.enter("moving the export into place")
@@ -553,15 +609,27 @@ def wanted_artifacts(options: ExportOptions) -> List[str]:
     return roles
 
 
-def already_exported(planned: PlannedModel, options: ExportOptions) -> bool:
-    """--skip-exported: the zoo has this model with every artifact this run would write (or,
-    for an AOTInductor package, the recorded reason why it could not be made), traced on the
-    same device. Lets an interrupted export of a whole list continue where it stopped."""
-    path = os.path.join(options.zoo, planned.suite, planned.name, "manifest.json")
+def _manifest_path(planned: PlannedModel, options: ExportOptions) -> str:
+    return os.path.join(options.zoo, planned.suite, planned.name, "manifest.json")
+
+
+def _read_manifest(planned: PlannedModel, options: ExportOptions) -> Optional[Dict[str, Any]]:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(_manifest_path(planned, options), encoding="utf-8") as f:
             doc = json.load(f)
     except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def already_exported(planned: PlannedModel, options: ExportOptions,
+                     doc: Optional[Dict[str, Any]] = None) -> bool:
+    """--skip-exported: the zoo has this model with every artifact this run would write (or,
+    for an AOTInductor package, the recorded reason why it could not be made), traced on the
+    same device. Lets an interrupted export of a whole list continue where it stopped. `doc`:
+    the model's manifest where the caller has read it."""
+    doc = doc if doc is not None else _read_manifest(planned, options)
+    if doc is None:
         return False
     artifacts = doc.get("artifacts") or {}
     failures = doc.get("aoti_failures") or {}
@@ -571,6 +639,36 @@ def already_exported(planned: PlannedModel, options: ExportOptions) -> bool:
     if (artifacts.get("eval") or {}).get("traced_on") != options.device:
         return False
     return all(role in artifacts or role in failures for role in wanted_artifacts(options))
+
+
+def _manifest_stamp(planned: PlannedModel, options: ExportOptions) -> Optional[Tuple[int, int]]:
+    """Which manifest.json the model's folder holds (inode, mtime): every export writes a new one
+    and moves a new folder into place, so a different stamp means another export finished."""
+    try:
+        info = os.stat(_manifest_path(planned, options))
+    except OSError:
+        return None
+    return info.st_ino, info.st_mtime_ns
+
+
+def _finished_meanwhile(planned: PlannedModel, options: ExportOptions,
+                        stamp_before: Optional[Tuple[int, int]]) -> bool:
+    """Whether another process exported this model while this one waited for its export lock,
+    and its export serves this request: the manifest changed, has the batch size asked for (any,
+    where the source picks it), every role this export would write (already_exported) and each
+    file it names. A manifest that did not change is exported again, as asked: only a wait
+    behind another exporter makes this one redundant."""
+    if _manifest_stamp(planned, options) in (None, stamp_before):
+        return False
+    doc = _read_manifest(planned, options)
+    if doc is None or not already_exported(planned, options, doc):
+        return False
+    if planned.batch_size is not None and doc.get("batch_size") != planned.batch_size:
+        return False
+    folder = os.path.dirname(_manifest_path(planned, options))
+    entries = list((doc.get("artifacts") or {}).values()) + [doc.get("inputs") or {}]
+    return all(isinstance(e, dict) and isinstance(e.get("path"), str)
+               and os.path.isfile(os.path.join(folder, e["path"])) for e in entries)
 
 
 def _source_scope(planned: PlannedModel):
@@ -679,15 +777,31 @@ def _export_retrying(p: PlannedModel, options: ExportOptions, versions: Dict[str
 
 def export_and_record(p: PlannedModel, options: ExportOptions, versions: Dict[str, Any],
                       emit: Callable[[str], None] = print) -> Outcome:
-    """One planned model: skipped, kept (--skip-exported) or exported, its outcome recorded in
-    the zoo's index.json."""
+    """One planned model: skipped, kept (--skip-exported, or exported by another process while
+    this one waited for the model's export lock) or exported, its outcome recorded in the zoo's
+    index.json."""
     if p.skip_reason:
         return Outcome(p, "skipped", p.skip_reason)
     if options.skip_exported and already_exported(p, options):
         return Outcome(p, "kept", "already in the zoo (--skip-exported)")
-    start = time.monotonic()
-    outcome = _export_retrying(p, options, versions, emit)
-    outcome.seconds = time.monotonic() - start
+    stamp = _manifest_stamp(p, options)
+    # The whole export, its index entry included, under the model's export lock (zoo_lock.py):
+    # two processes exporting one model into one zoo otherwise undo each other's work.
+    with zoo_lock.export_lock(options.zoo, p.suite, p.name, emit):
+        if _finished_meanwhile(p, options, stamp):
+            # Reported as --skip-exported reports a model in the zoo; the index keeps the
+            # other process's entry.
+            return Outcome(p, "kept", "already exported by another process")
+        _remove_dead_staging(options.zoo, p.suite, p.name)
+        start = time.monotonic()  # the export's time, not the wait's
+        outcome = _export_retrying(p, options, versions, emit)
+        outcome.seconds = time.monotonic() - start
+        manifest.record_in_index(options.zoo, _index_entry(p, outcome))
+    return outcome
+
+
+def _index_entry(p: PlannedModel, outcome: Outcome) -> Dict[str, Any]:
+    """The model's entry in zoo/index.json (docs/formats.md)."""
     entry = {"name": p.name, "suite": p.suite, "status": outcome.status,
              "reason": outcome.reason, "source": p.source_label,
              "batch_size": p.batch_size, "duration_s": round(outcome.seconds, 3),
@@ -699,8 +813,7 @@ def export_and_record(p: PlannedModel, options: ExportOptions, versions: Dict[st
         entry["notes"] = outcome.notes
     if outcome.aoti_failures:
         entry["aoti_failures"] = outcome.aoti_failures
-    manifest.record_in_index(options.zoo, entry)
-    return outcome
+    return entry
 
 
 def export_all(planned: List[PlannedModel], options: ExportOptions,

@@ -4,7 +4,6 @@ atomically; sha256 of artifacts; library versions."""
 from __future__ import annotations
 
 import datetime
-import fcntl
 import hashlib
 import json
 import os
@@ -12,7 +11,7 @@ import platform
 import tempfile
 from typing import Any, Dict, List, Optional
 
-from . import EXPORTER_VERSION
+from . import EXPORTER_VERSION, zoo_lock
 
 MANIFEST_FORMAT = "zoobench-manifest/1"
 INDEX_FORMAT = "zoobench-index/1"
@@ -124,11 +123,7 @@ def record_in_index(zoo: str, entry: Dict[str, Any]) -> None:
     interrupted export keeps what it finished. Read and written under a lock (index.json.lock):
     the model processes of a run export their recipes side by side, and an unlocked
     read-modify-write would drop another's entry."""
-    os.makedirs(zoo, exist_ok=True)
-    lock_fd = os.open(os.path.join(zoo, "index.json.lock"),
-                      os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+    with zoo_lock.held_exclusively(os.path.join(zoo, "index.json.lock")):
         index = load_index(zoo)
         models = [m for m in index["models"]
                   if not (m.get("suite") == entry["suite"] and m.get("name") == entry["name"])]
@@ -138,5 +133,3 @@ def record_in_index(zoo: str, entry: Dict[str, Any]) -> None:
         index["format"] = INDEX_FORMAT
         index["updated_at"] = utc_now()
         write_json_atomically(os.path.join(zoo, "index.json"), index)
-    finally:
-        os.close(lock_fd)
