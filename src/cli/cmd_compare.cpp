@@ -24,6 +24,7 @@
 #include "zoobench/results/sink.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
+#include "zoobench/util/output_guard.h"
 #include "zoobench/util/text.h"
 
 namespace zoobench::cli {
@@ -133,17 +134,15 @@ std::vector<ResultRow> load_all_rows(const std::vector<std::string>& paths) {
 // --update-expected writes `name,accuracy,graph_breaks` over the expected file: never over one of
 // the results it reads (a 33-column results file replaced by two columns is lost work).
 void refuse_overwriting_results(const CompareArgs& args) {
-  std::error_code error;
-  if (!std::filesystem::exists(args.expected, error)) return;
-  for (const auto& path : expand_result_paths(args.results)) {
-    if (std::filesystem::equivalent(path, args.expected, error))
-      throw UsageError("--update-expected would overwrite " + args.expected +
-                       ", one of the results it reads: name another file for --expected");
-  }
+  refuse_output_over_inputs(args.expected, expand_result_paths(args.results),
+                            "--update-expected: --expected");
 }
 
 // --upstream: the agreement table of zoobench's rows and upstream's. A report: exit 0.
 int run_upstream_agreement(const CompareArgs& args) {
+  std::vector<std::string> inputs = expand_result_paths(args.results);
+  for (const auto& path : expand_result_paths(args.upstream)) inputs.push_back(path);
+  refuse_output_over_inputs(args.markdown, inputs, "--markdown");
   const report::UpstreamAgreement agreement =
       report::compare_with_upstream(load_all_rows(args.results), load_all_rows(args.upstream));
   if (agreement.models.empty()) throw UsageError("the files name no models");

@@ -11,6 +11,7 @@
 #include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/output_guard.h"
 
 namespace zoobench::cli {
 namespace {
@@ -21,8 +22,13 @@ struct MergeArgs {
 };
 
 int run_merge(const MergeArgs& args) {
+  const std::vector<std::string> paths = expand_result_paths(args.results);
+  for (const char* extension : {".csv", ".json"}) {
+    std::filesystem::path written = args.output;
+    refuse_output_over_inputs(written.replace_extension(extension).string(), paths, "-o");
+  }
   std::vector<ResultFile> loaded;
-  for (const auto& path : expand_result_paths(args.results)) {
+  for (const auto& path : paths) {
     // Before the merged JSON is written: nlohmann's dump recurses once per level.
     check_result_json_depth(path);
     loaded.push_back(load_result_file(path));

@@ -15,6 +15,7 @@
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/output_guard.h"
 
 namespace zoobench::cli {
 namespace {
@@ -73,10 +74,14 @@ int run_report(const ReportArgs& args) {
   }
   if (args.markdown == kStandardOutput && args.html == kStandardOutput)
     throw UsageError("--markdown - and --html - both name standard output: write one to a file");
+  const std::vector<std::string> inputs = expand_result_paths(args.results);
+  std::vector<std::string> every_input = inputs;
+  for (const auto& path : expand_result_paths(args.baseline)) every_input.push_back(path);
+  refuse_output_over_inputs(args.markdown, every_input, "--markdown");
+  refuse_output_over_inputs(args.html, every_input, "--html");
   report::ReportOptions options;
   options.title = args.title;
-  report::JoinedResults joined =
-      report::join_results(load_rows(expand_result_paths(args.results), options.sources));
+  report::JoinedResults joined = report::join_results(load_rows(inputs, options.sources));
   for (const auto& warning : joined.warnings) log::warn("report: {}", warning);
   if (joined.models.empty()) log::warn("report: the result files hold no rows");
   if (!args.baseline.empty()) {
