@@ -3,6 +3,7 @@
 // the exporter's reason while the others run, --batch-size keeps its own zoo entries, and
 // --zoo-max-gb deletes finished models so that --resume finds nothing left to do.
 #include "integration_helpers.h"
+#include "zoobench/util/files.h"
 
 namespace zoobench::integration {
 namespace {
@@ -131,6 +132,60 @@ TEST(ExportOnDemand, ATinyBudgetDeletesFinishedModelsAndResumeRedoesNothing) {
   EXPECT_EQ(read_csv(accuracy_csv(s.out, "torchbench")).size(), 2u);
 }
 
+// --zoo-max-gb deleted what it did not make: models exported before the run (a --from-torchscript
+// model cannot be made again). It deletes only what this run exported, and says so.
+TEST(ExportOnDemand, ATinyBudgetKeepsModelsThatWereThereBeforeTheRun) {
+  zt::ScratchDir dir;
+  const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}});
+  auto first = zt::run_command(run_command(s, "--accuracy --batch-size 3 -k '^tiny_mlp$'"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ASSERT_TRUE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp/manifest.json"));
+  ASSERT_TRUE(remove_tree(s.out));
+  auto budget = zt::run_command(run_command(s, "--accuracy --batch-size 3 --zoo-max-gb 0.000001"));
+  ASSERT_EQ(budget.exit_code, 0) << budget.output;
+  EXPECT_EQ(rows_by_name(accuracy_csv(s.out, "torchbench")).size(), 2u);
+  EXPECT_TRUE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp/manifest.json")) << budget.output;
+  EXPECT_FALSE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp_two")) << budget.output;
+  EXPECT_THAT(budget.output, HasSubstr("deleted tiny_mlp_two (")) << budget.output;
+  EXPECT_THAT(budget.output, Not(HasSubstr("deleted tiny_mlp ("))) << budget.output;
+}
+
+// Two runs on one zoo at once (two partitions, two users), exporting and evicting the same
+// models: they deleted each other's staging folders and folders in use, and both failed. Now
+// each waits for the other's export lock and never deletes what the other uses: both end with
+// every row passing and index.json intact, naming each model once.
+TEST(ExportOnDemand, TwoRunsOnOneZooExportingAndEvictingTheSameModelsBothEndWell) {
+  zt::ScratchDir dir;
+  const ZooSetup s = make_setup(
+      dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}, {"tiny_mlp_three", kTinyMlp}});
+  const std::string flags = "--accuracy --zoo-max-gb 0.000001";
+  std::string both;
+  for (const std::string run : {"a", "b"}) {
+    std::string command = run_command(s, flags);
+    command.replace(command.find(quote(s.out)), quote(s.out).size(), quote(s.out + run));
+    both += "(" + command + " > " + quote(dir.file(run + ".log")) + " 2>&1; echo $? > " +
+            quote(dir.file(run + ".rc")) + ") & ";
+  }
+  auto ran = zt::run_command(both + "wait");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  for (const std::string run : {"a", "b"}) {
+    const std::string log = read_text(dir.file(run + ".log"));
+    EXPECT_EQ(read_text(dir.file(run + ".rc")), "0\n") << log;
+    auto rows = rows_by_name(accuracy_csv(s.out + run, "torchbench"));
+    ASSERT_EQ(rows.size(), 3u) << log;
+    for (const auto& [name, row] : rows)
+      EXPECT_EQ(row.at("accuracy"), "pass") << run << " " << name << ": " << row.at("reason");
+  }
+  const auto index = nlohmann::json::parse(read_text(s.zoo + "/batch-4/index.json"));
+  std::map<std::string, int> entries;
+  for (const auto& model : index.at("models")) {
+    ++entries[model.at("name").get<std::string>()];
+    EXPECT_NE(model.value("status", ""), "failed") << model.dump();
+  }
+  EXPECT_EQ(entries, (std::map<std::string, int>{{"tiny_mlp", 1}, {"tiny_mlp_three", 1},
+                                                 {"tiny_mlp_two", 1}}));
+}
+
 // A run whose backends are all of the torch.compile family traces nothing: each model's own
 // process exports its recipe and inputs (no exporter process) and keeps the module it built, and
 // the eager reference, float64 golden and speedup baseline are that Python module. python_eager
@@ -227,6 +282,38 @@ TEST(ExportOnDemand, NoExportRefusesAModelTheZooLacks) {
   auto budget = zt::run_command(run_command(s, "--accuracy --no-export --zoo-max-gb 1"));
   EXPECT_EQ(budget.exit_code, 2) << budget.output;
   EXPECT_THAT(budget.output, HasSubstr("--zoo-max-gb"));
+}
+
+// Settings that cannot work were one `model_fail_to_load` row per model (final for --resume), and
+// a filter that selected nothing exited 0 (a CI typo passing green). Each is refused before
+// anything starts, with what to do, and leaves no result file.
+TEST(ExportOnDemand, WhatCannotWorkIsRefusedBeforeAnythingStarts) {
+  zt::ScratchDir dir;
+  const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}});
+  const std::string csv = s.out + "/torchbench_jit_inference_float32_cpu_accuracy.csv";
+  const auto refused = [&](const std::string& command, const std::string& says) {
+    auto run = zt::run_command(command + " 2>&1");
+    EXPECT_EQ(run.exit_code, 2) << command << "\n" << run.output;
+    EXPECT_THAT(run.output, HasSubstr(says)) << command;
+    EXPECT_FALSE(fs::exists(csv)) << command;
+  };
+  refused(run_command(s, "--accuracy -k '^nothing_matches$'"), "no model is selected");
+  refused(run_command(s, "--accuracy -x tiny"), "--allow-empty-selection");
+  refused("ZOOBENCH_PYTHON=/nonexistent/python3 " + run_command(s, "--accuracy"),
+          "the exporter's Python /nonexistent/python3 cannot be run");
+  refused("ZOOBENCH_PYTHON=/bin/true ZOOBENCH_TOOLS_DIR=" + quote(dir.path()) + " " +
+              run_command(s, "--accuracy"),
+          "the exporter is not at");
+  refused("ZOOBENCH_PYTHON=/bin/false " + run_command(s, "--accuracy"),
+          "the exporter cannot run");
+  write_text(dir.file("zoo_file"), "not a folder");
+  refused(zoobench_command("run --suite torchbench --backend jit --devices cpu --accuracy --zoo " +
+                           quote(dir.file("zoo_file")) + " --suites-dir " + quote(s.suites) +
+                           " --output-directory " + quote(s.out)),
+          "is not a folder");
+  auto empty_allowed =
+      zt::run_command(run_command(s, "--accuracy -k '^nothing$' --allow-empty-selection") + " 2>&1");
+  EXPECT_EQ(empty_allowed.exit_code, 0) << empty_allowed.output;
 }
 
 }  // namespace

@@ -231,6 +231,8 @@ void add_output_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--output-directory", o.output_directory, "where results and logs go")
       ->capture_default_str();
   c.add_flag("--resume", o.resume, "skip models that already have their rows in the output");
+  c.add_flag("--allow-empty-selection", o.allow_empty_selection,
+             "a filter or partition that selects no model is a success (exit 0), not an error");
   c.add_option("--output-format", f.output_format,
                "upstream: also write upstream's files ({backend}_{suite}_{dtype}_{mode}_{device}_"
                "{accuracy|performance}.csv, its columns, speedup against Python eager) beside "

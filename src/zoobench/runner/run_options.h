@@ -59,6 +59,7 @@ struct RunOptions {
   int total_partitions = 1;
   int partition_id = 0;
   bool resume = false;
+  bool allow_empty_selection = false;     // --allow-empty-selection: no model selected is a success
   std::string expected;                   // --expected FILE: the statuses the exit status allows
   // Upstream's flags with upstream's meaning (benchmarks/dynamo/common.py):
   std::vector<std::string> exclude_exact; // --exclude-exact NAME: leave these models out

@@ -33,6 +33,7 @@
 #include "zoobench/runner/model_run.h"
 #include "zoobench/runner/output_lock.h"
 #include "zoobench/runner/pipelines.h"
+#include "zoobench/runner/preflight.h"
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/recipe_export.h"
 #include "zoobench/runner/record_rows.h"
@@ -42,6 +43,7 @@
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/runner/zoo_supply.h"
+#include "zoobench/zoo/zoo_locks.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
@@ -267,6 +269,8 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
                    const std::string& suites_dir) {
   crash_report::report_termination();  // a timeout row can then say in which phase it stopped
   configure_process_device_gate(options.device_gate);
+  // No other run's --zoo-max-gb deletes the model while this process reads it.
+  const ModelUseLock in_use(options.zoo_dir, entry.suite, entry.name);
   ModelSupply got{true, "", ""};
   if (!options.export_here.empty()) {
     ExportRequest request = export_request(options, suites_dir);
@@ -513,6 +517,7 @@ void run_one_in_this_process(const RunOptions& options, const std::string& suite
                              const JobPlan& job, const std::map<std::string, SuiteConfig>& configs,
                              RunSinks& sinks) {
   configure_process_device_gate(device_gate_path(options, options.devices[0]));
+  const ModelUseLock in_use(options.zoo_dir, job.entry.suite, job.entry.name);
   auto supply = make_supply(options, suites_dir, {RunPhase{{job}, 1}}, 1);
   ModelSupply got{true, "", ""};
   if (supply && supply->exports_in_model_processes()) {
@@ -641,6 +646,7 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
                      "install zoobench with `make install`, or name them with --suites-dir or "
                      "ZOOBENCH_SUITES");
   }
+  check_zoo_folder(options.zoo_dir);
   // A run that exports what it lacks starts from whatever the zoo holds, even nothing.
   const bool exports = options.export_missing && options.suite != "all";
   ZooCatalog catalog =
@@ -664,6 +670,11 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
   // A backend that cannot run here at all (or a typo in a torch.compile name): refused before
   // anything is exported or started, not one failed row per model.
   require_runnable_backends(options.backends, options.mode, options.precision, device_type);
+  check_selection_not_empty(selected, options.allow_empty_selection);
+  if (exports && models_to_export(selected) > 0) {
+    check_exporter_runs(python::interpreter_path(), python::tools_directory(),
+                        (fs::path(options.output_directory) / "logs" / "exporter-check.log").string());
+  }
 
   const std::vector<ResultRow> expected = read_expected(options);
 

@@ -72,6 +72,10 @@ ZooSupply::ZooSupply(SupplySettings settings, std::vector<ZooEntry> models,
       interrupted_(interrupted) {
   std::size_t exported_by_models = 0;
   for (const auto& model : models) {
+    in_use_.emplace(key(model), ModelUseLock(settings_.request.zoo_dir, model.suite, model.name));
+    std::error_code error;
+    if (!fs::exists(fs::path(settings_.request.zoo_dir) / model.suite / model.name, error))
+      owned_.insert(key(model));
     if (!missing_for(manifest_path_of(settings_, model), settings_.request)) {
       settled_[key(model)] = ModelSupply{true, "", ""};
     } else if (settings_.exports_in_model_processes) {
@@ -132,7 +136,8 @@ void ZooSupply::job_done(const ZooEntry& model) {
       exported_running_ > 0) {
     --exported_running_;
   }
-  finished_.push_back(model);
+  in_use_.erase(k);  // this run's hold first: its own eviction takes the lock exclusively
+  if (owned_.count(k)) finished_.push_back(model);
   if (settings_.max_bytes > 0) evict_finished_locked();
   changed_.notify_all();
 }
@@ -146,11 +151,23 @@ double ZooSupply::evict_finished_locked() {
     finished_.pop_front();
     const fs::path folder = fs::path(settings_.request.zoo_dir) / model.suite / model.name;
     const double freed = folder_bytes(folder.string());
+    if (freed <= 0) continue;
     std::string error;
-    if (freed <= 0 || !remove_tree(folder.string(), &error)) continue;
-    bytes -= freed;
-    log::info("zoo: deleted {} ({}), whose rows are all written, to stay under --zoo-max-gb {}",
-              model.name, gigabytes(freed), gigabytes(settings_.max_bytes));
+    switch (evict_model_folder(settings_.request.zoo_dir, model.suite, model.name, &error)) {
+      case EvictOutcome::kDeleted:
+        bytes -= freed;
+        log::info(
+            "zoo: deleted {} ({}), which this run exported and whose rows are all written, to "
+            "stay under --zoo-max-gb {}",
+            model.name, gigabytes(freed), gigabytes(settings_.max_bytes));
+        break;
+      case EvictOutcome::kInUse:
+        log::info("zoo: kept {}: another run or exporter is using it", model.name);
+        break;
+      case EvictOutcome::kFailed:
+        log::warn("zoo: could not delete {}: {}", folder.string(), error);
+        break;
+    }
   }
   return bytes;
 }

@@ -4,7 +4,10 @@
 // with its log beside the models' (<logs>/<model>.export.log). With --zoo-max-gb it deletes the
 // folders of models whose jobs have all delivered their rows, least recently finished first,
 // so the zoo stays under the budget; an export waits for room while a model it would crowd out
-// is still running.
+// is still running. It deletes only models this run exported (the zoo lacked them when it
+// started), never one exported before it or by hand, and never one another run or exporter is
+// using or exporting (zoo/zoo_locks.h): from its start to its last job the run holds each of its
+// models' use locks shared.
 //
 // A timing never shares the device with an export (an export's builds, tracing and checks would
 // spoil its numbers): the exporter holds the first device's gate shared (util/device_gate.h;
@@ -26,6 +29,7 @@
 
 #include "zoobench/zoo/catalog.h"
 #include "zoobench/zoo/export_request.h"
+#include "zoobench/zoo/zoo_locks.h"
 
 namespace zoobench {
 
@@ -81,6 +85,8 @@ class ZooSupply {
   std::map<std::string, int> jobs_left_;
   std::map<std::string, ModelSupply> settled_;
   std::deque<ZooEntry> finished_;       // evictable, least recently finished first
+  std::set<std::string> owned_;         // exported by this run (the zoo lacked them at its start)
+  std::map<std::string, ModelUseLock> in_use_;  // held until the model's last job delivered
   std::set<std::string> unclaimed_;     // exported by this run, not yet asked for by a worker
   std::multiset<std::string> awaited_;  // models workers are blocked on now
   std::size_t exported_running_ = 0;    // exported by this run, jobs still to deliver

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
@@ -622,34 +624,63 @@ double SuiteConfig::loss_scale(const std::string& model) const {
   return it == loss_scale_.end() ? 1.0 : it->second;
 }
 
+namespace {
+
+// A list line's batch size: digits only ("8x" and "-3" are typos, not 8 and -3), 1 to 2^20.
+int64_t parse_list_batch_size(const std::string& text, const std::string& where) {
+  const bool digits = !text.empty() && text.size() <= 7 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const int64_t value = digits ? std::stoll(text) : 0;
+  if (value < 1 || value > (int64_t{1} << 20)) {
+    throw UsageError(where + ": batch size '" + text +
+                     "' is not a whole number from 1 to 1048576 (expected `name`, `name bs` or "
+                     "`name,bs`)");
+  }
+  return value;
+}
+
+// The fields of a list line, comments dropped ("" none), commas and tabs as spaces.
+std::vector<std::string> list_fields(const std::string& line) {
+  std::string text = trim(line.substr(0, line.find('#')));
+  for (char& c : text) {
+    if (c == ',' || c == '\t' || c == '\r') c = ' ';
+  }
+  auto parts = split(text, ' ');
+  parts.erase(std::remove_if(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }),
+              parts.end());
+  return parts;
+}
+
+}  // namespace
+
 std::vector<ModelListEntry> read_model_list(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("cannot read model list " + path);
+  std::string contents;
+  try {  // a regular file of a sane size: a FIFO would block the run, /dev/zero never end
+    contents = read_text_file(path, kSmallFileLimitBytes);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("cannot read model list: ") + e.what());
+  }
   std::vector<ModelListEntry> entries;
+  std::map<std::string, int> first_line;
+  std::istringstream in(contents);
   std::string line;
-  int line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    std::string text = trim(line.substr(0, line.find('#')));
-    if (text.empty()) continue;
-    for (char& c : text) {
-      if (c == ',' || c == '\t') c = ' ';
+  for (int line_number = 1; std::getline(in, line); ++line_number) {
+    const auto parts = list_fields(line);
+    if (parts.empty()) continue;
+    const std::string where = path + ":" + std::to_string(line_number);
+    if (parts.size() > 2) {
+      throw UsageError(where + ": '" + trim(line) +
+                       "' has more than a name and a batch size (expected `name`, `name bs` or "
+                       "`name,bs`)");
     }
-    auto parts = split(text, ' ');
-    parts.erase(std::remove_if(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); }),
-                parts.end());
     ModelListEntry entry{parts[0], std::nullopt};
-    if (auto problem = name_problem(entry.name)) {
-      throw UsageError(path + ":" + std::to_string(line_number) + ": '" + entry.name +
-                       "' cannot be a model's name: " + *problem);
-    }
-    if (parts.size() >= 2) {
-      try {
-        entry.batch_size = std::stoll(parts[1]);
-      } catch (const std::exception&) {
-        throw UsageError(path + ":" + std::to_string(line_number) + ": batch size '" + parts[1] +
-                         "' is not a number (expected `name`, `name bs` or `name,bs`)");
-      }
+    if (auto problem = name_problem(entry.name))
+      throw UsageError(where + ": '" + entry.name + "' cannot be a model's name: " + *problem);
+    if (parts.size() == 2) entry.batch_size = parse_list_batch_size(parts[1], where);
+    auto [seen, added] = first_line.emplace(entry.name, line_number);
+    if (!added) {
+      throw UsageError(where + ": '" + entry.name + "' is listed already on line " +
+                       std::to_string(seen->second) + ": name each model once");
     }
     entries.push_back(entry);
   }

@@ -7,6 +7,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -769,6 +770,35 @@ TEST(ReadModelList, BadBatchSizeNamesFileAndLine) {
     EXPECT_EQ(std::string(e.what()).rfind(path + ":2:", 0), 0u) << e.what();
   }
   EXPECT_THROW(read_model_list(dir.file("missing.txt")), UsageError);
+}
+
+// A list naming a model twice, or with a junk batch size ("8x" once read as 8, "0", "-3"), or a
+// third field, was accepted and failed every model; a FIFO or /dev/zero as the list hung the run
+// or read gigabytes. Each is refused with the file and line (or what the path is).
+TEST(ReadModelList, DuplicatesJunkAndNonRegularFilesAreRefused) {
+  ScratchDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"resnet18 8\nalexnet\nresnet18 4\n", ":3: 'resnet18' is listed already on line 1"},
+      {"resnet18 8x\n", ":1: batch size '8x' is not a whole number"},
+      {"resnet18 0\n", ":1: batch size '0'"},
+      {"resnet18,-3\n", ":1: batch size '-3'"},
+      {"resnet18 99999999999999999999\n", ":1: batch size"},
+      {"resnet18 8 fast\n", ":1: 'resnet18 8 fast' has more than a name and a batch size"},
+  };
+  for (const auto& [text, message] : cases) {
+    const std::string path = write(dir, "list.txt", text);
+    try {
+      read_model_list(path);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(path + message)) << text;
+    }
+  }
+  const std::string fifo = dir.file("fifo.txt");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THROW(read_model_list(fifo), UsageError);  // returns at once: nothing opens it to read
+  EXPECT_THROW(read_model_list("/dev/zero"), UsageError);
+  EXPECT_THROW(read_model_list(dir.path()), UsageError);
 }
 
 // A list's name becomes zoo/<suite>/<name>/ and results/logs/<name>.log: a path out of them
