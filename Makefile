@@ -44,7 +44,7 @@ demo: build-cli
 
 # zoobench, its Python plugin, exporter, suites and docs under PREFIX; the prefix can be moved.
 install: build-cli
-	cmake --install $(BUILD) --prefix $(PREFIX)
+	cmake --install "$(BUILD)" --prefix "$(PREFIX)"
 
 # The readers' fuzzer under AddressSanitizer and UndefinedBehaviorSanitizer, in its own build
 # folder (only what it links is built): FUZZ_MUTANTS per reader (docs/reliability.md).

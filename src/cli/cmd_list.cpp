@@ -9,6 +9,7 @@
 #include "zoobench/backends/backend.h"
 #include "zoobench/patches/registry.h"
 #include "zoobench/runner/selection.h"
+#include "zoobench/util/characters.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/text.h"
 #include "zoobench/zoo/manifest.h"
@@ -91,13 +92,17 @@ int run_list(ListArgs& args) {
       status = "will fail to load: " + first_line(e.what());
     }
     if (status.rfind("ok", 0) == 0) ++runnable;
-    std::cout << fmt::format("{:<14} {:<40} {:>5}  {:<44} {}\n", model.entry.suite, model.entry.name, batch,
-                             artifacts, status);
+    // index.json, manifests and yaml are files anyone may have written: no raw escapes.
+    std::cout << terminal_safe(fmt::format("{:<14} {:<40} {:>5}  {:<44} {}", model.entry.suite,
+                                           model.entry.name, batch, artifacts, status))
+              << "\n";
   }
   for (const auto& failure : catalog.export_failures()) {
     if (o.suite != "all" && failure.suite != o.suite) continue;
-    std::cout << fmt::format("{:<14} {:<40} {:>5}  {:<44} {}\n", failure.suite, failure.name, "-", "-",
-                             "not exported: " + first_line(failure.reason));
+    std::cout << terminal_safe(fmt::format("{:<14} {:<40} {:>5}  {:<44} {}", failure.suite,
+                                           failure.name, "-", "-",
+                                           "not exported: " + first_line(failure.reason)))
+              << "\n";
   }
   std::cout << fmt::format("{} models, {} would run ({} mode on {})\n", selected.size(), runnable,
                            mode_name(o.mode), args.device);

@@ -163,8 +163,59 @@ TEST(ResultFiles, UpdateExpectedNeverOverwritesTheResultsItReads) {
   auto same = zt::run_command(zoobench_command("compare " + quote(results) + " --expected " +
                                                quote(results) + " --update-expected") + " 2>&1");
   EXPECT_EQ(same.exit_code, 2) << same.output;
-  EXPECT_THAT(same.output, HasSubstr("one of the results it reads"));
+  EXPECT_THAT(same.output, HasSubstr("one of the inputs"));
   EXPECT_EQ(read_text(results), rows);
+}
+
+// `report R.csv --markdown R.csv` (or --html, or the JSON twin) and `compare R --upstream U
+// --markdown R|U` replaced the results with the report; merge's -o likewise. Each output that is
+// an input is refused before anything is written, whatever its spelling (a hard link, ./).
+TEST(ResultFiles, NoOutputIsWrittenOverAnInput) {
+  zt::ScratchDir dir;
+  const std::string results = dir.file("run_accuracy.csv"), twin = dir.file("run_accuracy.json");
+  const std::string upstream = dir.file("inductor_accuracy.csv"), linked = dir.file("link.csv");
+  const std::string rows = "dev,name,batch_size,accuracy\ncpu,a_mlp,4,pass\n";
+  write_text(results, rows);
+  write_text(twin, "not read: the report reads the CSV's twin only when it is a result file");
+  write_text(upstream, rows);
+  std::filesystem::create_hard_link(results, linked);
+  const std::vector<std::string> commands = {
+      "report " + quote(results) + " --markdown " + quote(results),
+      "report " + quote(results) + " --html " + quote(linked),
+      "report " + quote(results) + " --markdown " + quote(twin),
+      "report " + quote(dir.path()) + " --markdown " + quote(upstream),
+      "compare " + quote(results) + " --upstream " + quote(upstream) + " --markdown " +
+          quote(upstream),
+      "merge " + quote(results) + " -o " + quote(dir.path() + "/./run_accuracy.json"),
+  };
+  for (const auto& command : commands) {
+    auto refused = zt::run_command(zoobench_command(command) + " 2>&1");
+    EXPECT_EQ(refused.exit_code, 2) << command << "\n" << refused.output;
+    EXPECT_THAT(refused.output, HasSubstr("would destroy what this command reads")) << command;
+  }
+  EXPECT_EQ(read_text(results), rows);
+  EXPECT_EQ(read_text(upstream), rows);
+  EXPECT_THAT(read_text(twin), HasSubstr("not read"));
+  // A new file beside the inputs is written.
+  auto fresh = zt::run_command(
+      zoobench_command("report " + quote(results) + " --markdown " + quote(dir.file("r.md"))));
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.output;
+}
+
+// index.json and manifests are files anyone may have written: `zoobench list` printed their
+// terminal escapes raw (a title change, a cursor move).
+TEST(ResultFiles, ListShowsNoTerminalEscapesFromTheZoo) {
+  zt::ScratchDir dir;
+  const std::string zoo = dir.file("zoo");
+  write_text(zoo + "/demo/a_mlp/manifest.json", "{\"format\": \"\\u001b[31mred\"}");
+  write_text(zoo + "/index.json",
+             "{\"format\": \"zoobench-index/1\", \"models\": [{\"suite\": \"demo\", \"name\": "
+             "\"b_mlp\", \"status\": \"failed\", \"reason\": \"\\u001b]0;pwned\\u0007 no weights\"}]}");
+  auto list = zt::run_command(zoobench_command("list --zoo " + quote(zoo)) + " 2>&1");
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_EQ(list.output.find('\x1b'), std::string::npos) << list.output;
+  EXPECT_EQ(list.output.find('\a'), std::string::npos) << list.output;
+  EXPECT_THAT(list.output, HasSubstr("?]0;pwned? no weights"));
 }
 
 // `zoobench merge` of a JSON nested 100,000 deep died with SIGSEGV.

@@ -13,13 +13,16 @@ namespace zoobench::report {
 namespace {
 
 // Columns as wide as their widest cell, so the table also reads as plain text in a terminal.
+std::string escape_cell(const std::string& text);
+
 struct MarkdownTable {
   std::vector<std::string> headers;
   std::vector<bool> numeric;  // right-aligned
   std::vector<std::vector<std::string>> rows;
 
-  void add_column(std::string header, bool is_numeric) {
-    headers.push_back(std::move(header));
+  // Headers carry backends and references read from the rows: escaped as cells are.
+  void add_column(const std::string& header, bool is_numeric) {
+    headers.push_back(escape_cell(header));
     numeric.push_back(is_numeric);
   }
   std::string render() const;
@@ -156,7 +159,7 @@ std::string baseline_section(const JoinedResults& joined, const ReportOptions& o
     table.rows.push_back(row);
     if (!what_regressed.empty()) {
       regressions.push_back("- **" + escape_cell(change.name) +
-                            "**: " + join(what_regressed, "; "));
+                            "**: " + escape_cell(join(what_regressed, "; ")));
     }
   }
   out += table.rows.empty() ? "No model of this run is in the baseline.\n" : table.render();
@@ -451,9 +454,12 @@ std::string markdown_backend_tables(const JoinedResults& joined) {
 std::string format_ascend_table(const std::vector<ResultRow>& rows) {
   JoinedResults joined = join_results(rows);
   std::string out = markdown_results_table(joined);
-  out += "\n" + markdown_summary_line(joined, summarize(joined)) + "\n";
-  if (!joined.performance_series.empty()) out += "\n" + speedup_baselines_sentence(joined) + "\n";
-  if (any_unstable(joined)) out += "\n" + unstable_footnote(joined) + "\n";
+  // The lines under the table carry labels, thresholds and references read from the rows:
+  // escaped as the cells are.
+  out += "\n" + escape_cell(markdown_summary_line(joined, summarize(joined))) + "\n";
+  if (!joined.performance_series.empty())
+    out += "\n" + escape_cell(speedup_baselines_sentence(joined)) + "\n";
+  if (any_unstable(joined)) out += "\n" + escape_cell(unstable_footnote(joined)) + "\n";
   std::string failures = markdown_failures_table(joined);
   if (!failures.empty()) out += "\nFailures:\n\n" + failures;
   return out;
@@ -486,7 +492,7 @@ std::string series_summary_table(const JoinedResults& joined, const ReportSummar
     const SeriesSummary& series = summary.per_series[s];
     std::vector<std::string> row = {
         escape_cell(joined.performance_series[s].label), geomean_speedup_text(series),
-        eager_reference_name(joined.performance_series[s].eager_reference)};
+        escape_cell(eager_reference_name(joined.performance_series[s].eager_reference))};
     if (kernels) row.push_back(format_speedup(series.geomean_op_speedup));
     for (int count : {series.models, series.unstable, series.failed})
       row.push_back(std::to_string(count));
@@ -500,7 +506,7 @@ std::string series_summary_table(const JoinedResults& joined, const ReportSummar
 std::string summary_block(const JoinedResults& joined, const ReportOptions& options) {
   const ReportSummary summary = summarize(joined);
   std::string out = "\n## Summary\n\n";
-  if (!joined.accuracy_columns.empty()) out += pass_rate_text(joined, summary) + "\n";
+  if (!joined.accuracy_columns.empty()) out += escape_cell(pass_rate_text(joined, summary)) + "\n";
   if (!joined.performance_series.empty()) out += "\n" + series_summary_table(joined, summary);
   if (std::any_of(summary.per_series.begin(), summary.per_series.end(), [](const SeriesSummary& s) {
         return s.geomean_speedup_band || s.geomean_unstable;
@@ -511,10 +517,12 @@ std::string summary_block(const JoinedResults& joined, const ReportOptions& opti
     out += fmt::format(
         "\n{} of {} timed rows are unstable ({}): the spread of their eager or compiled samples "
         "(1.4826 MAD / median) exceeded {}; their speedups may not reproduce.\n",
-        summary.unstable_rows(), summary.timed_rows(), kUnstableMark, joined.unstable_threshold);
+        summary.unstable_rows(), summary.timed_rows(), kUnstableMark,
+        escape_cell(joined.unstable_threshold));
   }
   for (const auto& matrix : joined.latency_matrices) {
-    if (matrix.compares_with_torch_compile()) out += "\n" + matrix.comparison_sentence() + "\n";
+    if (matrix.compares_with_torch_compile())
+      out += "\n" + escape_cell(matrix.comparison_sentence()) + "\n";
   }
   if (!options.html_link.empty()) {
     out += "\nThe speedup chart and the full table (every column, sortable): [" +
@@ -526,7 +534,7 @@ std::string summary_block(const JoinedResults& joined, const ReportOptions& opti
 }  // namespace
 
 std::string render_markdown(const JoinedResults& joined, const ReportOptions& options) {
-  std::string out = "# " + options.title + "\n\n" + describe_run(joined) + "\n";
+  std::string out = "# " + options.title + "\n\n" + escape_cell(describe_run(joined)) + "\n";
   out += sources_block(options.sources);
   out += summary_block(joined, options);
   if (!joined.latency_matrices.empty()) {
@@ -540,7 +548,7 @@ std::string render_markdown(const JoinedResults& joined, const ReportOptions& op
   if (options.baseline) out += "\n" + baseline_section(joined, options);
   if (!joined.warnings.empty()) {
     out += "\n## Notes\n\n";
-    for (const auto& warning : joined.warnings) out += "- " + warning + "\n";
+    for (const auto& warning : joined.warnings) out += "- " + escape_cell(warning) + "\n";
   }
   return out;
 }

@@ -65,6 +65,10 @@ void add_accuracy(const std::optional<AccuracyCell>& cell, PassRate& rate, PassR
   }
 }
 
+// A ratio a geomean may take: finite, positive and below a million. A row's 1e308, -3 or nan
+// (a hand-edited or corrupt file) stays in its own cell but would make every mean meaningless.
+bool plausible_ratio(double value) { return std::isfinite(value) && value > 0 && value < 1e6; }
+
 void add_performance(const PerformanceCell& cell, SeriesSummary& series, SeriesValues& values) {
   ++series.models;
   if (cell.unstable) ++series.unstable;
@@ -72,15 +76,18 @@ void add_performance(const PerformanceCell& cell, SeriesSummary& series, SeriesV
     ++series.failed;
     return;
   }
-  if (cell.speedup) {
+  if (cell.speedup && plausible_ratio(*cell.speedup)) {
     values.speedups.push_back(*cell.speedup);
     series.geomean_unstable = series.geomean_unstable || cell.unstable;
     const auto &low = cell.speedup_ci_low, &high = cell.speedup_ci_high;
-    if (low && high && *low > 0 && *high >= *low) values.intervals.push_back({*low, *high});
+    if (low && high && plausible_ratio(*low) && plausible_ratio(*high) && *high >= *low)
+      values.intervals.push_back({*low, *high});
   }
-  if (cell.op_speedup) values.op_speedups.push_back(*cell.op_speedup);
+  if (cell.op_speedup && plausible_ratio(*cell.op_speedup))
+    values.op_speedups.push_back(*cell.op_speedup);
   if (cell.compilation_latency_s) values.compile.push_back(*cell.compilation_latency_s);
-  if (cell.compression_ratio) values.compression.push_back(*cell.compression_ratio);
+  if (cell.compression_ratio && plausible_ratio(*cell.compression_ratio))
+    values.compression.push_back(*cell.compression_ratio);
 }
 
 void finish_series(const SeriesValues& values, SeriesSummary& series) {

@@ -184,10 +184,7 @@ void Progress::set_aside(const std::string& model, const std::string& device,
 void Progress::print_line_locked(const std::string& raw) {
   // A line is made of model names and statuses read from files: their control characters
   // (a terminal escape in a folder's name) are shown as '?', never sent to the terminal.
-  std::string line = raw;
-  for (char& c : line) {
-    if (is_control_character(c)) c = '?';
-  }
+  const std::string line = terminal_safe(raw);
   if (live_) {
     std::fprintf(out_, "\r\033[K%s\n", line.c_str());
     redraw_locked();

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <caffe2/serialize/inline_container.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,6 +40,14 @@ void check_zip_magic(const char* magic, const std::string& path) {
 }
 
 std::unique_ptr<caffe2::serialize::PyTorchStreamReader> open_archive(const std::string& path) {
+  // A FIFO would block the open until a writer comes (forever), a device never end: only a
+  // regular file (or a link to one) is an archive.
+  struct stat status {};
+  if (::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) {
+    throw std::runtime_error(fmt::format(
+        "'{}' is not a regular file (a FIFO, a device or a folder): name a file torch.save wrote",
+        path));
+  }
   {
     std::ifstream probe(path, std::ios::binary);
     if (!probe) {

@@ -205,6 +205,10 @@ void read_model_facts(const nlohmann::json& json, Manifest& manifest) {
 }  // namespace
 
 Manifest read_manifest(const std::string& manifest_path) {
+  // manifest.json itself may not be a link out of its model folder: what it names would be
+  // confined to the folder, but the manifest (digests, inputs' spec) would be another's.
+  const std::filesystem::path where(manifest_path);
+  confined_path(manifest_path, where.parent_path().string(), where.filename().string());
   std::string text;
   try {
     text = read_text_file(manifest_path, kSmallFileLimitBytes);

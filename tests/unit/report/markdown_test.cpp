@@ -215,6 +215,24 @@ TEST(Baseline, PerformanceRunThatNowFailsIsARegression) {
 
 // The threshold behind the unstable mark travels with the rows (unstable_cov): the footnote says
 // the one the rows used, and 2.5% for rows from before the column.
+// Not only the cells: the summary lines under the table and the document's lines (pass rates by
+// column, geomeans by series, the eager reference, the run's description) carry backends,
+// devices and references read from the rows, and a row's `<img onerror=...>` reached them raw.
+TEST(Markdown, SummaryLinesCannotBecomeHtml) {
+  const std::string hostile = "<img src=x onerror=alert(1)>";
+  const std::vector<ResultRow> rows = {
+      accuracy_row("cpu", "a", "pass", {{"backend", hostile}}),
+      performance_row("cpu", "a", hostile, 20, 10,
+                      {{"eager_reference", hostile}, {"unstable", "1"}, {"dev", hostile}}),
+  };
+  for (const std::string& text :
+       {format_ascend_table(rows), render_markdown(join_results(rows), ReportOptions{})}) {
+    for (std::size_t at = text.find('<'); at != std::string::npos; at = text.find('<', at + 1))
+      EXPECT_TRUE(at > 0 && text[at - 1] == '\\') << "raw < at " << at << " in\n" << text;
+    EXPECT_NE(text.find("\\<img"), std::string::npos) << text;
+  }
+}
+
 TEST(Markdown, UnstableFootnoteSaysTheThresholdTheRowsUsed) {
   std::vector<ResultRow> rows = {performance_row("cpu", "resnet18", "jit", 20, 10, {{"unstable", "1"}, {"unstable_cov", "0.05"}})};
   EXPECT_NE(format_ascend_table(rows).find("exceeded 5.0%;"), std::string::npos) << format_ascend_table(rows);

@@ -48,5 +48,21 @@ TEST(Summary, NoBandWhenAModelHasNoIntervalAndTheMarkWhenOneIsUnstable) {
   EXPECT_TRUE(jit.geomean_unstable);
 }
 
+// A hand-edited or corrupt row's speedup of 1e308, -3 or nan stays in its cell but enters no
+// geomean: one such row made the series' geomean inf, nan or 1e25.
+TEST(Summary, AbsurdRatiosStayOutOfTheGeomeans) {
+  std::vector<ResultRow> rows = {performance_row("cpu", "a", "jit", 20, 10),
+                                 performance_row("cpu", "b", "jit", 80, 10)};
+  for (const std::string absurd : {"1e308", "-3", "nan", "inf", "0"}) {
+    rows.push_back(performance_row("cpu", "z" + absurd, "jit", 1, 1,
+                                   {{"speedup", absurd}, {"compression_ratio", absurd}}));
+  }
+  const ReportSummary summary = summarize(join_results(rows));
+  const SeriesSummary& jit = summary.per_series.at(0);
+  EXPECT_NEAR(*jit.geomean_speedup, std::sqrt(2.0 * 8.0), 1e-12);
+  EXPECT_EQ(jit.models_with_speedup, 2);
+  EXPECT_FALSE(jit.geomean_compression_ratio);
+}
+
 }  // namespace
 }  // namespace zoobench::report

@@ -406,6 +406,26 @@ TEST(ReadManifest, ArtifactPathsOutOfTheModelFolderAreRefused) {
   EXPECT_NO_THROW(read_manifest((folder / "manifest.json").string()));
 }
 
+// manifest.json itself linked from another model's (or anyone's) folder: its paths would be
+// confined, but its digests and inputs' spec would be another file's. Refused before it is read;
+// a link to a manifest inside the folder is fine.
+TEST(ReadManifest, AManifestLinkedFromOutsideItsFolderIsRefused) {
+  ScratchDir root;
+  const std::filesystem::path elsewhere = root.file("elsewhere"), model = root.file("model");
+  std::filesystem::create_directories(elsewhere);
+  std::filesystem::create_directories(model);
+  std::ofstream((elsewhere / "manifest.json").string()) << example_manifest().dump();
+  std::filesystem::create_symlink(elsewhere / "manifest.json", model / "manifest.json");
+  const std::string message = load_error((model / "manifest.json").string());
+  EXPECT_NE(message.find("leads out of the model folder"), std::string::npos) << message;
+
+  const std::filesystem::path inside = root.file("inside");
+  std::filesystem::create_directories(inside);
+  std::ofstream((inside / "real.json").string()) << example_manifest().dump();
+  std::filesystem::create_symlink("real.json", inside / "manifest.json");
+  EXPECT_NO_THROW(read_manifest((inside / "manifest.json").string()));
+}
+
 TEST(VerifyArtifact, AnythingButARegularFileIsRefused) {
   ScratchDir dir;
   const std::string fifo = dir.file("inputs.pt");
