@@ -5,6 +5,9 @@
 #
 #   scripts/gpu-check.sh                 env build test smoke
 #   scripts/gpu-check.sh STAGE...        the named stages, in the plan's order
+#   scripts/gpu-check.sh --detach STAGE...   the same in the background, in a copy of the checkout
+#   scripts/gpu-check.sh --poll [SECONDS]    waits up to SECONDS for it, then shows how it stands
+#   scripts/gpu-check.sh --collect [DIR]     its logs and result rows into DIR (default $OUT)
 #
 # Stages: env build test smoke lists lists-train upstream turnaround upstream-turnaround table
 #         dropout overhead pack
@@ -34,6 +37,43 @@ TURN_JOBS=${TURN_JOBS:-}
 mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
+
+# A run longer than the shell that starts it: in a copy of the checkout of its own (so that
+# updating or re-copying the checkout cannot take files, the build or the TorchBench copy from
+# under it), in a process session of its own (so that it outlives the shell).
+DETACH_DIR=${DETACH_DIR:-/tmp/zoobench-gpu-run}
+detached_pid() { cat "$DETACH_DIR/.pid" 2> /dev/null; }
+detached_running() { local pid; pid=$(detached_pid) && [[ -n $pid ]] && kill -0 "$pid" 2> /dev/null; }
+case ${1:-} in
+  --detach)
+    shift
+    detached_running && { echo "a detached run is under way in $DETACH_DIR (--poll)"; exit 2; }
+    mkdir -p "$DETACH_DIR"
+    skip=(--exclude="./$ZOO*" --exclude="./$RESULTS" --exclude=./gpu-logs --exclude=./gpu-out)
+    for folder in build build-* fuzz-build*; do  # other builds than the one the stages use
+      [[ -d $folder && $folder != "$BUILD" ]] && skip+=(--exclude="./$folder")
+    done
+    tar -C "$ROOT" "${skip[@]}" -cf - . | tar -C "$DETACH_DIR" -xf - || exit 2
+    mkdir -p "$DETACH_DIR/gpu-logs"
+    (cd "$DETACH_DIR" || exit 2
+     setsid nohup env OUT="$DETACH_DIR/gpu-out" LOGS="$DETACH_DIR/gpu-logs" \
+       scripts/gpu-check.sh "$@" > gpu-logs/detached.log 2>&1 < /dev/null &
+     echo $! > .pid)
+    log "detached: scripts/gpu-check.sh $* in $DETACH_DIR (pid $(detached_pid)); --poll shows it"
+    exit 0 ;;
+  --poll)
+    end=$((SECONDS + ${2:-0}))
+    while detached_running && ((SECONDS < end)); do sleep 5; done
+    grep -v "^zoobench info" "$DETACH_DIR/gpu-logs/detached.log" 2> /dev/null | tail -"${POLL_LINES:-25}"
+    if detached_running; then log "still running (pid $(detached_pid))"; else log "finished"; fi
+    exit 0 ;;
+  --collect)
+    into=${2:-$OUT}
+    mkdir -p "$into"
+    cp -r "$DETACH_DIR/$RESULTS" "$DETACH_DIR/gpu-logs" "$into/" 2> /dev/null
+    ls "$into"
+    exit 0 ;;
+esac
 
 PLAN=(env build test smoke lists lists-train upstream turnaround upstream-turnaround table dropout
       overhead pack)
