@@ -253,13 +253,13 @@ TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
   EXPECT_EQ(overlapping(sections), "");
 }
 
-// One model in the run's own process (--only): it exports its recipe there too.
+// One model in the run's own process (--only --in-process): it exports its recipe there too.
 TEST(ExportOnDemand, OneModelInTheRunsProcessExportsItsRecipeThere) {
   zt::ScratchDir dir;
   const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}});
   auto run = zt::run_command(zoobench_command(
       "run --suite torchbench --backend python_eager --devices cpu --accuracy --only tiny_mlp"
-      " --batch-size 3 --zoo " +
+      " --in-process --batch-size 3 --zoo " +
       quote(s.zoo) + " --suites-dir " + quote(s.suites) + " --torchbench-dir " + quote(s.checkout) +
       " --output-directory " + quote(s.out)));
   ASSERT_EQ(run.exit_code, 0) << run.output;

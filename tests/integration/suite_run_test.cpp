@@ -131,6 +131,43 @@ TEST(SuiteRun, AnAccuracySkipSkipsTheCheckNotTheTimingAndResumeAddsNoSecondRow) 
 
 // --- one suite run over a zoo of faulty models ---------------------------------------------
 
+// `--only` ran its model in zoobench's own process: a segfault killed zoobench (no row) and a
+// hanging model ran past --timeout forever. It runs in a process of its own, as a suite's models
+// do; --in-process keeps the old way for a debugger.
+TEST(SuiteRun, OnlyIsIsolatedLikeASuiteRun) {
+  zt::ScratchDir dir;
+  disable_core_dumps();
+  const std::string zoo = dir.file("zoo"), suites = dir.file("suites");
+  write_text(suites + "/faulty.yaml", "zoobench:\n  patches:\n    segfaulter: [fault_injection]\n");
+  make_zoo(zoo, suites, "faulty", {{"segfaulter", "segfault"}, {"hang", "hang"}});
+  const auto only = [&](const std::string& model, const std::string& out) {
+    return zt::run_command(zoobench_command("run --suite faulty --accuracy --timeout 5 --only " +
+                                            model + " --suites-dir " + quote(suites) + " --zoo " +
+                                            quote(zoo) + " --output-directory " + quote(out)) +
+                           " 2>&1");
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"segfaulter", "SIGSEGV during accuracy"}, {"hang", "--timeout"}};
+  for (const auto& [model, reason] : cases) {
+    SCOPED_TRACE(model);
+    const std::string out = dir.file("out-" + model);
+    const auto started = std::chrono::steady_clock::now();
+    auto run = only(model, out);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+    EXPECT_EQ(run.exit_code, 1) << run.output;
+    auto rows = read_csv(accuracy_csv(out, "faulty"));
+    ASSERT_EQ(rows.size(), 1u) << run.output;
+    EXPECT_EQ(rows[0].at("accuracy"), model == "hang" ? "timeout" : "crash");
+    EXPECT_THAT(rows[0].at("reason"), HasSubstr(reason));
+  }
+  auto in_process = zt::run_command(
+      zoobench_command("run --suite faulty --accuracy --in-process --only segfaulter --suites-dir " +
+                       quote(suites) + " --zoo " + quote(zoo) + " --output-directory " +
+                       quote(dir.file("out-in-process"))) + " 2>&1");
+  EXPECT_NE(in_process.exit_code, 0);
+  EXPECT_NE(in_process.exit_code, 1) << "a crash in zoobench's own process is no verdict";
+}
+
 TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
   zt::ScratchDir dir;
   disable_core_dumps();

@@ -233,6 +233,9 @@ void add_output_flags(CLI::App& c, RunFlags& f) {
   c.add_flag("--resume", o.resume, "skip models that already have their rows in the output");
   c.add_flag("--allow-empty-selection", o.allow_empty_selection,
              "a filter or partition that selects no model is a success (exit 0), not an error");
+  c.add_flag("--in-process", o.in_process,
+             "debugging: run the one --only model in this process (under a debugger); a crash "
+             "then ends zoobench and --timeout does not apply");
   c.add_option("--output-format", f.output_format,
                "upstream: also write upstream's files ({backend}_{suite}_{dtype}_{mode}_{device}_"
                "{accuracy|performance}.csv, its columns, speedup against Python eager) beside "
@@ -381,7 +384,9 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--row-out",
                                                   "--log-file",
                                                   "--device-gate",
-                                                  "--export-here"};
+                                                  "--export-here",
+                                                  "--in-process",
+                                                  "--allow-empty-selection"};
   return kFlags;
 }
 

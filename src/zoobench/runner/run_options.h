@@ -60,6 +60,9 @@ struct RunOptions {
   int partition_id = 0;
   bool resume = false;
   bool allow_empty_selection = false;     // --allow-empty-selection: no model selected is a success
+  // --in-process: the one --only model runs in zoobench's own process (a debugger's view); a
+  // crash then ends zoobench and --timeout does not apply
+  bool in_process = false;
   std::string expected;                   // --expected FILE: the statuses the exit status allows
   // Upstream's flags with upstream's meaning (benchmarks/dynamo/common.py):
   std::vector<std::string> exclude_exact; // --exclude-exact NAME: leave these models out

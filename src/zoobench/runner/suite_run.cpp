@@ -366,15 +366,24 @@ std::deque<JobPlan> plan_jobs(const RunOptions& options, const std::vector<Selec
   return jobs;
 }
 
-// One model with one backend on one device runs in this process, unless that device or the
-// CPUs must be pinned in a child (pinned before it starts, so Torch's thread pools see only
-// its CPUs).
+// Every model runs in a process of its own, --only's too: a crash is its `crash` row and
+// --timeout holds. --in-process (for a debugger) runs one model with one backend on one device
+// here, unless that device or the CPUs must be pinned in a child (pinned before it starts, so
+// Torch's thread pools see only its CPUs).
 bool runs_in_this_process(const RunOptions& options, const std::deque<JobPlan>& jobs,
                           const char* cuda_visible_devices) {
-  return jobs.size() == 1 && options.only.size() == 1 && options.backends.size() == 1 &&
-         options.devices.size() == 1 &&
-         child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0] &&
-         options.cpu_affinity.empty();
+  if (!options.in_process) return false;
+  const bool one = jobs.size() == 1 && options.only.size() == 1 &&
+                   options.backends.size() == 1 && options.devices.size() == 1;
+  const bool unpinned =
+      one && child_device_for(options.devices[0], cuda_visible_devices).device == options.devices[0] &&
+      options.cpu_affinity.empty();
+  if (!unpinned) {
+    log::warn(
+        "--in-process runs one --only model with one backend on one unpinned device; this run "
+        "runs its models in processes of their own");
+  }
+  return unpinned;
 }
 
 // Accuracy checks are not timed, so with --accuracy-workers N they may share a device: N at a
