@@ -180,6 +180,7 @@ int run_compare(const CompareArgs& args) {
     // A file about to be rewritten from this run need not be a valid baseline.
     if (!args.update_expected) {
       require_valid_expected_cells(args.expected, expected);
+      report::require_one_expectation_per_model(expected, args.expected);
       require_shared_models(actual, expected, args.expected);
     }
     report::ExpectedComparison comparison = report::compare_with_expected(actual, expected, flaky);

@@ -155,35 +155,40 @@ TEST(ExportOnDemand, ATinyBudgetKeepsModelsThatWereThereBeforeTheRun) {
 // each waits for the other's export lock and never deletes what the other uses: both end with
 // every row passing and index.json intact, naming each model once.
 TEST(ExportOnDemand, TwoRunsOnOneZooExportingAndEvictingTheSameModelsBothEndWell) {
-  zt::ScratchDir dir;
-  const ZooSetup s = make_setup(
-      dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}, {"tiny_mlp_three", kTinyMlp}});
-  const std::string flags = "--accuracy --zoo-max-gb 0.000001";
-  std::string both;
-  for (const std::string run : {"a", "b"}) {
-    std::string command = run_command(s, flags);
-    command.replace(command.find(quote(s.out)), quote(s.out).size(), quote(s.out + run));
-    both += "(" + command + " > " + quote(dir.file(run + ".log")) + " 2>&1; echo $? > " +
-            quote(dir.file(run + ".rc")) + ") & ";
+  // jit: an exporter process per model; python_eager (the torch.compile family): each model's
+  // own process exports its recipe, two pipelines at once in each run.
+  for (const std::string backend : {"jit", "python_eager"}) {
+    SCOPED_TRACE(backend);
+    zt::ScratchDir dir;
+    const ZooSetup s = make_setup(
+        dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}, {"tiny_mlp_three", kTinyMlp}});
+    std::string both;
+    for (const std::string run : {"a", "b"}) {
+      std::string command = run_command(s, "--accuracy --zoo-max-gb 0.000001 --jobs 2");
+      command.replace(command.find("--backend jit"), 13, "--backend " + backend);
+      command.replace(command.find(quote(s.out)), quote(s.out).size(), quote(s.out + run));
+      both += "(" + command + " > " + quote(dir.file(run + ".log")) + " 2>&1; echo $? > " +
+              quote(dir.file(run + ".rc")) + ") & ";
+    }
+    auto ran = zt::run_command(both + "wait");
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+    for (const std::string run : {"a", "b"}) {
+      const std::string log = read_text(dir.file(run + ".log"));
+      EXPECT_EQ(read_text(dir.file(run + ".rc")), "0\n") << log;
+      auto rows = rows_by_name(accuracy_csv(s.out + run, "torchbench", backend));
+      ASSERT_EQ(rows.size(), 3u) << log;
+      for (const auto& [name, row] : rows)
+        EXPECT_EQ(row.at("accuracy"), "pass") << run << " " << name << ": " << row.at("reason");
+    }
+    const auto index = nlohmann::json::parse(read_text(s.zoo + "/batch-4/index.json"));
+    std::map<std::string, int> entries;
+    for (const auto& model : index.at("models")) {
+      ++entries[model.at("name").get<std::string>()];
+      EXPECT_NE(model.value("status", ""), "failed") << model.dump();
+    }
+    EXPECT_EQ(entries, (std::map<std::string, int>{{"tiny_mlp", 1}, {"tiny_mlp_three", 1},
+                                                   {"tiny_mlp_two", 1}}));
   }
-  auto ran = zt::run_command(both + "wait");
-  ASSERT_EQ(ran.exit_code, 0) << ran.output;
-  for (const std::string run : {"a", "b"}) {
-    const std::string log = read_text(dir.file(run + ".log"));
-    EXPECT_EQ(read_text(dir.file(run + ".rc")), "0\n") << log;
-    auto rows = rows_by_name(accuracy_csv(s.out + run, "torchbench"));
-    ASSERT_EQ(rows.size(), 3u) << log;
-    for (const auto& [name, row] : rows)
-      EXPECT_EQ(row.at("accuracy"), "pass") << run << " " << name << ": " << row.at("reason");
-  }
-  const auto index = nlohmann::json::parse(read_text(s.zoo + "/batch-4/index.json"));
-  std::map<std::string, int> entries;
-  for (const auto& model : index.at("models")) {
-    ++entries[model.at("name").get<std::string>()];
-    EXPECT_NE(model.value("status", ""), "failed") << model.dump();
-  }
-  EXPECT_EQ(entries, (std::map<std::string, int>{{"tiny_mlp", 1}, {"tiny_mlp_three", 1},
-                                                 {"tiny_mlp_two", 1}}));
 }
 
 // A run whose backends are all of the torch.compile family traces nothing: each model's own
@@ -306,6 +311,11 @@ TEST(ExportOnDemand, WhatCannotWorkIsRefusedBeforeAnythingStarts) {
           "the exporter is not at");
   refused("ZOOBENCH_PYTHON=/bin/false " + run_command(s, "--accuracy"),
           "the exporter cannot run");
+  const std::string expected = dir.file("expected.csv");
+  write_text(expected, "name,accuracy\ntiny_mlp,pass\n");
+  refused(run_command(s, "--accuracy --expected " + quote(expected) + " --output " + quote(expected)),
+          "would destroy what this command reads");
+  EXPECT_EQ(read_text(expected), "name,accuracy\ntiny_mlp,pass\n");
   write_text(dir.file("zoo_file"), "not a folder");
   refused(zoobench_command("run --suite torchbench --backend jit --devices cpu --accuracy --zoo " +
                            quote(dir.file("zoo_file")) + " --suites-dir " + quote(s.suites) +

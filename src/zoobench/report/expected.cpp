@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 
 #include "zoobench/results/csv.h"
 #include "zoobench/util/errors.h"
@@ -208,6 +209,24 @@ bool ExpectedComparison::gate_fails(bool allow_improved) const {
          counter_count(Verdict::kFail) > 0 ||
          (!allow_improved &&
           (count(Verdict::kImproved) > 0 || counter_count(Verdict::kImproved) > 0));
+}
+
+void require_one_expectation_per_model(const std::vector<ResultRow>& expected,
+                                       const std::string& path) {
+  std::map<std::vector<std::string>, std::size_t> first;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const ResultRow& row = expected[i];
+    std::vector<std::string> key = {cell(row, columns::kName)};
+    for (const char* column : {"dev", "mode", "backend", "dtype", "input_layout"})
+      key.push_back(cell(row, column));
+    const auto [seen, added] = first.emplace(key, i);
+    if (added) continue;
+    // Rows are lines 2, 3, ... of a CSV (after its header).
+    throw UsageError(fmt::format(
+        "{}: {} is named twice (rows {} and {}) for the same device, mode, backend and dtype: "
+        "keep one expected status per model",
+        path, key[0], seen->second + 1, i + 1));
+  }
 }
 
 ExpectedComparison compare_with_expected(const std::vector<ResultRow>& actual,

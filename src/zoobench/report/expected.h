@@ -96,6 +96,12 @@ struct ExpectedComparison {
   bool gate_fails(bool allow_improved = false) const;
 };
 
+// An expected file that names a model twice for the same device, mode, backend, dtype and
+// input layout cannot say what the model should do (a run was failed by the row it did not
+// match): UsageError naming the model and both lines, as upstream's files have one row each.
+void require_one_expectation_per_model(const std::vector<ResultRow>& expected,
+                                       const std::string& path);
+
 // `actual` and `expected` are accuracy rows. An expected row matches an actual row by name and
 // by whichever of dev, mode, backend, dtype the expected row fills in (upstream's expected
 // files have only name, accuracy and counters).

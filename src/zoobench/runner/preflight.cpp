@@ -8,6 +8,7 @@
 #include "zoobench/runner/child_process.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/files.h"
+#include "zoobench/util/output_guard.h"
 #include "zoobench/util/text.h"
 
 namespace fs = std::filesystem;
@@ -57,6 +58,20 @@ void check_selection_not_empty(const std::vector<SelectedModel>& selected, bool 
       "no model is selected: --only, -k/--filter, -x/--exclude, --exclude-exact and the "
       "partition leave nothing of the suite's models (`zoobench list` with the same filters "
       "shows them); --allow-empty-selection makes an empty selection a success");
+}
+
+void check_expected_is_no_output(const RunOptions& options) {
+  if (options.expected.empty()) return;
+  RunOptions each = options;
+  for (const auto& backend : options.backends) {
+    each.backend = backend;
+    for (const auto& device : options.devices) {
+      for (const char* experiment : {"accuracy", "performance"}) {
+        refuse_output_over_inputs(result_csv_path(each, experiment, device), {options.expected},
+                                  "the run's results file");
+      }
+    }
+  }
 }
 
 std::size_t models_to_export(const std::vector<SelectedModel>& selected) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "zoobench/runner/run_options.h"
 #include "zoobench/runner/selection.h"
 
 namespace zoobench {
@@ -15,6 +16,10 @@ void check_zoo_folder(const std::string& zoo_dir);
 // A selection of no models (a -k/-x typo, an empty partition) is refused unless
 // `allow_empty` (--allow-empty-selection): a CI filter that matches nothing must not pass.
 void check_selection_not_empty(const std::vector<SelectedModel>& selected, bool allow_empty);
+
+// --expected FILE that is one of the files the run would write its rows to (--output FILE, or
+// the output folder's): refused, before the file the run gates on is overwritten.
+void check_expected_is_no_output(const RunOptions& options);
 
 // The models of `selected` the zoo lacks (no manifest), which the run would export.
 std::size_t models_to_export(const std::vector<SelectedModel>& selected);

@@ -21,6 +21,7 @@
 
 #include "zoobench/backends/backend.h"
 #include "zoobench/python/embedded_python.h"
+#include "zoobench/report/expected.h"
 #include "zoobench/report/markdown.h"
 #include "zoobench/report/number_format.h"
 #include "zoobench/results/result_files.h"
@@ -576,6 +577,7 @@ std::vector<ResultRow> read_expected(const RunOptions& options) {
   if (file.kind != ExperimentKind::kAccuracy)
     throw UsageError("--expected " + options.expected +
                      " holds performance results; it names accuracy statuses (name,accuracy)");
+  report::require_one_expectation_per_model(file.rows, options.expected);
   return file.rows;
 }
 
@@ -685,6 +687,7 @@ int execute_run(const RunOptions& options, const std::vector<std::string>& comma
                         (fs::path(options.output_directory) / "logs" / "exporter-check.log").string());
   }
 
+  check_expected_is_no_output(options);
   const std::vector<ResultRow> expected = read_expected(options);
 
   // Before the result files are read for --resume: no second run beside this one, in the

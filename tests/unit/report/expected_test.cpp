@@ -108,6 +108,26 @@ TEST_F(ExpectedGate, VerdictsWithUpstreamRules) {
   EXPECT_NE(printed.find("--update-expected"), std::string::npos);
 }
 
+// An expected file naming a model twice failed a passing run with the reason of the row it did
+// not match. Refused, naming the model and both rows; rows that differ by device or backend are
+// two expectations, not one named twice.
+TEST_F(ExpectedGate, AModelNamedTwiceIsRefusedWithBothRows) {
+  write_file_atomically(dir.file("twice.csv"), "name,accuracy\na,pass\nb,pass\na,fail_accuracy\n");
+  try {
+    require_one_expectation_per_model(rows_of(dir.file("twice.csv")), "twice.csv");
+    FAIL() << "a model named twice was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("twice.csv: a is named twice (rows 1 and 3)"),
+              std::string::npos)
+        << e.what();
+  }
+  write_file_atomically(dir.file("two_devices.csv"),
+                        "dev,name,accuracy\ncpu,a,pass\ncuda,a,fail_accuracy\n");
+  EXPECT_NO_THROW(
+      require_one_expectation_per_model(rows_of(dir.file("two_devices.csv")), "two_devices.csv"));
+  EXPECT_NO_THROW(require_one_expectation_per_model(rows_of(dir.file("expected.csv")), "e.csv"));
+}
+
 TEST_F(ExpectedGate, GateOutcomes) {
   // Drop the regressions: PASS and XFAIL pass the gate; IMPROVED fails it until the expected
   // file records it, as upstream insists, unless improvements are allowed.
