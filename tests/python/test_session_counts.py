@@ -79,8 +79,24 @@ class TrainingStep(unittest.TestCase):
             torch.testing.assert_close(got.grad, want.grad, msg=name)
         torch.testing.assert_close(self.model.bn.running_mean, reference.bn.running_mean)
 
+    def test_no_optimizer_steps_nothing_as_upstreams_ci_skip_optimizer(self):
+        # upstream's optimizer_zero_grad then clears the module's gradients, and no step runs
+        s = session_for(self.model, training=True, optimizer="none")
+        before = [p.detach().clone() for p in self.model.parameters()]
+        for _ in range(2):
+            s.step(self.inputs)
+        for got, want in zip(self.model.parameters(), before):
+            self.assertTrue(torch.equal(got, want))
+            self.assertIsNotNone(got.grad)
+        reference = copy.deepcopy(self.model)
+        reference.zero_grad(set_to_none=True)
+        out = reference(*self.inputs)
+        (out.sum() / out.numel()).backward()
+        for got, want in zip(self.model.parameters(), reference.parameters()):
+            torch.testing.assert_close(got.grad, want.grad)  # one step's, not two summed
+
     def test_warm_up_leaves_parameters_buffers_and_optimizer_state_as_they_were(self):
-        for optimizer in ("sgd", "adam"):
+        for optimizer in ("sgd", "adam", "none"):
             with self.subTest(optimizer=optimizer):
                 model = copy.deepcopy(self.model)
                 s = session_for(model, training=True, optimizer=optimizer)

@@ -127,13 +127,14 @@ class ModelSession:
             # As upstream's run_n_iterations: the last call collects the results (dynamo
             # compiles that variant of the step's tail too, and counts it).
             self._forward_callable()(inputs, call == calls - 1)
-        self.optimizer.zero_grad(set_to_none=True)
+        _clear_gradients(self.optimizer, self.module)
         with torch.no_grad():
             for tensor, copy in saved:
                 tensor.copy_(copy)
             # The optimizer's state began empty; in place, zeros are that state (Adam's step
             # count and moments), and the compiled step keeps the tensors it was traced with.
-            for state in self.optimizer.state.values():
+            states = self.optimizer.state.values() if self.optimizer is not None else []
+            for state in states:
                 for value in state.values():
                     if isinstance(value, torch.Tensor):
                         value.zero_()
@@ -214,12 +215,13 @@ class ModelSession:
         collect_results): dynamo does not trace torch's own files, so each is a graph break
         here as in upstream's harness. (loss, outputs) when collecting, else None."""
         inputs = _clone_inputs(inputs)
-        _clear_gradients(self.optimizer)
+        _clear_gradients(self.optimizer, self.module)
         with self._autocast():
             outputs = self.module(*inputs)
             loss = training_loss(outputs, self.loss_rule, self.loss_scale)
         loss.backward()
-        self.optimizer.step()
+        if self.optimizer is not None:  # upstream's optimizer_step
+            self.optimizer.step()
         if collect_outputs:
             _collect_results(self.module, loss, inputs)
             return loss.detach(), outputs
@@ -234,11 +236,13 @@ class ModelSession:
             # As upstream's init_optimizer: SGD's step stays outside dynamo.
             optimizer.step = _outside_dynamo(optimizer.step)
             return optimizer
+        if kind == "none":
+            return None  # upstream's CI_SKIP_OPTIMIZER: the step ends with the backward
         if kind == "adam":
             # Upstream's Adam: capturable (its step compiled, CUDA graphs) where it can be.
             cuda = torch.device(self.device).type == "cuda"
             return torch.optim.Adam(parameters, lr=lr, capturable=cuda, foreach=True if cuda else None)
-        raise ValueError(f"unknown optimizer {kind!r}: use sgd or adam")
+        raise ValueError(f"unknown optimizer {kind!r}: use sgd, adam or none")
 
     def _autocast(self):
         if not self.amp:
@@ -297,8 +301,12 @@ def _collect_results(module, loss, inputs) -> None:
         upstream(module, None, loss, inputs)
 
 
-def _clear_gradients(optimizer) -> None:
-    optimizer.zero_grad(set_to_none=True)
+def _clear_gradients(optimizer, module) -> None:
+    # Upstream's optimizer_zero_grad: the module's own when there is no optimizer.
+    if optimizer is not None:
+        optimizer.zero_grad(set_to_none=True)
+    else:
+        module.zero_grad(set_to_none=True)
 
 
 # Upstream's optimizer_zero_grad runs outside dynamo (torch._disable_dynamo(recursive=True)).

@@ -127,6 +127,12 @@ class AotInductorExecutable : public Executable {
 class AotInductorBackend : public Backend {
  public:
   std::string name() const override { return "aot_inductor"; }
+  std::optional<std::string> channels_last_refusal() const override {
+    return "a package is compiled for the layout it was exported with";
+  }
+  std::optional<std::string> submodules_refusal() const override {
+    return "an AOTInductor package is one compiled piece: it exposes no intermediate values";
+  }
   std::string description() const override {
     return "AOTInductor package (torch.compile's C++ runtime), inference; export with --aoti";
   }

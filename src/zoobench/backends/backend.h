@@ -20,7 +20,10 @@
 namespace zoobench {
 
 struct OptimizerSettings {
-  std::string kind = "sgd";  // "sgd" | "adam"
+  // "sgd" | "adam" | "none" (no step: upstream's CI_SKIP_OPTIMIZER); a run's --optimizer may
+  // also be "upstream", which each model's plan resolves to one of these (runner/
+  // upstream_optimizer.h).
+  std::string kind = "sgd";
   double learning_rate = 0.01;
 };
 
@@ -153,6 +156,17 @@ class Backend {
   // Which family the report's latency matrix puts it in: "zoobench" (the C++ deployment
   // paths), "torch.compile", or "python" (the uncompiled Python module).
   virtual std::string family() const { return "zoobench"; }
+  // Whether the backend is CUDA graphs itself (cudagraphs), which a suite's disable_cudagraph
+  // list does not turn off: the list is about the graphs other backends add on CUDA.
+  virtual bool is_cuda_graphs() const { return false; }
+  // Why upstream's --channels-last cannot apply to it (aot_inductor: the package is compiled
+  // for the layout it was exported with), or nullopt.
+  virtual std::optional<std::string> channels_last_refusal() const { return std::nullopt; }
+  // Why `zoobench bisect` cannot run its prepared model's submodules one by one, or nullopt
+  // where the prepared model is a TorchScript module (eager, jit, cudagraphs).
+  virtual std::optional<std::string> submodules_refusal() const {
+    return name() + " compiles the Python module, not TorchScript submodules that could run alone";
+  }
   // Why this backend cannot run on this machine at all, whatever the model (a CUDA-only
   // backend in a CPU build, torch.compile on a Python whose torch is older than 2.0), or
   // nullopt. `zoobench list --backends` shows it.
@@ -190,6 +204,12 @@ class Backend {
 // aot_eager, ...; `compile:NAME` reaches dynamo's backends whose names zoobench's own take)
 // with torch.compile's MODE. Throws UsageError naming the choices for a name that is neither.
 std::unique_ptr<Backend> make_backend(const std::string& name);
+// The backend that runs an eager reference ("python": the model's Python module, python_eager;
+// "torchscript": eval.pt, eager).
+std::string eager_reference_backend(const std::string& eager_reference);
+// The eager reference a run of `backends` needs: "python" when every one is of the
+// torch.compile family or python_eager, else "torchscript" (zoobench's own load eval.pt).
+std::string resolve_eager_reference(const std::vector<std::string>& backends);
 // Whether `name` is one of torch.compile's (NAME[:MODE], compile:NAME), not zoobench's own.
 bool is_torch_compile_backend(const std::string& name);
 // The dynamo backend of a torch.compile name ("inductor" for inductor:reduce-overhead and

@@ -110,7 +110,7 @@ class CudaGraphExecutable : public Executable {
       : inner_(std::move(inner)), request_(request) {}
 
   void capture(const std::vector<c10::IValue>& example_inputs) {
-    if (request_.mode == Mode::kTraining && request_.optimizer.kind != "sgd") {
+    if (request_.mode == Mode::kTraining && request_.optimizer.kind == "adam") {
       // Adam keeps its step count on the host: a replayed step would reuse the captured one.
       run_uncaptured("failed", "the " + request_.optimizer.kind + " optimizer's host-side step count cannot be captured");
       return;

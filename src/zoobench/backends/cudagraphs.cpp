@@ -12,6 +12,8 @@ namespace {
 class CudaGraphsBackend : public Backend {
  public:
   std::string name() const override { return "cudagraphs"; }
+  bool is_cuda_graphs() const override { return true; }
+  std::optional<std::string> submodules_refusal() const override { return std::nullopt; }
   std::string description() const override {
     return "the eager reference captured into a CUDA graph and replayed (CUDA only)";
   }

@@ -11,6 +11,7 @@ namespace {
 class EagerBackend : public Backend {
  public:
   std::string name() const override { return "eager"; }
+  std::optional<std::string> submodules_refusal() const override { return std::nullopt; }
   std::string description() const override {
     return "TorchScript interpreter, optimizations off (op-by-op): the reference and the baseline";
   }

@@ -27,6 +27,7 @@ constexpr int kProfilingRuns = 3;
 class JitBackend : public Backend {
  public:
   std::string name() const override { return "jit"; }
+  std::optional<std::string> submodules_refusal() const override { return std::nullopt; }
   std::string description() const override {
     return "TorchScript optimizing executor: freeze + optimize_for_inference, NNC fusion, autodiff";
   }

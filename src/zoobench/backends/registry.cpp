@@ -75,6 +75,17 @@ std::optional<std::string> dynamo_backend_of(const std::string& name) {
 
 bool is_torch_compile_backend(const std::string& name) { return dynamo_backend_of(name).has_value(); }
 
+std::string eager_reference_backend(const std::string& eager_reference) {
+  return eager_reference == "python" ? "python_eager" : "eager";
+}
+
+std::string resolve_eager_reference(const std::vector<std::string>& backends) {
+  for (const auto& name : backends) {
+    if (make_backend(name)->family() == "zoobench") return "torchscript";
+  }
+  return "python";
+}
+
 void require_known_backend(const std::string& name) {
   const auto dynamo_backend = dynamo_backend_of(name);
   if (!dynamo_backend) return;

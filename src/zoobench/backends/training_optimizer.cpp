@@ -12,6 +12,7 @@ struct TrainingOptimizer::State {
   std::vector<at::Tensor> parameters;
   double learning_rate = 0;
   std::unique_ptr<torch::optim::Optimizer> adam;  // null for SGD
+  bool stepless = false;  // "none": upstream's CI_SKIP_OPTIMIZER models step no optimizer
 };
 
 TrainingOptimizer::TrainingOptimizer(std::vector<at::Tensor> parameters, const OptimizerSettings& settings)
@@ -21,6 +22,8 @@ TrainingOptimizer::TrainingOptimizer(std::vector<at::Tensor> parameters, const O
   if (settings.kind == "adam") {
     state_->adam = std::make_unique<torch::optim::Adam>(
         parameters, torch::optim::AdamOptions(settings.learning_rate));
+  } else if (settings.kind == "none") {
+    state_->stepless = true;
   } else if (settings.kind != "sgd") {
     throw UsageError("unknown optimizer '" + settings.kind + "': use sgd or adam");
   }
@@ -33,6 +36,7 @@ void TrainingOptimizer::zero_grad() {
 }
 
 void TrainingOptimizer::step() {
+  if (state_->stepless) return;
   if (state_->adam) {
     state_->adam->step();
     return;

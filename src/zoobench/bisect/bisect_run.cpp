@@ -130,10 +130,7 @@ std::optional<ResultRow> run_accuracy_child(const ZooEntry& entry, const RunOpti
 // Backends whose prepared model is a TorchScript module: its submodules can run alone.
 std::optional<std::string> why_no_submodules(const std::string& backend, Mode mode) {
   if (mode != Mode::kInference) return "searched for inference only";
-  if (backend == "jit" || backend == "cudagraphs" || backend == "eager") return std::nullopt;
-  if (backend == "aot_inductor")
-    return "an AOTInductor package is one compiled piece: it exposes no intermediate values";
-  return backend + " compiles the Python module, not TorchScript submodules that could run alone";
+  return make_backend(backend)->submodules_refusal();
 }
 
 // The `zoobench bisect --capture-children` child that writes the children `parent` calls (the

@@ -8,6 +8,7 @@
 
 #include "zoobench/backends/backend.h"
 #include "zoobench/backends/switches.h"
+#include "zoobench/runner/upstream_optimizer.h"
 #include "zoobench/util/text.h"
 
 namespace zoobench {
@@ -57,10 +58,32 @@ void plan_cudagraphs(ModelPlan& plan, const RunOptions& options, const SuiteConf
   plan.cudagraphs = options.cudagraphs;
   if (!options.cudagraphs) {
     plan.cudagraphs_off_reason = "--disable-cudagraphs";
-  } else if (config.disables_cudagraphs(plan.model) && plan.backend != "cudagraphs") {
+  } else if (config.disables_cudagraphs(plan.model) && !make_backend(plan.backend)->is_cuda_graphs()) {
     plan.cudagraphs = false;
     plan.cudagraphs_off_reason = config.suite() + ".yaml disable_cudagraph";
   }
+}
+
+// --optimizer upstream: for the torch.compile family (eager being the Python module, as
+// upstream's), the optimizer upstream's init_optimizer picks; zoobench's own backends step SGD
+// (a C++ Adam step keeps a host-side count that a CUDA graph cannot capture).
+void plan_optimizer(ModelPlan& plan, const RunOptions& options) {
+  plan.optimizer = options.optimizer;
+  if (options.optimizer.kind != "upstream") {
+    plan.optimizer_why = "--optimizer " + options.optimizer.kind;
+    return;
+  }
+  if (make_backend(plan.backend)->family() == "zoobench") {
+    plan.optimizer.kind = "sgd";
+    plan.optimizer_why = "zoobench's own backends step SGD (--optimizer adam for Adam)";
+    return;
+  }
+  const OptimizerChoice choice = upstream_optimizer(
+      {plan.model, plan.device.rfind("cuda", 0) == 0,
+       dynamo_backend_of(plan.backend) == std::optional<std::string>("inductor"),
+       options.accuracy, options.ci});
+  plan.optimizer.kind = choice.kind;
+  plan.optimizer_why = choice.why;
 }
 
 // What the flags ask of the model and how its backends prepare it.
@@ -75,7 +98,7 @@ void plan_flags(ModelPlan& plan, const ZooEntry& entry, const RunOptions& option
     plan.save_outputs_dir =
         (std::filesystem::path(options.save_outputs) / entry.suite / entry.name).string();
   plan.measurement = options.measurement;
-  plan.optimizer = options.optimizer;
+  plan_optimizer(plan, options);
   plan.compile_options_json = options.compile_options_json;
   plan.cold_compile_cache = options.cold_compile_cache;
   plan.freezing = options.freezing;
@@ -100,7 +123,7 @@ std::string eager_runs_rule(const ModelPlan& plan) {
 std::vector<std::string> needed_roles(const std::string& eager_reference,
                                       const std::vector<std::string>& backends, Mode mode,
                                       Precision precision, const std::string& device_type) {
-  std::vector<std::string> loading = {reference_backend_for(eager_reference)};
+  std::vector<std::string> loading = {eager_reference_backend(eager_reference)};
   loading.insert(loading.end(), backends.begin(), backends.end());
   std::vector<std::string> roles;
   for (const auto& backend : loading) {
@@ -125,7 +148,7 @@ ExportRequest export_request(const RunOptions& options, const std::string& suite
 }
 
 std::string reference_backend(const ModelPlan& plan) {
-  return reference_backend_for(plan.eager_reference);
+  return eager_reference_backend(plan.eager_reference);
 }
 
 ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunOptions& options,
@@ -188,8 +211,10 @@ std::string describe(const ModelPlan& plan) {
       plan.tolerance.source, plan.check_runs,
       eager_runs_rule(plan));
   if (plan.mode == Mode::kTraining)
-    text += fmt::format("plan: loss scale {}; accuracy checked in {} mode\n", plan.loss_scale,
-                        plan.training_in_eval_mode ? "eval (upstream's use_eval_mode)" : "train");
+    text += fmt::format(
+        "plan: loss scale {}; accuracy checked in {} mode; optimizer {} lr {} ({})\n",
+        plan.loss_scale, plan.training_in_eval_mode ? "eval (upstream's use_eval_mode)" : "train",
+        plan.optimizer.kind, plan.optimizer.learning_rate, plan.optimizer_why);
   if (plan.device.rfind("cuda", 0) == 0)
     text += fmt::format("plan: CUDA graphs {}\n",
                         plan.cudagraphs ? "allowed" : "off (" + plan.cudagraphs_off_reason + ")");

@@ -60,7 +60,8 @@ struct ModelPlan {
   std::string save_outputs_dir;            // --save-outputs DIR/<suite>/<model>, "" none
   MeasurementSettings measurement;         // --repeat, --warmup, ...
   // How its backends prepare it (BackendRequest's fields from the flags).
-  OptimizerSettings optimizer;
+  OptimizerSettings optimizer;  // resolved: sgd, adam or none
+  std::string optimizer_why;    // the flag, or upstream's list or rule that chose it
   std::string compile_options_json;
   bool cold_compile_cache = false, freezing = false, dynamic_shapes = false;
   bool channels_last = false;

@@ -160,8 +160,10 @@ void add_execution_flags(CLI::App& c, RunFlags& f) {
                "(0: no budget)")
       ->check(finite_number(0))
       ->capture_default_str();
-  c.add_option("--optimizer", o.optimizer.kind, "training optimizer: sgd or adam")
-      ->check(CLI::IsMember({"sgd", "adam"}))
+  c.add_option("--optimizer", o.optimizer.kind,
+               "training optimizer: upstream (upstream's choice for the torch.compile family on "
+               "CUDA: Adam, SGD for the models its lists name; SGD elsewhere), sgd or adam")
+      ->check(CLI::IsMember({"upstream", "sgd", "adam"}))
       ->capture_default_str();
   c.add_option("--lr", f.lr, "training learning rate")
       ->check(finite_number(0, /*inclusive=*/false))
@@ -340,14 +342,16 @@ std::string upstream_ci_effects(const RunOptions& options) {
   return fmt::format(
       "--ci: applied as upstream's: a fresh Inductor cache for every compile (upstream keeps "
       "a TORCHINDUCTOR_CACHE_DIR you set, zoobench does not); the exit status gates on "
-      "--expected FILE as upstream's CI gates with check_accuracy.py.\n"
+      "--expected FILE as upstream's CI gates with check_accuracy.py; {}.\n"
       "--ci: not applied: translation validation of accuracy runs (set "
       "TORCHDYNAMO_TRANSLATION_VALIDATION=1, with z3 installed); --repeat capped at 2 with "
       "--accuracy (upstream's accuracy runs time nothing; --performance here keeps --repeat "
-      "{}); SGD for CI_USE_SGD's models in CUDA training (every model trains with --optimizer, "
-      "{} here); TORCH_COMPILE_DEBUG for CI_PRESERVE_COMPILE_DEBUG's models (empty upstream); "
+      "{}); TORCH_COMPILE_DEBUG for CI_PRESERVE_COMPILE_DEBUG's models (empty upstream); "
       "timm's batch_size.ci_accuracy (none in upstream's timm_models.yaml)",
-      options.measurement.repeat, options.optimizer.kind);
+      options.optimizer.kind == "upstream"
+          ? "SGD for CI_USE_SGD's models in CUDA training with the torch.compile backends"
+          : "not CI_USE_SGD's SGD: every model trains with --optimizer " + options.optimizer.kind,
+      options.measurement.repeat);
 }
 
 const std::vector<std::string>& parent_decided_flags() {
@@ -496,6 +500,7 @@ void finish_upstream_flags(const CLI::App& command, RunFlags& f) {
     throw UsageError(std::string(f.ci ? "--ci" : "--cold-start-latency") +
                      " compiles cold, in fresh caches; --keep-compile-cache keeps them: drop one");
   o.cold_compile_cache = f.ci || f.cold_start_latency;
+  o.ci = f.ci;
   if (!f.tolerance.empty() && !f.tolerance.front().empty())
     throw UsageError("--tolerance is upstream's mode now (each model's tolerance, printed after "
                      "an accuracy check); the tolerance for every model is --tol " +
@@ -560,10 +565,12 @@ void finish_backends(RunFlags& f) {
     require_backend_for("--freezing", o.backends, takes_freezing, o.mode,
                         "Inductor's freezing, for inductor in inference (jit freezes by "
                         "default: its switch `freeze`)");
-  if (o.channels_last &&
-      std::find(o.backends.begin(), o.backends.end(), "aot_inductor") != o.backends.end())
-    throw UsageError("--channels-last with aot_inductor: a package is compiled for the layout "
-                     "it was exported with; leave aot_inductor out of this run");
+  for (const auto& name : o.backends) {
+    if (!o.channels_last) break;
+    if (auto why = make_backend(name)->channels_last_refusal())
+      throw UsageError("--channels-last with " + name + ": " + *why + "; leave " + name +
+                       " out of this run");
+  }
   if (o.dynamic_shapes)
     require_backend_for("--dynamic-shapes", o.backends, takes_dynamo_config, o.mode,
                         "dynamo's configuration, for the torch.compile backends");

@@ -41,17 +41,6 @@ std::string backend_file_part(const std::string& backend) {
   return out;
 }
 
-std::string resolve_eager_reference(const std::vector<std::string>& backends) {
-  for (const auto& name : backends) {
-    if (make_backend(name)->family() == "zoobench") return "torchscript";
-  }
-  return "python";
-}
-
-std::string reference_backend_for(const std::string& eager_reference) {
-  return eager_reference == "python" ? "python_eager" : "eager";
-}
-
 std::string eager_reference(const RunOptions& options) {
   if (options.eager_reference != "auto") return options.eager_reference;
   return resolve_eager_reference(options.backends);

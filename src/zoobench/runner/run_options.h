@@ -80,7 +80,8 @@ struct RunOptions {
   bool suite_switches = true;             // --ignore-suite-switches sets false: the suite's
                                           // zoobench.switches_off are not applied
   std::vector<std::string> input_layouts; // --input-layouts, empty: contiguous only
-  OptimizerSettings optimizer;
+  OptimizerSettings optimizer = {"upstream", 0.01};  // --optimizer, --lr
+  bool ci = false;                        // --ci (upstream's CI lists apply)
   std::vector<std::string> child_flags;   // the user's flags that every child gets as they are
   std::string row_out;                    // child mode: write rows as JSON here, not to the CSVs
   std::string log_file;                   // child mode: the log file the parent captures into
@@ -96,11 +97,6 @@ struct RunOptions {
 // The eager reference of `options` resolved: "python" or "torchscript" (resolve_eager_reference
 // of the run's backends when options.eager_reference is "auto").
 std::string eager_reference(const RunOptions& options);
-// The backend that runs an eager reference ("python" or "torchscript"): python_eager or eager.
-std::string reference_backend_for(const std::string& eager_reference);
-// "python" when every backend named is of the torch.compile family or python_eager, else
-// "torchscript".
-std::string resolve_eager_reference(const std::vector<std::string>& backends);
 
 // The input layouts the accuracy experiment runs: --input-layouts, or the default alone.
 std::vector<std::string> accuracy_layouts(const RunOptions& options);

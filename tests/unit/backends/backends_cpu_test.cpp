@@ -72,6 +72,26 @@ TEST(BackendRegistry, TorchCompileNamesAndModes) {
   EXPECT_THROW(make_backend("in ductor"), UsageError);
 }
 
+// What the runner and bisect ask of a backend, answered by the backend (no name compared
+// elsewhere): whether it is CUDA graphs itself, whether --channels-last can apply, whether its
+// prepared model's submodules can run alone; and which backend runs each eager reference.
+TEST(BackendRegistry, TraitsTheRunnerAsksAreTheBackendsOwn) {
+  for (const auto& listing : list_backends()) {
+    SCOPED_TRACE(listing.name);
+    auto backend = make_backend(listing.name);
+    EXPECT_EQ(backend->is_cuda_graphs(), listing.name == "cudagraphs");
+    EXPECT_EQ(backend->channels_last_refusal().has_value(), listing.name == "aot_inductor");
+    const bool torchscript = listing.name == "eager" || listing.name == "jit" ||
+                             listing.name == "cudagraphs";
+    EXPECT_EQ(!backend->submodules_refusal().has_value(), torchscript);
+  }
+  EXPECT_TRUE(make_backend("inductor:reduce-overhead")->submodules_refusal().has_value());
+  EXPECT_EQ(eager_reference_backend("python"), "python_eager");
+  EXPECT_EQ(eager_reference_backend("torchscript"), "eager");
+  EXPECT_EQ(resolve_eager_reference({"inductor", "python_eager"}), "python");
+  EXPECT_EQ(resolve_eager_reference({"inductor", "jit"}), "torchscript");
+}
+
 TEST(BackendSupport, CudagraphsNeedsCuda) {
   Model model = load_model("mlp", c10::Device(c10::kCPU));
   auto reason = make_backend("cudagraphs")

@@ -65,8 +65,8 @@ TEST(ModelPlan, EachBackendOfAMixedRunKeepsTheRunsReference) {
   RunOptions child = run_of({"inductor"});
   child.eager_reference = resolve_eager_reference({"inductor", "jit"});
   EXPECT_EQ(eager_reference(child), "torchscript");
-  EXPECT_EQ(reference_backend_for(eager_reference(child)), "eager");
-  EXPECT_EQ(reference_backend_for(eager_reference(run_of({"inductor"}))), "python_eager");
+  EXPECT_EQ(eager_reference_backend(eager_reference(child)), "eager");
+  EXPECT_EQ(eager_reference_backend(eager_reference(run_of({"inductor"}))), "python_eager");
 }
 
 // Upstream's accuracy rules, resolved per model (common.py, torchbench.py): torchbench models
@@ -100,6 +100,38 @@ TEST(ModelPlan, UpstreamsAccuracyRulesAreResolvedPerModel) {
   RunOptions float32 = training;
   float32.equal_nan = false;  // --float32
   EXPECT_FALSE(plan_of("BERT_pytorch", float32, torchbench).equal_nan);
+}
+
+// --optimizer upstream (the default): upstream's init_optimizer, read from common.py, for the
+// torch.compile family on CUDA; SGD for zoobench's own backends and off CUDA; the flag's choice
+// wins. Training graph breaks depend on it (SGD's step is outside dynamo, Adam's is compiled).
+TEST(ModelPlan, TheTrainingOptimizerIsUpstreamsChoice) {
+  const SuiteConfig suite("torchbench");
+  auto optimizer_of = [&](const std::string& model, RunOptions run,
+                          const std::string& device = "cuda") {
+    run.accuracy = true;
+    Manifest manifest;
+    manifest.name = model;
+    return plan_model(ZooEntry{"torchbench", model, ""}, manifest, run, suite, device).optimizer.kind;
+  };
+  const RunOptions inductor = run_of({"inductor"}, Mode::kTraining);
+  EXPECT_EQ(optimizer_of("hf_Bert", inductor), "adam");
+  EXPECT_EQ(optimizer_of("BERT_pytorch", inductor), "sgd");             // BENCHMARK_USE_SGD
+  EXPECT_EQ(optimizer_of("MobileBertForMaskedLM", inductor), "none");   // CI_SKIP_OPTIMIZER
+  EXPECT_EQ(optimizer_of("vit_base_patch14_dinov2.lvd142m", inductor), "sgd");
+  EXPECT_EQ(optimizer_of("vit_base_patch14_dinov2.lvd142m", run_of({"aot_eager"}, Mode::kTraining)),
+            "adam");  // CUDA_INDUCTOR_ACCURACY_USE_SGD is inductor's only
+  EXPECT_EQ(optimizer_of("resnet50", inductor), "adam");
+  RunOptions ci = inductor;
+  ci.ci = true;
+  EXPECT_EQ(optimizer_of("resnet50", ci), "sgd");  // CI_USE_SGD, with --ci
+  EXPECT_EQ(optimizer_of("hf_Bert", inductor, "cpu"), "sgd");
+  EXPECT_EQ(optimizer_of("hf_Bert", run_of({"jit"}, Mode::kTraining)), "sgd");
+  RunOptions asked = inductor;
+  asked.optimizer.kind = "sgd";
+  EXPECT_EQ(optimizer_of("hf_Bert", asked), "sgd");
+  asked.optimizer.kind = "adam";
+  EXPECT_EQ(optimizer_of("BERT_pytorch", asked), "adam");
 }
 
 }  // namespace

@@ -313,8 +313,9 @@ TEST(RunFlags, CiSaysWhichOfUpstreamsEffectsItApplies) {
   EXPECT_THAT(text, HasSubstr("applied as upstream's: a fresh Inductor cache"));
   EXPECT_THAT(text, HasSubstr("not applied: translation validation"));
   EXPECT_THAT(text, HasSubstr("TORCHDYNAMO_TRANSLATION_VALIDATION=1"));
-  EXPECT_THAT(text, HasSubstr("CI_USE_SGD"));
-  EXPECT_THAT(text, HasSubstr("--optimizer, sgd here"));
+  EXPECT_THAT(text, HasSubstr("; SGD for CI_USE_SGD's models in CUDA training"));
+  EXPECT_THAT(upstream_ci_effects(parsed({"--accuracy", "--ci", "--optimizer", "adam"}).options),
+              HasSubstr("not CI_USE_SGD's SGD: every model trains with --optimizer adam"));
 
   const log::Level level = log::current_level();
   log::set_level(log::Level::kInfo);
