@@ -40,7 +40,7 @@ source scripts/gpu-lib.sh
 
 # A run longer than the shell that starts it: in a copy of the checkout of its own (so that
 # updating or re-copying the checkout cannot take files, the build or the TorchBench copy from
-# under it), in a process session of its own (so that it outlives the shell).
+# under it), detached from the shell that starts it (setsid, so that it outlives that shell).
 DETACH_DIR=${DETACH_DIR:-/tmp/zoobench-gpu-run}
 detached_pid() { cat "$DETACH_DIR/.pid" 2> /dev/null; }
 detached_running() { local pid; pid=$(detached_pid) && [[ -n $pid ]] && kill -0 "$pid" 2> /dev/null; }

@@ -6,32 +6,17 @@
 #include <filesystem>
 
 #include "zoobench/runner/child_process.h"
+#include "zoobench/runner/child_rows.h"
 #include "zoobench/util/errors.h"
-#include "zoobench/util/files.h"
 #include "zoobench/util/output_guard.h"
-#include "zoobench/util/text.h"
 
 namespace fs = std::filesystem;
 
 namespace zoobench {
 namespace {
 
-// Importing torch takes a few seconds; a minute means something is wrong (a hung filesystem).
+// Importing torch takes a few seconds; two minutes mean something is wrong (a hung filesystem).
 constexpr double kProbeTimeoutSeconds = 120;
-
-// The last lines of the probe's log: the interpreter's own reason.
-std::string log_tail(const std::string& log_path) {
-  std::string text;
-  try {
-    text = read_text_file(log_path, kSmallFileLimitBytes);
-  } catch (const std::exception&) {
-    return "";
-  }
-  auto lines = split(trim(text), '\n');
-  const std::size_t keep = 3;
-  if (lines.size() > keep) lines.erase(lines.begin(), lines.end() - keep);
-  return join(lines, " | ");
-}
 
 }  // namespace
 
@@ -98,9 +83,8 @@ void check_exporter_runs(const std::string& python, const std::string& tools_dir
   const ChildOutcome outcome =
       run_child({python, "-c", probe, tools_dir}, log_path, kProbeTimeoutSeconds, never);
   if (outcome.kind == ChildOutcome::Kind::kExited && outcome.exit_code == 0) return;
-  const std::string why = outcome.kind == ChildOutcome::Kind::kFailedToStart
-                              ? outcome.error
-                              : log_tail(log_path);
+  // The interpreter's own words (its last error line), as a model process's failure gives them.
+  const std::string why = child_failure_reason(outcome, log_path, kProbeTimeoutSeconds);
   throw UsageError("the exporter cannot run: " + python + " cannot import torch and " + tools_dir +
                    "/zoo_export (" + why + ", " + log_path + ")" + hint);
 }

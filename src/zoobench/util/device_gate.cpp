@@ -2,35 +2,14 @@
 // section waits.
 #include "zoobench/util/device_gate.h"
 
-#include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <memory>
-#include <stdexcept>
+
+#include "zoobench/util/lock_file.h"
 
 namespace zoobench {
-namespace {
-
-int open_lock_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error("cannot open the lock file " + path + ": " + std::strerror(errno));
-  return fd;
-}
-
-// flock, waiting through signals. A failure other than an interrupted wait is a broken lock
-// file, which no model can be measured without.
-void lock(int fd, int operation, const std::string& path) {
-  while (::flock(fd, operation) != 0) {
-    if (errno == EINTR) continue;
-    throw std::runtime_error("cannot lock " + path + ": " + std::strerror(errno));
-  }
-}
-
-}  // namespace
 
 DeviceGate::DeviceGate(const std::string& path) : path_(path) {
   if (path.empty()) return;
@@ -55,12 +34,12 @@ DeviceGate::~DeviceGate() {
 }
 
 void DeviceGate::take_shared_locked() {
-  lock(turn_fd_, LOCK_SH, path_ + ".turn");
-  lock(device_fd_, LOCK_SH, path_);
-  lock(turn_fd_, LOCK_UN, path_ + ".turn");
+  take_lock(turn_fd_, LOCK_SH, path_ + ".turn");
+  take_lock(device_fd_, LOCK_SH, path_);
+  take_lock(turn_fd_, LOCK_UN, path_ + ".turn");
 }
 
-void DeviceGate::drop_shared_locked() { lock(device_fd_, LOCK_UN, path_); }
+void DeviceGate::drop_shared_locked() { take_lock(device_fd_, LOCK_UN, path_); }
 
 std::optional<std::pair<int, int>> DeviceGate::shared_descriptors() const {
   std::lock_guard<std::mutex> guard(mutex_);
@@ -88,8 +67,8 @@ DeviceGate::Exclusive::Exclusive(DeviceGate& gate) : gate_(gate) {
     std::lock_guard<std::mutex> guard(gate_.mutex_);
     if (gate_.exclusive_) throw std::logic_error("a timed section inside another one");
     if (gate_.shared_ > 0) gate_.drop_shared_locked();
-    lock(gate_.turn_fd_, LOCK_EX, gate_.path_ + ".turn");
-    lock(gate_.device_fd_, LOCK_EX, gate_.path_);
+    take_lock(gate_.turn_fd_, LOCK_EX, gate_.path_ + ".turn");
+    take_lock(gate_.device_fd_, LOCK_EX, gate_.path_);
     gate_.exclusive_ = true;
   }
   since_ = std::chrono::system_clock::now();

@@ -1,15 +1,13 @@
 #include "zoobench/zoo/zoo_locks.h"
 
-#include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
 #include "zoobench/util/files.h"
+#include "zoobench/util/lock_file.h"
 #include "zoobench/util/log.h"
 
 namespace fs = std::filesystem;
@@ -17,27 +15,11 @@ namespace fs = std::filesystem;
 namespace zoobench {
 namespace {
 
-int open_lock(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot open the lock file " + path + ": " + std::strerror(errno));
-  return fd;
-}
-
-// flock through interrupted waits; false when a non-blocking take finds the lock held.
-bool take(int fd, int operation, const std::string& path) {
-  while (::flock(fd, operation) != 0) {
-    if (errno == EINTR) continue;
-    if (errno == EWOULDBLOCK) return false;
-    throw std::runtime_error("cannot lock " + path + ": " + std::strerror(errno));
-  }
-  return true;
-}
-
 // An exclusive hold taken without waiting, released (and its file closed) when destroyed.
 class ExclusiveTry {
  public:
-  explicit ExclusiveTry(const std::string& path) : fd_(open_lock(path)) {
-    taken_ = take(fd_, LOCK_EX | LOCK_NB, path);
+  explicit ExclusiveTry(const std::string& path) : fd_(open_lock_file(path)) {
+    taken_ = take_lock(fd_, LOCK_EX | LOCK_NB, path);
   }
   ~ExclusiveTry() {
     if (taken_) ::flock(fd_, LOCK_UN);
@@ -66,8 +48,8 @@ ModelUseLock::ModelUseLock(const std::string& zoo_dir, const std::string& suite,
   if (zoo_dir.empty()) return;
   try {
     const std::string path = model_lock_path(zoo_dir, suite, model, "use");
-    fd_ = open_lock(path);
-    take(fd_, LOCK_SH, path);  // waits only while an eviction deletes the folder
+    fd_ = open_lock_file(path);
+    take_lock(fd_, LOCK_SH, path);  // waits only while an eviction deletes the folder
   } catch (const std::exception& e) {
     // A zoo this user may only read (a shared one, run with --no-export) is used without the
     // lock: no run that could evict from it has the right to either.
