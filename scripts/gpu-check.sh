@@ -33,7 +33,7 @@ TABLE_BACKENDS=${TABLE_BACKENDS:-python_eager,jit,cudagraphs,aot_inductor,induct
 # code, which upstream's harness loads offline too (torchvision's models download weights there).
 TURN_SUITE=${TURN_SUITE:-torchbench}
 TURN_MODELS=${TURN_MODELS:-BERT_pytorch|phlippe_resnet|phlippe_densenet|pytorch_unet|dcgan|LearningToPaint|nvidia_deeprecommender|hf_Bert}
-TURN_JOBS=${TURN_JOBS:-}
+TURN_JOBS=${TURN_JOBS:-}  # zoobench's --jobs: a number, or default; several, one run each
 mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
@@ -169,8 +169,16 @@ stage_upstream() {
 # compile cache, inference accuracy + performance, then training accuracy; the wall time of each
 # is the `timed` line, where each model's time went is scripts/phase_times.py over the logs.
 stage_turnaround() {
-  local tag=jobs-${TURN_JOBS:-default} jobs=() rc=0
-  [[ -n $TURN_JOBS ]] && jobs=(--jobs "$TURN_JOBS")
+  local jobs rc=0
+  for jobs in ${TURN_JOBS:-default}; do  # several (TURN_JOBS="default 1"): one run after the other
+    turnaround_with_jobs "$jobs" || rc=1
+  done
+  return "$rc"
+}
+
+turnaround_with_jobs() {
+  local tag=jobs-$1 jobs=() rc=0
+  [[ $1 != default ]] && jobs=(--jobs "$1")
   rm -rf "$ZOO-turnaround-$tag" "$RESULTS/turnaround-$tag"*
   local common=(--suite "$TURN_SUITE" -k "^($TURN_MODELS)\$" --backend inductor --devices cuda
                 --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO-turnaround-$tag" --timeout 900
