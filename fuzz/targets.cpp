@@ -46,8 +46,11 @@ std::string torch_save_mutant(const std::string& seed, const std::vector<std::st
   return out;
 }
 
+// As a run reads it, then as `zoobench suite-config` hands it to the exporter.
 void read_suite_yaml(const std::string& path) {
-  SuiteConfig::load(path, std::filesystem::path(path).stem().string());
+  SuiteConfig::load(path, std::filesystem::path(path).stem().string())
+      .exporter_view()
+      .dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void read_results(const std::string& path) { load_result_file(path); }

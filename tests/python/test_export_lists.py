@@ -2,15 +2,15 @@
 the repository's own suites/ files."""
 
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
 
-from helpers import REPO_ROOT  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
+from helpers import REPO_ROOT, run_cli  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
 
 from zoo_export import exporter, sources  # noqa: E402
-from zoo_export.suite_config import (SuiteConfig, SuiteError, matches, names_in,  # noqa: E402
-                                     parse_models_list)
+from zoo_export.suite_config import SuiteConfig, SuiteError, matches, names_in  # noqa: E402
 
 
 def write(folder, name, text):
@@ -18,32 +18,38 @@ def write(folder, name, text):
         f.write(text)
 
 
+def load_list(text, suite="s"):
+    """The list `text` as the exporter reads it: through zoobench (suite_config.py)."""
+    with tempfile.TemporaryDirectory() as d:
+        write(d, f"{suite}_models_list.txt", text)
+        return SuiteConfig.load(d, suite).entries
+
+
 class ListFormatTest(unittest.TestCase):
     def test_all_three_upstream_forms_in_one_list(self):
-        entries = parse_models_list(
+        entries = load_list(
             "# comment\nadv_inception_v3 128\nBertForMaskedLM,32\nalexnet\n\n"
-            "  resnet18   8  # trailing comment\nT5Small, 4\n")
+            "  resnet18   8  # trailing comment\nT5Small, 4")
         self.assertEqual([(e.name, e.batch_size) for e in entries],
                          [("adv_inception_v3", 128), ("BertForMaskedLM", 32), ("alexnet", None),
                           ("resnet18", 8), ("T5Small", 4)])
 
-    def test_last_line_without_newline_and_later_duplicate_wins(self):
-        entries = parse_models_list("a 1\nb 2\na 3")
-        self.assertEqual([(e.name, e.batch_size) for e in entries], [("b", 2), ("a", 3)])
-
-    def test_errors_name_file_and_line(self):
-        for text, needle in (("ok 1\nbad x\n", "models.txt:2"), ("a 1 2\n", "models.txt:1"),
-                             ("a,-3\n", "positive")):
+    def test_errors_name_file_and_line_in_zoobench_words(self):
+        # one reader: the harness's refusals reach the exporter word for word
+        for text, needle in (("ok 1\nbad x\n", "s_models_list.txt:2: batch size 'x'"),
+                             ("a 1 2\n", "s_models_list.txt:1:"),
+                             ("a,-3\n", "not a whole number from 1"),
+                             ("a 1\nb 2\na 3\n", "s_models_list.txt:3: 'a' is listed already")):
             with self.assertRaises(SuiteError) as ctx:
-                parse_models_list(text, "models.txt")
+                load_list(text)
             self.assertIn(needle, str(ctx.exception))
 
     def test_names_that_would_be_paths_are_refused(self):
         # the exporter once deleted `<entry>.partial` for a `../` line, outside the zoo
         for bad in ("../outside", "a/b", "..", "bell\a"):
             with self.assertRaises(SuiteError) as ctx:
-                parse_models_list(f"ok 1\n{bad} 2\n", "models.txt")
-            self.assertIn("models.txt:2:", str(ctx.exception))
+                load_list(f"ok 1\n{bad} 2\n")
+            self.assertIn("s_models_list.txt:2:", str(ctx.exception))
             self.assertIn("cannot be a model's name", str(ctx.exception))
 
     def test_upstream_reference_lists_parse(self):
@@ -121,25 +127,24 @@ class YamlTest(unittest.TestCase):
             # a batch size the user gave is theirs
             self.assertEqual(cfg.resolve_batch_size("unet", False, 4, 1)[0], 4)
 
-    def test_repository_yaml_keeps_upstream_keys_and_ours(self):
+    def test_repository_yaml_as_the_exporter_takes_it(self):
+        # the keys the exporter uses, in the yaml's shape; the harness's own (tolerances,
+        # patches) stay with zoobench
         suites = os.path.join(REPO_ROOT, "suites")
         tb = SuiteConfig.load(suites, "torchbench")
-        for key in ("batch_size", "dont_change_batch_size", "tolerance", "skip", "accuracy",
-                    "non_deterministic", "canary_models", "only_training",
-                    "require_larger_multiplier_for_smaller_tensor"):
+        for key in ("batch_size", "dont_change_batch_size", "skip", "accuracy", "canary_models",
+                    "only_training"):
             self.assertIn(key, tb.config)
-        self.assertEqual(tb.names_at("zoobench", "patches", "vision_maskrcnn"), ["torchvision_ops"])
-        self.assertEqual(tb.names_at("zoobench", "training_patches", "text_encoder_bert_dropout"),
-                         ["packed_dropout"])
-        self.assertIn("vision_maskrcnn", tb.names_at("tolerance", "use_iou_for_bool_masks"))
-        self.assertIn("vision_maskrcnn", tb.names_at("zoobench", "use_iou_for_bool"))
+        self.assertNotIn("tolerance", tb.config)
         self.assertEqual(tb.yaml_batch_size("densenet121", True), 4)
+        self.assertEqual(tb.accuracy_max_batch_size("pytorch_unet"), 2)
+        self.assertIn("vision_maskrcnn", tb.models())  # zoobench.extra_models
+        self.assertIn("skip.all", tb.skip_reason("drq", "cpu"))
+        self.assertIn("skip.device.cpu", tb.skip_reason("nanogpt", "cpu"))
+        self.assertIsNone(tb.skip_reason("nanogpt", "cuda"))
         timm = SuiteConfig.load(suites, "timm_models")
-        override = timm.value_at("zoobench", "tolerance_overrides",
-                                 "deit_base_distilled_patch16_224")
-        self.assertGreater(override["tolerance"], 1e-3)
-        self.assertTrue(override["reason"])
         self.assertEqual(timm.loss_scale("mobilevit_s"), 1e-3)
+        self.assertEqual(timm.loss_scale("ghostnet_100"), 1.0)
         hf = SuiteConfig.load(suites, "huggingface")
         self.assertIn("AllenaiLongformerBase", hf.models())
         self.assertEqual(hf.resolve_batch_size("BertForMaskedLM", False, None, 16)[0], 16)
@@ -153,6 +158,47 @@ class YamlTest(unittest.TestCase):
             source, _ = sources.resolve(name, "demo", None)
             self.assertIsNotNone(source, name)
             self.assertLessEqual(cfg.list_batch_size(name), 4)
+
+
+class OneReaderTest(unittest.TestCase):
+    """A suite file has one reader, zoobench: what a yaml line says reaches the harness and the
+    exporter alike, and a line zoobench refuses stops both with the same words."""
+
+    def harness_list(self, zoo, suites):
+        from zoo_export.suite_config import zoobench_binary
+        return subprocess.run([zoobench_binary(), "list", "--zoo", zoo, "--suite", "s",
+                               "--suites-dir", suites, "--devices", "cpu"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def exporter_plan(self, zoo, suites):
+        options = exporter.ExportOptions(zoo=zoo, suites_dir=suites, device="cpu")
+        return exporter.plan(options, "s", None, [], [])
+
+    def test_a_yaml_change_reaches_harness_and_exporter(self):
+        with tempfile.TemporaryDirectory() as d:
+            suites, zoo = os.path.join(d, "suites"), os.path.join(d, "zoo")
+            os.makedirs(suites)
+            write(suites, "s_models_list.txt", "squeezenet1_1 1\n")
+            code, out = run_cli("--zoo", zoo, "--suite", "s", "--suites-dir", suites,
+                                "--device", "cpu")
+            self.assertEqual(code, 0, out)
+            self.assertIn("ok", self.harness_list(zoo, suites).stdout)
+            self.assertIsNone(self.exporter_plan(zoo, suites)[0].skip_reason)
+
+            write(suites, "s.yaml", "skip:\n  device:\n    cpu: [squeezenet1_1]\n"
+                                    "batch_size:\n  divisors: {squeezenet1_1: 1}\n")
+            listed = self.harness_list(zoo, suites)
+            self.assertIn("skipped: skip.device.cpu in s.yaml", listed.stdout)
+            self.assertIn("skip.device.cpu", self.exporter_plan(zoo, suites)[0].skip_reason)
+
+            write(suites, "s.yaml", "skip:\n  devices:\n    cpu: [squeezenet1_1]\n")
+            listed = self.harness_list(zoo, suites)
+            self.assertEqual(listed.returncode, 2, listed.stdout)
+            refusal = "s.yaml:2:3: unknown key 'devices' in `skip`; did you mean 'device'?"
+            self.assertIn(refusal, listed.stdout)
+            with self.assertRaises(SuiteError) as ctx:
+                self.exporter_plan(zoo, suites)
+            self.assertIn(refusal, str(ctx.exception))
 
 
 class SelectionTest(unittest.TestCase):

@@ -31,6 +31,9 @@ from .suite_config import ALL_SUITES, SuiteConfig, matches, merge_under, without
 class ExportOptions:
     zoo: str = "zoo"
     suites_dir: str = "suites"
+    # Suites as zoobench read them ({suite: `zoobench suite-config`'s JSON}), handed over by a
+    # zoobench process exporting in itself; any other suite is asked of zoobench.
+    suite_readings: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     device: str = "cpu"
     training: bool = False
     batch_size: Optional[int] = None
@@ -128,7 +131,7 @@ def load_suites(options: ExportOptions, suite: str) -> List[SuiteConfig]:
     names = list(ALL_SUITES) if suite == "all" else [suite]
     configs = []
     for name in names:
-        cfg = SuiteConfig.load(options.suites_dir, name, require=(suite != "custom"))
+        cfg = _load_suite(options, name, require=(suite != "custom"))
         if name == "torchbench" and options.torchbench_dir:
             metadata, layout = torchbench_checkout.read_metadata(options.torchbench_dir)
             cfg.config = without_skips(merge_under(cfg.config, metadata),
@@ -136,6 +139,12 @@ def load_suites(options: ExportOptions, suite: str) -> List[SuiteConfig]:
             cfg.checkout_metadata = layout
         configs.append(cfg)
     return configs
+
+
+def _load_suite(options: ExportOptions, name: str, require: bool) -> SuiteConfig:
+    if name in options.suite_readings:
+        return SuiteConfig.from_reading(options.suite_readings[name])
+    return SuiteConfig.load(options.suites_dir, name, require=require)
 
 
 def _plan_one(cfg: SuiteConfig, name: str, options: ExportOptions, explicit: bool) -> PlannedModel:
@@ -193,7 +202,7 @@ def plan(options: ExportOptions, suite: str, only: Optional[str], filters: List[
             elif configs:
                 cfg = configs[0]
             else:
-                cfg = SuiteConfig.load(options.suites_dir, suite, require=False)
+                cfg = _load_suite(options, suite, require=False)
             planned.append(_plan_one(cfg, only, options, explicit=True))
         return planned
     for cfg in configs:

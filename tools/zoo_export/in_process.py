@@ -20,7 +20,8 @@ from . import exporter, manifest
 
 def export_recipe(config: Dict[str, Any]) -> Dict[str, Any]:
     """config: zoo, suites_dir, suite, name, device, training, batch_size (or None),
-    accuracy_batch (exporter.ExportOptions'), torchbench_dir (or None). Returns status
+    accuracy_batch (exporter.ExportOptions'), torchbench_dir (or None), suite_reading (the
+    suite as zoobench read it, or None: then it is asked of zoobench). Returns status
     (exported | failed), reason, seconds, stage_s."""
     device = config["device"]
     options = exporter.ExportOptions(
@@ -28,6 +29,8 @@ def export_recipe(config: Dict[str, Any]) -> Dict[str, Any]:
         training=bool(config.get("training", False)), batch_size=config.get("batch_size"),
         accuracy_batch=bool(config.get("accuracy_batch", False)),
         torchbench_dir=config.get("torchbench_dir"), torchscript=False,
+        suite_readings=({config["suite"]: config["suite_reading"]}
+                        if config.get("suite_reading") else {}),
         # The run's gate is held by this process already; a run sets its own retries.
         oom_retries=0)
 

@@ -1,16 +1,23 @@
 """Suite lists and suite yaml: which models a suite has, their batch sizes, and what to skip.
 
-Lists (`suites/<suite>_models_list.txt`) come in upstream's three formats and any list may mix
-them: `name bs` (timm), `name,bs` (huggingface), `name` (torchbench). The yaml
-(`suites/<suite>.yaml`) has the schema of upstream's benchmarks/dynamo/torchbench.yaml; our own
-keys live under `zoobench:` (`extra_models`, `image_size` and `skip_reasons` are the exporter's; `patches`,
-`training_patches`, `use_iou_for_bool`, `tolerance_overrides`, `switches_off` are the harness's).
+A suite's files (`suites/<suite>_models_list.txt` in any of upstream's three list formats,
+`suites/<suite>.yaml` in the schema of upstream's benchmarks/dynamo/torchbench.yaml) have one
+reader, zoobench: the exporter asks it (`zoobench suite-config SUITE`, JSON) and gets the list's
+models and the yaml's keys it uses (batch sizes, skip lists, canary and only_* lists,
+accuracy.max_batch_size, scaled_compute_loss, zoobench.extra_models/image_size/skip_reasons/
+run_despite_checkout_skip), every list of names flattened. So a yaml line means the same to the
+harness and to the exporter, and a file zoobench refuses stops the exporter with zoobench's
+words. The zoobench executable is $ZOOBENCH_BIN (zoobench sets it for the processes it starts),
+else build/zoobench of this checkout, else `zoobench` on PATH.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -26,52 +33,6 @@ class SuiteError(Exception):
 class ListEntry:
     name: str
     batch_size: Optional[int]
-    line: int
-
-
-def name_problem(name: str) -> Optional[str]:
-    """Why `name` cannot be a model's name, which becomes one component of a path (zoo/<suite>/
-    <name>/, <name>.partial): the same rule as zoobench's (util/text.h name_problem)."""
-    if name in (".", ".."):
-        return f"it is {name!r}"
-    if len(name.encode()) > 200:
-        return "it is longer than 200 characters"
-    if "/" in name or "\\" in name:
-        return "it holds a path separator"
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
-        return "it holds a control character"
-    return None
-
-
-def parse_models_list(text: str, path: str = "<list>") -> List[ListEntry]:
-    """Parses a models list; `#` starts a comment. A later line for the same name wins."""
-    entries: Dict[str, ListEntry] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if "," in line:
-            fields = [f.strip() for f in line.split(",")]
-        else:
-            fields = line.split()
-        if len(fields) > 2 or not fields[0]:
-            raise SuiteError(
-                f"{path}:{number}: expected `name`, `name bs` or `name,bs`, got {raw.strip()!r}")
-        problem = name_problem(fields[0])
-        if problem:
-            raise SuiteError(f"{path}:{number}: {fields[0]!r} cannot be a model's name: {problem}")
-        batch_size = None
-        if len(fields) == 2 and fields[1]:
-            try:
-                batch_size = int(fields[1])
-            except ValueError:
-                raise SuiteError(f"{path}:{number}: batch size {fields[1]!r} of {fields[0]} "
-                                 "is not an integer") from None
-            if batch_size <= 0:
-                raise SuiteError(f"{path}:{number}: batch size of {fields[0]} must be positive")
-        entries.pop(fields[0], None)
-        entries[fields[0]] = ListEntry(fields[0], batch_size, number)
-    return list(entries.values())
 
 
 def names_in(value: Any) -> List[str]:
@@ -100,9 +61,8 @@ def _dig(tree: Any, *keys: str) -> Any:
 
 
 def _unique_key_loader(yaml):
-    """PyYAML's safe loader, refusing a mapping that repeats a key: PyYAML keeps the last one,
-    zoobench's yaml-cpp the first, so the exporter and the harness would each follow a
-    different line of one file (zoobench refuses it too, with the same words)."""
+    """PyYAML's safe loader, refusing a mapping that repeats a key (PyYAML would keep the last
+    one without a word), as zoobench refuses one in a suite yaml."""
 
     class UniqueKeyLoader(yaml.SafeLoader):
         def construct_mapping(self, node, deep=False):
@@ -126,6 +86,8 @@ def _unique_key_loader(yaml):
 
 
 def load_yaml_file(path: str) -> Dict[str, Any]:
+    """A yaml file zoobench does not read: upstream's own torchbench.yaml in a TorchBench
+    checkout, whose metadata goes under the suite's (torchbench_checkout.read_metadata)."""
     try:
         import yaml  # PyYAML: Debian python3-yaml here; a dependency of timm/transformers there
     except ImportError:
@@ -185,22 +147,24 @@ class SuiteConfig:
 
     @classmethod
     def load(cls, suites_dir: str, name: str, require: bool = True) -> "SuiteConfig":
-        list_path = list_file(suites_dir, name)
-        yaml_path = os.path.join(suites_dir, f"{name}.yaml")
-        have_list, have_yaml = os.path.isfile(list_path), os.path.isfile(yaml_path)
-        if require and not have_list and not have_yaml:
-            known = sorted(available_suites(suites_dir))
-            raise SuiteError(f"unknown suite {name!r}: neither {list_path} nor {yaml_path} exists "
-                             f"(suites in {suites_dir}: {', '.join(known) or 'none'})")
-        suite = cls(name)
-        if have_list:
-            suite.list_path = list_path
-            with open(list_path, encoding="utf-8") as f:
-                suite.entries = parse_models_list(f.read(), list_path)
-        if have_yaml:
-            suite.yaml_path = yaml_path
-            suite.config = load_yaml_file(yaml_path)
-        return suite
+        """The suite as zoobench reads it; with require=False, a suite with neither file is an
+        empty one (a model exported into `custom`)."""
+        have_files = os.path.isfile(list_file(suites_dir, name)) or \
+            os.path.isfile(os.path.join(suites_dir, f"{name}.yaml"))
+        if not have_files and not require:
+            return cls(name)
+        return cls.from_reading(read_through_zoobench(suites_dir, name))
+
+    @classmethod
+    def from_reading(cls, reading: Dict[str, Any]) -> "SuiteConfig":
+        """From `zoobench suite-config`'s JSON (format zoobench-suite/1)."""
+        if reading.get("format") != "zoobench-suite/1":
+            raise SuiteError(f"zoobench suite-config wrote format {reading.get('format')!r}, "
+                             "expected zoobench-suite/1: the exporter and zoobench are of "
+                             "different versions; build zoobench from this checkout")
+        entries = [ListEntry(m["name"], m.get("batch_size")) for m in reading.get("models", [])]
+        return cls(reading["suite"], entries, reading.get("config") or {},
+                   reading.get("list"), reading.get("yaml"))
 
     # --- membership -------------------------------------------------------------------------
     def models(self) -> List[str]:
@@ -296,6 +260,47 @@ class SuiteConfig:
     def loss_scale(self, name: str) -> float:
         # upstream timm_models.py divides the loss of `scaled_compute_loss` models by 1000
         return 1e-3 if name in self.names_at("scaled_compute_loss") else 1.0
+
+
+def zoobench_binary() -> str:
+    """The zoobench executable that reads suite files for the exporter."""
+    given = os.environ.get("ZOOBENCH_BIN")
+    if given:
+        return given
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    built = os.path.join(repo, "build", "zoobench")
+    if os.path.isfile(built) and os.access(built, os.X_OK):
+        return built
+    on_path = shutil.which("zoobench")
+    if on_path:
+        return on_path
+    raise SuiteError("the exporter reads suite files through zoobench, which is not built here: "
+                     f"run `make build` (it makes {built}), or set ZOOBENCH_BIN to a zoobench "
+                     "executable")
+
+
+def read_through_zoobench(suites_dir: str, suite: str) -> Dict[str, Any]:
+    """`zoobench suite-config SUITE --suites-dir DIR`'s JSON; a file zoobench refuses raises
+    SuiteError with zoobench's words (the file, its line and what to fix)."""
+    command = [zoobench_binary(), "suite-config", suite, "--suites-dir", suites_dir]
+    try:
+        done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SuiteError(f"could not run {' '.join(command)}: {e}") from None
+    if done.returncode != 0:
+        words = done.stderr.strip()
+        words = words[len("zoobench: "):] if words.startswith("zoobench: ") else words
+        words = words or f"exit status {done.returncode}"
+        if "unknown suite" in words:
+            known = ", ".join(available_suites(suites_dir)) or "none"
+            words += f" (suites in {suites_dir}: {known})"
+        raise SuiteError(words)
+    try:
+        return json.loads(done.stdout)
+    except ValueError as e:
+        raise SuiteError(f"{' '.join(command)} wrote no JSON ({e}): {done.stdout[:200]!r}") \
+            from None
 
 
 def list_file(suites_dir: str, suite: str) -> str:

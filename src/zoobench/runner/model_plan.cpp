@@ -118,6 +118,14 @@ std::string eager_runs_rule(const ModelPlan& plan) {
   return "must agree bitwise";
 }
 
+// Whether accuracy checks enforce torch's deterministic algorithms.
+std::string determinism_rule(const ModelPlan& plan) {
+  return plan.deterministic_algorithms
+             ? "torch's deterministic algorithms enforced (upstream's setup_determinism)"
+             : "torch's deterministic algorithms not asked for (zoobench.deterministic_algorithms_off: "
+               "upstream's exception list)";
+}
+
 }  // namespace
 
 std::vector<std::string> needed_roles(const std::string& eager_reference,
@@ -175,6 +183,7 @@ ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunO
   plan.non_deterministic = config.is_non_deterministic(entry.name);
   plan.eager_not_deterministic = config.eager_not_deterministic(entry.name, options.mode);
   plan.equal_nan = options.equal_nan;
+  plan.deterministic_algorithms = config.asks_for_deterministic_algorithms(entry.name);
   plan.training_in_eval_mode = options.mode == Mode::kTraining && plan.eager_reference == "python" &&
                                config.trains_in_eval_mode_for_accuracy(entry.name);
   plan.check_runs = config.accuracy_check_runs(entry.name);
@@ -200,7 +209,7 @@ std::string describe(const ModelPlan& plan) {
       "plan: artifacts {}\n"
       "plan: patches {}\n"
       "plan: switches off {}{}\n"
-      "plan: accuracy rule {} (from {}); {} compiled run(s) voted; eager runs {}\n",
+      "plan: accuracy rule {} (from {}); {} compiled run(s) voted; eager runs {}; {}\n",
       plan.model, plan.backend, mode_name(plan.mode), precision_name(plan.precision), plan.device,
       plan.batch_size,
       plan.eager_reference == "python"
@@ -209,7 +218,7 @@ std::string describe(const ModelPlan& plan) {
       or_none(plan.artifacts), or_none(plan.patches), or_none(plan.switches_off),
       plan.suite_switches_reason.empty() ? "" : " (" + plan.suite_switches_reason + ")", tolerance,
       plan.tolerance.source, plan.check_runs,
-      eager_runs_rule(plan));
+      eager_runs_rule(plan), determinism_rule(plan));
   if (plan.mode == Mode::kTraining)
     text += fmt::format(
         "plan: loss scale {}; accuracy checked in {} mode; optimizer {} lr {} ({})\n",

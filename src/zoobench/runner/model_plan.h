@@ -37,6 +37,9 @@ struct ModelPlan {
   // Upstream's accuracy.skip.eager_not_deterministic in training: not judged (pass_due_to_skip)
   bool eager_not_deterministic = false;
   bool equal_nan = true;                  // NaN == NaN in accuracy (unless --float32)
+  // Accuracy checks enforce torch's deterministic algorithms (upstream's setup_determinism),
+  // except for the suite's zoobench.deterministic_algorithms_off (upstream's exception list).
+  bool deterministic_algorithms = true;
   // Training accuracy with the module in eval mode, as upstream checks torchbench models
   // (use_eval_mode); applied where eager is the Python module (eval.pt's train.pt twin is a
   // trace in train mode).

@@ -161,7 +161,7 @@ ResultRow accuracy_row_for_layout(const ModelPlan& plan, const LoadedModel& mode
       layout_note = "layout '" + layout + "' applies to no input; inputs stayed contiguous";
   }
   try {
-    compat::set_deterministic_numerics(true);
+    compat::set_deterministic_numerics(true, plan.deterministic_algorithms);
     AccuracyRecord record = run_accuracy_experiment(model.manifest, eager, compiled,
                                                     accuracy_request(plan, request),
                                                     reference_inputs, accuracy);

@@ -8,8 +8,21 @@
 #include "zoobench/util/device_gate.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
+#include "zoobench/zoo/suite_config.h"
 
 namespace zoobench {
+
+namespace {
+
+// The suite as this process reads it, handed to the exporter (which would otherwise start
+// zoobench to ask); null for a suite without files (a model exported into `custom`).
+nlohmann::json suite_reading(const ExportRequest& request, const std::string& suite) {
+  const SuiteFiles files = find_suite_files(request.suites_dir, suite);
+  if (files.list.empty() && files.yaml.empty()) return nullptr;
+  return read_suite_for_exporter(request.suites_dir, suite);
+}
+
+}  // namespace
 
 bool exports_in_model_process(const ExportRequest& request) {
   return request.roles == std::vector<std::string>{kRecipeRole};
@@ -38,6 +51,7 @@ ModelSupply export_recipe_here(const ExportRequest& request, const ZooEntry& ent
   };
   try {
     // The build runs on the device: never beside another pipeline's timed section.
+    config["suite_reading"] = suite_reading(request, entry.suite);
     DeviceGate::Shared on_device(process_device_gate());
     const nlohmann::json outcome =
         python::call_json("zoo_export.in_process", "export_recipe", config);

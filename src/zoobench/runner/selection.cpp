@@ -34,27 +34,17 @@ std::map<std::string, SuiteConfig> load_suite_configs(const std::string& suites_
                                                       const std::vector<std::string>& suites) {
   std::map<std::string, SuiteConfig> configs;
   for (const auto& suite : suites) {
-    std::string path = (std::filesystem::path(suites_dir) / (suite + ".yaml")).string();
-    if (std::filesystem::exists(path)) {
-      configs.emplace(suite, SuiteConfig::load(path, suite));
-    } else {
-      configs.emplace(suite, SuiteConfig(suite));
-    }
+    const std::string yaml = find_suite_files(suites_dir, suite).yaml;
+    configs.emplace(suite, yaml.empty() ? SuiteConfig(suite) : SuiteConfig::load(yaml, suite));
   }
   return configs;
 }
 
 void add_listed_models(ZooCatalog& catalog, const RunOptions& options,
                        const std::string& suites_dir) {
-  // suites/<suite>_models_list.txt; upstream's timm suite `timm_models` names its list
-  // timm_models_list.txt, so a suite named *_models may use <suite>_list.txt (as the exporter).
-  auto list = std::filesystem::path(suites_dir) / (options.suite + "_models_list.txt");
-  if (!std::filesystem::exists(list) && ends_with(options.suite, "_models"))
-    list = std::filesystem::path(suites_dir) / (options.suite + "_list.txt");
-  if (!std::filesystem::exists(list)) return;
-  for (const auto& entry : read_model_list(list.string())) {
-    catalog.add_to_export(options.suite, entry.name);
-  }
+  const std::string list = find_suite_files(suites_dir, options.suite).list;
+  if (list.empty()) return;
+  for (const auto& entry : read_model_list(list)) catalog.add_to_export(options.suite, entry.name);
 }
 
 std::pair<std::size_t, std::size_t> partition_range(std::size_t count, int total, int id) {

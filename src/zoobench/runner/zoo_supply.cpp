@@ -255,7 +255,8 @@ ModelSupply ZooSupply::export_model(const ZooEntry& model) {
   });
   log::debug("export: {}", join(argv, " "));
   const ChildOutcome outcome =
-      run_child(argv, log_path, settings_.timeout_s, stop_export_, {"PYTHONUNBUFFERED=1"});
+      run_child(argv, log_path, settings_.timeout_s, stop_export_,
+                {"PYTHONUNBUFFERED=1", "ZOOBENCH_BIN=" + current_executable()});
   export_done.store(true);
   watcher.join();
   if (outcome.kind == ChildOutcome::Kind::kInterrupted || stop_export_.load()) {

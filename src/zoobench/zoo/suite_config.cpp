@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -178,10 +179,12 @@ const std::vector<KnownKeys>& known_keys() {
       {"accuracy.skip", {"large_models", "eager_not_deterministic"}},
       {"dtype", {"force_amp_for_fp16_bf16_models", "force_fp16_for_bf16_models",
                  "amp_dtype_bfloat16"}},
-      // The exporter reads extra_models, image_size, skip_reasons, run_despite_checkout_skip.
+      // The exporter takes extra_models, image_size, skip_reasons, run_despite_checkout_skip
+      // (exporter_view).
       {"zoobench", {"tolerance_rule", "patches", "training_patches", "flaky", "use_iou_for_bool",
                     "tolerance_overrides", "skip_reasons", "loss_scale", "extra_models",
-                    "image_size", "run_despite_checkout_skip", "switches_off"}},
+                    "image_size", "run_despite_checkout_skip", "switches_off",
+                    "deterministic_algorithms_off"}},
   };
   return table;
 }
@@ -296,7 +299,10 @@ struct SuiteYamlReader {
     if (auto batch = root["batch_size"]) {
       config.batch_training_ = yaml.sizes(batch["training"]);
       config.batch_inference_ = yaml.sizes(batch["inference"]);
+      config.batch_divisors_ = yaml.sizes(batch["divisors"]);
     }
+    config.dont_change_batch_ = yaml.names(root["dont_change_batch_size"]);
+    config.scaled_compute_loss_ = yaml.names(root["scaled_compute_loss"]);
     if (auto skip = root["skip"]) {
       config.skip_all_ = yaml.names(skip["all"]);
       if (auto device = skip["device"]; device && device.IsMap()) {
@@ -404,9 +410,14 @@ struct SuiteYamlReader {
     config.patches_ = yaml.patch_map(ours["patches"]);
     config.training_patches_ = yaml.patch_map(ours["training_patches"]);
     config.flaky_ = yaml.names(ours["flaky"]);
+    config.deterministic_algorithms_off_ = yaml.names(ours["deterministic_algorithms_off"]);
     for (const auto& name : yaml.names(ours["use_iou_for_bool"])) config.iou_for_bool_.insert(name);
     tolerance_overrides(ours["tolerance_overrides"]);
     switches_off(ours["switches_off"]);
+    config.extra_models_ = yaml.names(ours["extra_models"]);
+    config.run_despite_checkout_skip_ = yaml.names(ours["run_despite_checkout_skip"]);
+    if (auto size = ours["image_size"]; size && !size.IsNull())
+      config.image_size_ = whole_number_in(yaml, size, "zoobench.image_size", "the suite", 1, 8192);
     // Why a model of a skip list is skipped, in words: {model: reason}.
     if (auto reasons = ours["skip_reasons"]; reasons && reasons.IsMap()) {
       for (const auto& item : reasons) {
@@ -573,13 +584,6 @@ ToleranceDecision SuiteConfig::tolerance(const std::string& model, Mode mode, Pr
   return d;
 }
 
-std::optional<int64_t> SuiteConfig::batch_size(const std::string& model, Mode mode) const {
-  const auto& table = mode == Mode::kTraining ? batch_training_ : batch_inference_;
-  auto it = table.find(model);
-  if (it == table.end()) return std::nullopt;
-  return it->second;
-}
-
 std::vector<std::string> SuiteConfig::patches_for(const std::string& model, Mode mode) const {
   std::vector<std::string> out;
   if (auto it = patches_.find(model); it != patches_.end()) out = it->second;
@@ -685,6 +689,18 @@ std::vector<ModelListEntry> read_model_list(const std::string& path) {
     entries.push_back(entry);
   }
   return entries;
+}
+
+SuiteFiles find_suite_files(const std::string& suites_dir, const std::string& suite) {
+  namespace fs = std::filesystem;
+  SuiteFiles files;
+  fs::path list = fs::path(suites_dir) / (suite + "_models_list.txt");
+  if (!fs::exists(list) && ends_with(suite, "_models"))
+    list = fs::path(suites_dir) / (suite + "_list.txt");
+  if (fs::exists(list)) files.list = list.string();
+  const fs::path yaml = fs::path(suites_dir) / (suite + ".yaml");
+  if (fs::exists(yaml)) files.yaml = yaml.string();
+  return files;
 }
 
 }  // namespace zoobench

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "zoobench/zoo/manifest.h"
 #include "zoobench/zoo/run_config.h"
 
@@ -54,6 +56,12 @@ class SuiteConfig {
   // Whether upstream's training accuracy check runs the model in eval mode (use_eval_mode: every
   // suite but timm_models and huggingface, except only_training models).
   bool trains_in_eval_mode_for_accuracy(const std::string& model) const;
+  // Whether accuracy checks ask torch for deterministic algorithms (upstream's
+  // setup_determinism does for every model but those of a list in its code, which zoobench keeps
+  // as zoobench.deterministic_algorithms_off).
+  bool asks_for_deterministic_algorithms(const std::string& model) const {
+    return deterministic_algorithms_off_.count(model) == 0;
+  }
   bool is_flaky(const std::string& model) const { return flaky_.count(model) > 0; }
   // Upstream's disable_cudagraph: models whose compiled runs stay out of CUDA graphs.
   bool disables_cudagraphs(const std::string& model) const {
@@ -65,7 +73,6 @@ class SuiteConfig {
   ToleranceDecision tolerance(const std::string& model, Mode mode, Precision precision,
                               const std::string& device_type, bool cosine_flag) const;
 
-  std::optional<int64_t> batch_size(const std::string& model, Mode mode) const;
   // Upstream's tolerance.accuracy_check_runs: how many compiled runs the accuracy verdict takes
   // a majority vote over (flaky models); 1 unless the yaml names the model.
   int accuracy_check_runs(const std::string& model) const;
@@ -88,16 +95,27 @@ class SuiteConfig {
   };
   SwitchesOff switches_off(const std::string& model, const std::string& backend) const;
 
+  // What the exporter takes from the yaml, as zoobench read it (suite_exporter_view.cpp): the
+  // keys of upstream's schema and ours that the exporter uses, in that schema's shape, with every
+  // list of names flattened. zoobench is the one reader of a suite yaml; the exporter asks it
+  // (`zoobench suite-config`) instead of reading the file again.
+  nlohmann::json exporter_view() const;
+
  private:
   friend struct SuiteYamlReader;  // suite_config.cpp: load's steps, one part of the yaml each
   std::string suite_;
   std::string rule_;  // which upstream tolerance rule applies: torchbench | huggingface | timm_models
-  std::map<std::string, int64_t> batch_training_, batch_inference_;
+  // Read for the exporter (exporter_view): batch sizes, which models keep their own, ...
+  std::map<std::string, int64_t> batch_training_, batch_inference_, batch_divisors_;
+  std::set<std::string> dont_change_batch_, scaled_compute_loss_;
+  std::set<std::string> extra_models_, run_despite_checkout_skip_;
+  std::optional<int64_t> image_size_;
   std::map<std::string, int64_t> accuracy_max_batch_;  // accuracy.max_batch_size
   std::set<std::string> skip_all_, skip_training_, skip_inference_, only_training_, only_inference_;
   std::map<std::string, std::set<std::string>> skip_device_;
   std::set<std::string> accuracy_skip_large_, accuracy_skip_eager_nondeterministic_;
   std::set<std::string> canary_, non_deterministic_, flaky_, disable_cudagraph_;
+  std::set<std::string> deterministic_algorithms_off_;  // zoobench.deterministic_algorithms_off
   std::map<std::string, std::set<std::string>> tolerance_lists_;  // "higher" -> models
   std::set<std::string> larger_multiplier_, iou_for_bool_;
   std::map<std::string, double> iou_thresholds_;  // tolerance.iou_thresholds (default 0.99)
@@ -127,5 +145,19 @@ struct ModelListEntry {
   std::optional<int64_t> batch_size;
 };
 std::vector<ModelListEntry> read_model_list(const std::string& path);
+
+// A suite's files in `suites_dir`, each empty where absent: `<suite>_models_list.txt` (a suite
+// named `*_models` may name it `<suite>_list.txt`, as upstream's timm_models_list.txt) and
+// `<suite>.yaml`.
+struct SuiteFiles {
+  std::string list;
+  std::string yaml;
+};
+SuiteFiles find_suite_files(const std::string& suites_dir, const std::string& suite);
+
+// A suite as the exporter takes it (`zoobench suite-config`, format zoobench-suite/1): the
+// suite, its files, the list's models with their batch sizes, and the yaml's exporter_view.
+// Throws UsageError for a suite with neither file, or a file that does not read.
+nlohmann::json read_suite_for_exporter(const std::string& suites_dir, const std::string& suite);
 
 }  // namespace zoobench

@@ -102,6 +102,32 @@ TEST(ModelPlan, UpstreamsAccuracyRulesAreResolvedPerModel) {
   EXPECT_FALSE(plan_of("BERT_pytorch", float32, torchbench).equal_nan);
 }
 
+// Upstream's setup_determinism enforces torch's deterministic algorithms for every model but
+// those of a list in its code; the shipped suites carry that list, and the plan says which.
+TEST(ModelPlan, DeterministicAlgorithmsAreEnforcedButForUpstreamsExceptions) {
+  const SuiteConfig torchbench =
+      SuiteConfig::load(testing::repo_root() + "/suites/torchbench.yaml", "torchbench");
+  const SuiteConfig huggingface = SuiteConfig::load(
+      testing::repo_root() + "/suites/huggingface.yaml", "huggingface");
+  auto plan_of = [&](const std::string& model, const SuiteConfig& config) {
+    Manifest manifest;
+    manifest.name = model;
+    return plan_model(ZooEntry{config.suite(), model, ""}, manifest,
+                      run_of({"inductor"}, Mode::kTraining), config, "cuda");
+  };
+  for (const char* model : {"alexnet", "pytorch_unet", "Super_SloMo", "vgg16",
+                            "detectron2_maskrcnn_r_50_fpn", "Background_Matting"}) {
+    const ModelPlan plan = plan_of(model, torchbench);
+    EXPECT_FALSE(plan.deterministic_algorithms) << model;
+    EXPECT_THAT(describe(plan), ::testing::HasSubstr("not asked for")) << model;
+  }
+  EXPECT_FALSE(plan_of("Wav2Vec2ForCTC", huggingface).deterministic_algorithms);
+  EXPECT_TRUE(plan_of("BERT_pytorch", torchbench).deterministic_algorithms);
+  EXPECT_TRUE(plan_of("BertForMaskedLM", huggingface).deterministic_algorithms);
+  EXPECT_THAT(describe(plan_of("BERT_pytorch", torchbench)),
+              ::testing::HasSubstr("deterministic algorithms enforced"));
+}
+
 // --optimizer upstream (the default): upstream's init_optimizer, read from common.py, for the
 // torch.compile family on CUDA; SGD for zoobench's own backends and off CUDA; the flag's choice
 // wins. Training graph breaks depend on it (SGD's step is outside dynamo, Adam's is compiled).

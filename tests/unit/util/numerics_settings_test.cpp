@@ -18,10 +18,23 @@ TEST_F(NumericsSettings, AccuracyIsDeterministicWithoutTf32) {
   compat::set_deterministic_numerics(true);
   auto& context = at::globalContext();
   EXPECT_TRUE(context.deterministicAlgorithms());
+  // enforced, as upstream's use_deterministic_algorithms(True): under warn_only an op with a
+  // nondeterministic default (memory-efficient attention's backward) keeps it
+  EXPECT_FALSE(context.deterministicAlgorithmsWarnOnly());
   EXPECT_TRUE(context.deterministicCuDNN());
   EXPECT_FALSE(context.benchmarkCuDNN());
   EXPECT_FALSE(context.allowTF32CuBLAS());
   EXPECT_FALSE(context.allowTF32CuDNN());
+}
+
+// Upstream's exception list (setup_determinism's models that "do not support
+// use_deterministic_algorithms"): the algorithms are not asked for, the rest is as for any model.
+TEST_F(NumericsSettings, AModelOfUpstreamsExceptionListGetsNoDeterministicAlgorithms) {
+  compat::set_deterministic_numerics(true, /*deterministic_algorithms=*/false);
+  auto& context = at::globalContext();
+  EXPECT_FALSE(context.deterministicAlgorithms());
+  EXPECT_TRUE(context.deterministicCuDNN());
+  EXPECT_FALSE(context.allowTF32CuBLAS());
 }
 
 TEST_F(NumericsSettings, PerformanceAllowsTf32AndKeepsCudnnBenchmarkOffAsUpstream) {

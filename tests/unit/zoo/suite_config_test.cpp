@@ -193,10 +193,26 @@ TEST_F(TorchbenchYaml, SkipListsIncludingAnchorsAndNestedLists) {
   EXPECT_FALSE(config_.skip_reason("~", cpu, Mode::kInference, false).has_value());
 }
 
-TEST_F(TorchbenchYaml, BatchSizesCanaryNonDeterministic) {
-  EXPECT_EQ(config_.batch_size("demucs", Mode::kTraining), 4);
-  EXPECT_FALSE(config_.batch_size("demucs", Mode::kInference).has_value());
-  EXPECT_EQ(config_.batch_size("timm_efficientdet", Mode::kInference), 32);
+// What the exporter takes (exporter_view): the yaml's shape, every list flattened (anchors,
+// nested lists and `~` resolved as the harness resolves them), nothing of the harness's own.
+TEST_F(TorchbenchYaml, TheExportersViewIsTheHarnesssReading) {
+  const nlohmann::json view = config_.exporter_view();
+  EXPECT_EQ(view["batch_size"]["training"]["demucs"], 4);
+  EXPECT_FALSE(view["batch_size"]["inference"].contains("demucs"));
+  EXPECT_EQ(view["batch_size"]["inference"]["timm_efficientdet"], 32);
+  EXPECT_EQ(view["dont_change_batch_size"], nlohmann::json({"demucs"}));
+  EXPECT_EQ(view["skip"]["all"], nlohmann::json({"hf_clip", "nested_a", "nested_b"}));
+  EXPECT_EQ(view["skip"]["device"]["xpu"],
+            nlohmann::json({"detectron2_fasterrcnn_r_50_c4", "detectron2_maskrcnn_r_50_fpn"}));
+  EXPECT_EQ(view["only_training"], nlohmann::json({"detectron2_fasterrcnn_r_50_c4",
+                                                   "detectron2_maskrcnn_r_50_fpn", "tts_angular"}));
+  EXPECT_EQ(view["accuracy"]["max_batch_size"]["pytorch_unet"], 2);
+  EXPECT_EQ(view["canary_models"], nlohmann::json({"torchrec_dlrm"}));
+  EXPECT_TRUE(view["zoobench"]["image_size"].is_null());
+  EXPECT_FALSE(view.contains("tolerance"));
+}
+
+TEST_F(TorchbenchYaml, CanaryNonDeterministic) {
   EXPECT_TRUE(config_.is_canary("torchrec_dlrm"));
   EXPECT_FALSE(config_.is_canary("resnet18"));
   EXPECT_TRUE(config_.is_non_deterministic("mobilenet_v3_large"));
