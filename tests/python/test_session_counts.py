@@ -114,6 +114,23 @@ class TrainingStep(unittest.TestCase):
                     torch.testing.assert_close(got, want)
 
 
+class GraphBreakReasons(unittest.TestCase):
+    """The rows' detail.graph_break_reasons, from counters shaped as dynamo keeps them
+    (collections.Counter of reason -> count, zero counts left by Counter arithmetic)."""
+
+    def test_most_frequent_first_zero_counts_out_long_reasons_cut(self):
+        import collections
+        counters = {"graph_break": collections.Counter(
+            {"call to backward()": 2, "skipped: clone_inputs": 1, "gone": 0, "x" * 400: 1})}
+        listed = session_module.graph_break_reasons(counters)
+        self.assertEqual([b["count"] for b in listed], [2, 1, 1])
+        self.assertEqual(listed[0]["reason"], "call to backward()")
+        self.assertEqual(listed[1]["reason"], "skipped: clone_inputs")
+        self.assertEqual(len(listed[2]["reason"]), 300)
+        self.assertEqual(session_module.graph_break_reasons(counters, limit=1),
+                         [{"reason": "call to backward()", "count": 2}])
+
+
 @unittest.skipUnless(CAN_COMPILE, "torch.compile does not run with this torch")
 class DynamoCounts(unittest.TestCase):
     def test_counts_are_dynamos_on_a_model_with_known_breaks(self):
@@ -127,13 +144,14 @@ class DynamoCounts(unittest.TestCase):
         self.assertEqual(facts["graphs"], 4)
         self.assertEqual(facts["dynamo_stats"]["unique_graphs"], counters["stats"]["unique_graphs"])
         self.assertEqual(facts["dynamo_stats"]["calls_captured"], counters["stats"]["calls_captured"])
+        self.assertEqual(sum(b["count"] for b in facts["graph_break_reasons"]), 3)
         s.close()
 
     def test_a_training_step_breaks_where_upstreams_does(self):
         torch.manual_seed(0)
         s = session_for(SmallConvNet(), training=True, compile_settings={"backend": "eager"})
         s._warm_up((torch.randn(2, 3, 8, 8),), 2)
-        reasons = " | ".join(s.facts().get("graph_break_reasons", []))
+        reasons = " | ".join(b["reason"] for b in s.facts().get("graph_break_reasons", []))
         # backward() and the two calls dynamo leaves alone (clearing, SGD's step)
         self.assertGreaterEqual(s.facts()["graph_breaks"], 3, reasons)
         self.assertIn("backward", reasons.lower())

@@ -165,9 +165,9 @@ class ModelSession:
             out["graph_breaks"] = int(sum(counters["graph_break"].values()))
             out["recompiles"] = int(sum(counters["recompiles"].values()))
             out["dynamo_stats"] = dynamo_stats(counters)
-            breaks = list(counters["graph_break"])
+            breaks = graph_break_reasons(counters)
             if breaks:
-                out["graph_break_reasons"] = [str(reason)[:200] for reason in breaks[:5]]
+                out["graph_break_reasons"] = breaks
         return out
 
     def close(self, _argument: Any = None) -> None:
@@ -231,8 +231,10 @@ class ModelSession:
         parameters = [p for p in self.module.parameters() if p.requires_grad]
         kind = settings.get("kind", "sgd")
         lr = float(settings.get("learning_rate", 0.01))
+        cuda = torch.device(self.device).type == "cuda"
         if kind == "sgd":
-            optimizer = torch.optim.SGD(parameters, lr=lr)
+            # upstream's: foreach=True (CUDA; torch's default there too, said as upstream says it)
+            optimizer = torch.optim.SGD(parameters, lr=lr, foreach=True if cuda else None)
             # As upstream's init_optimizer: SGD's step stays outside dynamo.
             optimizer.step = _outside_dynamo(optimizer.step)
             return optimizer
@@ -240,7 +242,6 @@ class ModelSession:
             return None  # upstream's CI_SKIP_OPTIMIZER: the step ends with the backward
         if kind == "adam":
             # Upstream's Adam: capturable (its step compiled, CUDA graphs) where it can be.
-            cuda = torch.device(self.device).type == "cuda"
             return torch.optim.Adam(parameters, lr=lr, capturable=cuda, foreach=True if cuda else None)
         raise ValueError(f"unknown optimizer {kind!r}: use sgd, adam or none")
 
@@ -311,6 +312,16 @@ def _clear_gradients(optimizer, module) -> None:
 
 # Upstream's optimizer_zero_grad runs outside dynamo (torch._disable_dynamo(recursive=True)).
 _clear_gradients = _outside_dynamo(_clear_gradients)
+
+
+def graph_break_reasons(counters, limit: int = 50) -> List[Dict[str, Any]]:
+    """Dynamo's graph breaks as [{reason, count}], most frequent first (its
+    counters["graph_break"], what upstream's --print-graph-breaks logs): which break makes a
+    count differ from upstream's. Each reason cut at 300 characters."""
+    ranked = sorted(((str(reason), int(count)) for reason, count in
+                     counters["graph_break"].items() if count > 0),
+                    key=lambda item: (-item[1], item[0]))
+    return [{"reason": reason[:300], "count": count} for reason, count in ranked[:limit]]
 
 
 def dynamo_stats(counters) -> Dict[str, int]:

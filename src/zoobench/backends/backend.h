@@ -116,6 +116,10 @@ struct ExecutionInfo {
   // Upstream's get_dynamo_stats() counters by name (an object; empty for other backends): what
   // --output-format upstream writes.
   nlohmann::json dynamo_stats = nlohmann::json::object();
+  // Dynamo's graph breaks, [{reason, count}] most frequent first (its counters["graph_break"],
+  // what upstream's --print-graph-breaks logs): where a count differs from upstream's, which
+  // break it is. Empty for other backends and where nothing broke.
+  nlohmann::json graph_break_reasons = nlohmann::json::array();
   // The compile alone, where the backend can tell it from the rest of its preparation (the
   // torch.compile family: its first calls, not the model's rebuilding); unset: the whole
   // preparation counts as compilation.

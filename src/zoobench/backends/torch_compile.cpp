@@ -123,10 +123,12 @@ class PythonModelExecutable : public Executable {
     if (facts.contains("recompiles")) info.recompiles = facts["recompiles"].get<int64_t>();
     if (facts.contains("dynamo_stats") && facts["dynamo_stats"].is_object())
       info.dynamo_stats = facts["dynamo_stats"];
-    if (facts.contains("graph_break_reasons") && !facts["graph_break_reasons"].empty()) {
+    if (facts.contains("graph_break_reasons") && facts["graph_break_reasons"].is_array() &&
+        !facts["graph_break_reasons"].empty()) {
+      info.graph_break_reasons = facts["graph_break_reasons"];
       // Dynamo's reasons run over several lines (explanation, hint): the first says which.
       info.note = fmt::format("{} graph break(s), the first: {}", info.graph_breaks.value_or(1),
-                              first_line(facts["graph_break_reasons"][0].get<std::string>()));
+                              first_line(info.graph_break_reasons[0].value("reason", "")));
     }
     info.compile_seconds = compile_seconds_;
     return info;

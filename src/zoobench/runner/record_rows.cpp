@@ -37,6 +37,8 @@ void add_compile_counts(ResultRow& row, const ExecutionInfo& info) {
   set_cell(row, columns::kGraphBreaks, count(info.graph_breaks));
   set_cell(row, columns::kRecompiles, count(info.recompiles));
   if (!info.dynamo_stats.empty()) row.detail["dynamo_stats"] = info.dynamo_stats;
+  if (!info.graph_break_reasons.empty())
+    row.detail["graph_break_reasons"] = info.graph_break_reasons;
   if (info.compile_seconds) row.detail["compile_s"] = *info.compile_seconds;
 }
 
