@@ -35,6 +35,8 @@ TURN_SUITE=${TURN_SUITE:-torchbench}
 TURN_MODELS=${TURN_MODELS:-BERT_pytorch|phlippe_resnet|phlippe_densenet|pytorch_unet|dcgan|LearningToPaint|nvidia_deeprecommender|hf_Bert}
 TURN_JOBS=${TURN_JOBS:-}  # zoobench's --jobs: a number, or default; several, one run each
 mkdir -p "$OUT" "$LOGS"
+# The exporter reads suite files through zoobench (tools/zoo_export/suite_config.py): this build.
+export ZOOBENCH_BIN=$ROOT/$BUILD/zoobench
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source scripts/gpu-lib.sh
 
@@ -56,7 +58,11 @@ case ${1:-} in
     tar -C "$ROOT" "${skip[@]}" -cf - . | tar -C "$DETACH_DIR" -xf - || exit 2
     mkdir -p "$DETACH_DIR/gpu-logs"
     (cd "$DETACH_DIR" || exit 2
+     # The copied build is not where it was built: its zoobench finds its Python plugin and
+     # tools through these (util/install_layout.h), as an installed one would.
      setsid nohup env OUT="$DETACH_DIR/gpu-out" LOGS="$DETACH_DIR/gpu-logs" \
+       ZOOBENCH_PYTHON_PLUGIN="$DETACH_DIR/$BUILD/libzoobench_python.so" \
+       ZOOBENCH_TOOLS_DIR="$DETACH_DIR/tools" \
        scripts/gpu-check.sh "$@" > gpu-logs/detached.log 2>&1 < /dev/null &
      echo $! > .pid)
     log "detached: scripts/gpu-check.sh $* in $DETACH_DIR (pid $(detached_pid)); --poll shows it"
