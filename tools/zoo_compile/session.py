@@ -210,22 +210,30 @@ class ModelSession:
         return self._train_step if self.training else self.module
 
     def _train_step(self, inputs: Sequence[torch.Tensor], collect_outputs: bool):
-        """Upstream's forward_and_backward_pass, with upstream's helpers where torch has them
-        (torch._dynamo.utils.clone_inputs, torch._dynamo.testing's reduce_to_scalar_loss and
-        collect_results): dynamo does not trace torch's own files, so each is a graph break
-        here as in upstream's harness. (loss, outputs) when collecting, else None."""
-        inputs = _clone_inputs(inputs)
+        """Upstream's forward_and_backward_pass call for call, each call at upstream's depth
+        (dynamo counts a graph break in the frame it happens in, and a break inside a called
+        function of ours costs frames upstream's step does not make): torch's clone_inputs and
+        collect_results called from this frame, the gradients' clearing outside dynamo, the
+        loss in a function of its own that calls torch's reduce_to_scalar_loss (upstream's
+        compute_loss), the optimizer's step in a method (upstream's optimizer_step). Dynamo
+        does not trace torch's own files, so each of torch's helpers is a graph break, here as
+        in upstream's harness. (loss, outputs) when collecting, else None."""
+        cloned_inputs = clone_inputs(inputs)
         _clear_gradients(self.optimizer, self.module)
         with self._autocast():
-            outputs = self.module(*inputs)
+            outputs = self.module(*cloned_inputs)
             loss = training_loss(outputs, self.loss_rule, self.loss_scale)
         loss.backward()
-        if self.optimizer is not None:  # upstream's optimizer_step
-            self.optimizer.step()
+        self._optimizer_step()
         if collect_outputs:
-            _collect_results(self.module, loss, inputs)
+            collect_results(self.module, None, loss, cloned_inputs)
             return loss.detach(), outputs
         return None
+
+    def _optimizer_step(self) -> None:
+        # upstream's optimizer_step
+        if self.optimizer is not None:
+            self.optimizer.step()
 
     def _make_optimizer(self, settings: Dict[str, Any]):
         parameters = [p for p in self.module.parameters() if p.requires_grad]
@@ -288,18 +296,20 @@ _UPSTREAM_COLLECT_RESULTS = _torch_helper("torch._dynamo.testing", "collect_resu
 _UPSTREAM_REDUCE_TO_SCALAR_LOSS = _torch_helper("torch._dynamo.testing", "reduce_to_scalar_loss")
 
 
-def _clone_inputs(inputs):
-    upstream = _UPSTREAM_CLONE_INPUTS
-    return upstream(inputs) if upstream is not None else [
-        t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+def _clone_inputs_here(inputs):
+    return [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
 
 
-def _collect_results(module, loss, inputs) -> None:
-    """Upstream's collect_results, called for what it does to dynamo's graph (zoobench reads
-    the gradients, parameters and buffers itself, after the step)."""
-    upstream = _UPSTREAM_COLLECT_RESULTS
-    if upstream is not None:
-        upstream(module, None, loss, inputs)
+def _collect_nothing(*_arguments) -> None:
+    return None
+
+
+# Upstream's helpers, called by these names from the training step as upstream's harness calls
+# them (torch before 2 has neither: stand-ins that do what the step needs of them). zoobench
+# reads the gradients, parameters and buffers itself after the step; collect_results is called
+# for what it does to dynamo's graph.
+clone_inputs = _UPSTREAM_CLONE_INPUTS or _clone_inputs_here
+collect_results = _UPSTREAM_COLLECT_RESULTS or _collect_nothing
 
 
 def _clear_gradients(optimizer, module) -> None:
@@ -402,16 +412,6 @@ def _all_floating(value: Any) -> bool:
     return False
 
 
-def _reduce_as_upstream(outputs: Any) -> Optional[torch.Tensor]:
-    """torch._dynamo.testing.reduce_to_scalar_loss, upstream's torchbench loss, where torch has
-    it and every output is a floating tensor (the same value as zoobench's, which also takes
-    outputs with integer parts)."""
-    upstream = _UPSTREAM_REDUCE_TO_SCALAR_LOSS
-    if upstream is not None and _all_floating(outputs):
-        return upstream(outputs)
-    return reduce_to_scalar_loss(outputs)
-
-
 def training_loss(outputs: Any, rule: str, scale: float) -> torch.Tensor:
     if rule == "first_output":
         first = outputs
@@ -422,8 +422,12 @@ def training_loss(outputs: Any, rule: str, scale: float) -> torch.Tensor:
         if not isinstance(first, torch.Tensor):
             raise RuntimeError("training.loss is first_output but the first output is not a tensor")
         loss = first if first.numel() == 1 else reduce_to_scalar_loss(first)
+    elif _UPSTREAM_REDUCE_TO_SCALAR_LOSS is not None and _all_floating(outputs):
+        # torch._dynamo.testing's, upstream's loss, called from here as upstream's compute_loss
+        # calls it (the same value as zoobench's, which also takes outputs with integer parts)
+        loss = _UPSTREAM_REDUCE_TO_SCALAR_LOSS(outputs)
     else:
-        loss = _reduce_as_upstream(outputs)
+        loss = reduce_to_scalar_loss(outputs)
     if loss is None:
         raise RuntimeError("the model's outputs hold no floating tensor to build a training loss from")
     return loss if scale == 1.0 else loss * scale
