@@ -8,7 +8,8 @@ accuracy.max_batch_size, scaled_compute_loss, zoobench.extra_models/image_size/s
 run_despite_checkout_skip), every list of names flattened. So a yaml line means the same to the
 harness and to the exporter, and a file zoobench refuses stops the exporter with zoobench's
 words. The zoobench executable is $ZOOBENCH_BIN (zoobench sets it for the processes it starts),
-else build/zoobench of this checkout, else `zoobench` on PATH.
+else build/zoobench of this checkout, else the installed one beside these tools, else
+`zoobench` on PATH.
 """
 
 from __future__ import annotations
@@ -267,10 +268,13 @@ def zoobench_binary() -> str:
     given = os.environ.get("ZOOBENCH_BIN")
     if given:
         return given
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    built = os.path.join(repo, "build", "zoobench")
-    if os.path.isfile(built) and os.access(built, os.X_OK):
-        return built
+    tools = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    built = os.path.join(os.path.dirname(tools), "build", "zoobench")  # a checkout's build
+    # installed: PREFIX/share/zoobench/tools beside PREFIX/bin
+    installed = os.path.join(tools, "..", "..", "..", "bin", "zoobench")
+    for candidate in (built, installed):
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.normpath(candidate)
     on_path = shutil.which("zoobench")
     if on_path:
         return on_path
