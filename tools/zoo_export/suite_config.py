@@ -286,7 +286,8 @@ def zoobench_binary() -> str:
 def read_through_zoobench(suites_dir: str, suite: str) -> Dict[str, Any]:
     """`zoobench suite-config SUITE --suites-dir DIR`'s JSON; a file zoobench refuses raises
     SuiteError with zoobench's words (the file, its line and what to fix)."""
-    command = [zoobench_binary(), "suite-config", suite, "--suites-dir", suites_dir]
+    # `--`: a suite named like a flag is still the suite
+    command = [zoobench_binary(), "suite-config", "--suites-dir", suites_dir, "--", suite]
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, timeout=120)
