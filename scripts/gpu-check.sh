@@ -33,7 +33,7 @@ TABLE_BACKENDS=${TABLE_BACKENDS:-python_eager,jit,cudagraphs,aot_inductor,induct
 # code, which upstream's harness loads offline too (torchvision's models download weights there).
 TURN_SUITE=${TURN_SUITE:-torchbench}
 TURN_MODELS=${TURN_MODELS:-BERT_pytorch|phlippe_resnet|phlippe_densenet|pytorch_unet|dcgan|LearningToPaint|nvidia_deeprecommender|hf_Bert}
-TURN_JOBS=${TURN_JOBS:-}  # zoobench's --jobs: a number, default, or split (--cpu-affinity: every CPU, split); several, one run each
+TURN_JOBS=${TURN_JOBS:-}  # zoobench's --jobs: a number, or default; several, one run each
 mkdir -p "$OUT" "$LOGS"
 # The exporter reads suite files through zoobench (tools/zoo_export/suite_config.py): this build.
 export ZOOBENCH_BIN=$ROOT/$BUILD/zoobench
@@ -184,19 +184,12 @@ stage_turnaround() {
 
 turnaround_with_jobs() {
   local tag=jobs-$1 jobs=() rc=0
-  case $1 in
-    default) ;;
-    # every pipeline on its own share of the CPUs, timing there too (before the timing CPUs)
-    split) jobs=(--cpu-affinity "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)") ;;
-    *) jobs=(--jobs "$1") ;;
-  esac
+  [[ $1 != default ]] && jobs=(--jobs "$1")
   rm -rf "$ZOO-turnaround-$tag" "$RESULTS/turnaround-$tag"*
   local common=(--suite "$TURN_SUITE" -k "^($TURN_MODELS)\$" --backend inductor --devices cuda
                 --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO-turnaround-$tag" --timeout 900
                 --output-format upstream "${jobs[@]}")
-  if [[ ${TURN_INFERENCE:-1} == 1 ]]; then
-    timed run_zb "turnaround-$tag-inference" 30 "${common[@]}" --accuracy --performance || rc=1
-  fi
+  timed run_zb "turnaround-$tag-inference" 30 "${common[@]}" --accuracy --performance || rc=1
   if [[ ${TURN_TRAINING:-1} == 1 ]]; then
     timed run_zb "turnaround-$tag-training" 20 "${common[@]}" --training --accuracy || rc=1
   fi

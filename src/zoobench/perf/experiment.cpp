@@ -8,7 +8,6 @@
 #include "zoobench/perf/timer.h"
 #include "zoobench/results/failure.h"
 #include "zoobench/util/compat.h"
-#include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/device_gate.h"
 #include "zoobench/util/errors.h"
@@ -145,7 +144,6 @@ bool measure(Timing& t) {
       uncompiled_iteration = iteration_of(*uncompiled, t.request, t.inputs, t.clone_each);
     crash_report::set_phase("performance: waiting for the device to be this model's alone");
     DeviceGate::Exclusive alone(process_device_gate());
-    const ThreadsPinned on_timing_cpus(process_timing_cpus());
     t.record.beside_timing = crash_report::other_processes_phases();
     crash_report::set_phase("performance: interleaved timing");
     t.record.measurement = measure_interleaved(t.eager_iteration, t.compiled_iteration, *timer,
@@ -163,8 +161,7 @@ bool measure(Timing& t) {
     // Read again: recompilations during the timing count too.
     t.record.compiled_info = t.compiled->info();
     t.record.timed_section =
-        TimedSection{epoch_seconds(alone.since()), epoch_seconds(std::chrono::system_clock::now()),
-                     format_cpu_list(current_cpu_affinity())};
+        TimedSection{epoch_seconds(alone.since()), epoch_seconds(std::chrono::system_clock::now())};
   } catch (...) {
     return failed_run(t.record, Phase::kCompiled, t.manifest.name, "");
   }

@@ -28,7 +28,6 @@ struct PerformanceOptions {
 // When the timed section held the device alone: seconds since the Unix epoch, wall clock.
 struct TimedSection {
   double from_s = 0, to_s = 0;
-  std::string cpus;  // the CPUs the process ran on meanwhile, as taskset writes them
 };
 
 struct PerformanceRecord {

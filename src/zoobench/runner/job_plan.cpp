@@ -1,8 +1,6 @@
 // A job's plan and its child's command line.
 #include "zoobench/runner/job_plan.h"
 
-#include "zoobench/util/cpu_affinity.h"
-
 namespace zoobench {
 
 JobPlan plan_job(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
@@ -28,8 +26,7 @@ JobPlan plan_job(const RunOptions& options, const ZooEntry& entry, const SuiteCo
 
 std::vector<std::string> child_arguments(const JobPlan& job, const std::string& device,
                                          const std::string& row_out, const std::string& log_file,
-                                         const std::string& device_gate,
-                                         const std::vector<int>& timing_cpus) {
+                                         const std::string& device_gate) {
   // The parent exported what the child needs (--no-export): the child only reads the zoo; or
   // the child exports its model's recipe itself (--export-here).
   std::vector<std::string> a = {
@@ -44,7 +41,6 @@ std::vector<std::string> child_arguments(const JobPlan& job, const std::string& 
     if (!job.torchbench_dir.empty()) a.insert(a.end(), {"--torchbench-dir", job.torchbench_dir});
   }
   if (!device_gate.empty()) a.insert(a.end(), {"--device-gate", device_gate});
-  if (!timing_cpus.empty()) a.insert(a.end(), {"--timing-cpus", format_cpu_list(timing_cpus)});
   // The run's reference, which the child cannot tell from its one backend.
   a.insert(a.end(), {"--eager-reference", job.eager_reference});
   if (job.accuracy) a.push_back("--accuracy");

@@ -40,12 +40,10 @@ JobPlan plan_job(const RunOptions& options, const ZooEntry& entry, const SuiteCo
                  const std::string& backend, bool accuracy, bool performance);
 
 // The arguments of the model's `zoobench run` for `job` on `device` (as the child sees it),
-// writing its rows to `row_out` and its log to `log_file`, holding `device_gate` (""; none) and
-// timing on `timing_cpus` (empty: where it runs): the parent's decisions, then the user's other
-// flags as given.
+// writing its rows to `row_out` and its log to `log_file`, holding `device_gate` (""; none): the
+// parent's decisions, then the user's other flags as given.
 std::vector<std::string> child_arguments(const JobPlan& job, const std::string& device,
                                          const std::string& row_out, const std::string& log_file,
-                                         const std::string& device_gate,
-                                         const std::vector<int>& timing_cpus = {});
+                                         const std::string& device_gate);
 
 }  // namespace zoobench

@@ -1,4 +1,4 @@
-// The number of model pipelines and their phases.
+// The number of model pipelines and their CPUs.
 #include "zoobench/runner/pipelines.h"
 
 #include <fmt/format.h>
@@ -42,6 +42,13 @@ PipelineCount pipeline_count(int jobs, const std::string& device_type, std::size
   if (jobs <= 0) return default_pipeline_count(device_type, devices, cpus, gpu_bytes);
   return {static_cast<std::size_t>(jobs),
           fmt::format("{} model pipeline(s) per device (--jobs)", jobs)};
+}
+
+std::vector<int> pipeline_cpus(const std::vector<int>& cpu_affinity, std::size_t workers,
+                               const std::vector<int>& allowed) {
+  if (!cpu_affinity.empty()) return cpu_affinity;
+  if (workers <= 1 || allowed.size() < workers) return {};
+  return allowed;
 }
 
 std::vector<RunPhase> plan_phases(std::deque<JobPlan> jobs, std::size_t pipelines,

@@ -1,8 +1,8 @@
-// How many model pipelines a run keeps going at once on each of its devices (--jobs), in which
-// phases. A pipeline takes a model through its export, load, compile, checks and timing in a
-// process of its own; pipelines overlap everything but their timed sections, which have the
-// device alone (util/device_gate.h) and CPUs no other pipeline uses (pipeline_cpus.h), so a
-// timing's process is not crowded by another model's compile.
+// How many model pipelines a run keeps going at once on each of its devices (--jobs), and on
+// which CPUs each runs. A pipeline takes a model through its export, load, compile, checks and
+// timing in a process of its own; pipelines overlap everything but their timed sections, which
+// have the device alone (util/device_gate.h), and each runs on CPUs no other pipeline uses, so
+// a timing's process is not crowded by another model's compile.
 #pragma once
 
 #include <atomic>
@@ -35,6 +35,12 @@ PipelineCount default_pipeline_count(const std::string& device_type, std::size_t
 // --jobs N as given, or the default, with the line that says so.
 PipelineCount pipeline_count(int jobs, const std::string& device_type, std::size_t devices,
                              std::size_t cpus, int64_t gpu_bytes);
+
+// The CPUs the workers split among themselves: --cpu-affinity as given; else, with several
+// workers, every CPU this process may use (each worker's process then runs on its own share),
+// unless there are fewer CPUs than workers; else none (not pinned).
+std::vector<int> pipeline_cpus(const std::vector<int>& cpu_affinity, std::size_t workers,
+                               const std::vector<int>& allowed);
 
 // A run's jobs in phases, each with its workers per device. One phase normally: every model's
 // checks and timing in one job, `pipelines` at a time per device. With --accuracy-workers N

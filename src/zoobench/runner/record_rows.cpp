@@ -157,10 +157,8 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
   row.detail["eager_samples_ms"] = m.eager.samples_ms;
   row.detail["compiled_samples_ms"] = m.compiled.samples_ms;
   row.detail["settle_iterations"] = m.settle_iterations;
-  // Where the samples were taken: the measuring process's CPUs (--cpu-affinity, taskset, or the
-  // run's timing CPUs).
-  row.detail["cpu_affinity"] = r.timed_section ? r.timed_section->cpus
-                                               : format_cpu_list(current_cpu_affinity());
+  // Where the samples were taken: the measuring process's CPUs (--cpu-affinity, taskset).
+  row.detail["cpu_affinity"] = format_cpu_list(current_cpu_affinity());
   row.detail["eager_first_iteration_ms"] = m.eager.first_iteration_ms;
   row.detail["compiled_first_iteration_ms"] = m.compiled.first_iteration_ms;
   if (m.eager.device_median_ms) row.detail["eager_event_ms"] = *m.eager.device_median_ms;

@@ -255,7 +255,6 @@ void add_output_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--row-out", o.row_out)->group("");
   c.add_option("--log-file", o.log_file)->group("");
   c.add_option("--device-gate", o.device_gate)->group("");
-  c.add_option("--timing-cpus", o.timing_cpus)->group("");
   c.add_option("--export-here", o.export_here)->group("");
 }
 
@@ -389,7 +388,6 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--row-out",
                                                   "--log-file",
                                                   "--device-gate",
-                                                  "--timing-cpus",
                                                   "--export-here",
                                                   "--in-process",
                                                   "--allow-empty-selection"};

@@ -86,7 +86,6 @@ struct RunOptions {
   std::string row_out;                    // child mode: write rows as JSON here, not to the CSVs
   std::string log_file;                   // child mode: the log file the parent captures into
   std::string device_gate;                // child mode: the run's device gate (util/device_gate.h)
-  std::string timing_cpus;                // child mode: the CPUs its timed sections have alone
   // child mode: export the model's recipe in this process when the zoo lacks it
   // (runner/recipe_export.h), at this batch size ("list": the list's); "" the parent exported
   std::string export_here;

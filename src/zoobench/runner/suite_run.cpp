@@ -270,7 +270,6 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
                    const std::string& suites_dir) {
   crash_report::report_termination();  // a timeout row can then say in which phase it stopped
   configure_process_device_gate(options.device_gate);
-  if (!options.timing_cpus.empty()) configure_process_timing_cpus(parse_cpu_list(options.timing_cpus));
   // No other run's --zoo-max-gb deletes the model while this process reads it.
   const ModelUseLock in_use(options.zoo_dir, entry.suite, entry.name);
   ModelSupply got{true, "", ""};
@@ -464,9 +463,7 @@ WorkerPoolSettings worker_settings(const RunOptions& options, std::size_t most_p
                                    const char* cuda_visible_devices) {
   WorkerPoolSettings settings;
   const std::size_t workers = options.devices.size() * most_per_device;
-  const bool gpu = !starts_with(options.devices[0], "cpu");
-  settings.cpus = pipeline_cpus(options.cpu_affinity, options.devices, gpu, workers,
-                                current_cpu_affinity(), core_siblings);
+  settings.cpu_affinity = pipeline_cpus(options.cpu_affinity, workers, current_cpu_affinity());
   settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
   settings.timeout_s = options.timeout_s;
   settings.cuda_visible_devices = cuda_visible_devices;
@@ -506,7 +503,6 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
   progress.start_board(kBoardEverySeconds);
   WorkerPoolSettings settings =
       worker_settings(options, std::max(pipelines.per_device, checks), cuda_visible_devices);
-  if (!settings.cpus.why.empty()) progress.note("CPUs: " + settings.cpus.why);
   settings.supply = supply.get();
   if (options.time_budget_s > 0) {
     settings.deadline = deadline;

@@ -57,8 +57,7 @@ std::vector<ResultRow> run_job_child(const JobPlan& job, const WorkerPoolSetting
         << format_cpu_list(cpus) << "\n";
   }
   std::vector<std::string> argv = {current_executable()};
-  auto args =
-      child_arguments(job, child.device, row_path, log_path, gate, settings.cpus.timing_cpus(device));
+  auto args = child_arguments(job, child.device, row_path, log_path, gate);
   argv.insert(argv.end(), args.begin(), args.end());
   log::debug("{} ({}): {}", job.entry.name, job.backend, join(argv, " "));
   outcome = run_child(argv, log_path, settings.timeout_s, interrupted, environment, cpus);
@@ -107,7 +106,10 @@ std::vector<JobPlan> run_jobs(std::deque<JobPlan> jobs, const WorkerPoolSettings
   };
   auto worker = [&](std::size_t worker_index) {
     const std::string& device = settings.devices[worker_index];
-    const std::vector<int> cpus = settings.cpus.worker_cpus(worker_index, settings.devices.size());
+    const std::vector<int> cpus =
+        settings.cpu_affinity.empty()
+            ? std::vector<int>{}
+            : worker_cpu_share(settings.cpu_affinity, worker_index, settings.devices.size());
     while (!interrupted.load()) {
       JobPlan job;
       {

@@ -16,7 +16,6 @@
 
 #include "zoobench/results/rows.h"
 #include "zoobench/runner/job_plan.h"
-#include "zoobench/runner/pipeline_cpus.h"
 #include "zoobench/runner/progress.h"
 #include "zoobench/runner/zoo_supply.h"
 #include "zoobench/zoo/catalog.h"
@@ -26,7 +25,7 @@ namespace zoobench {
 
 struct WorkerPoolSettings {
   std::vector<std::string> devices;  // one worker each (a device listed N times has N)
-  PipelineCpus cpus;                 // where each worker's processes run and time
+  std::vector<int> cpu_affinity;     // split among the workers; empty: not pinned
   std::string logs_dir;
   double timeout_s = 0;
   const char* cuda_visible_devices = nullptr;  // the parent's CUDA_VISIBLE_DEVICES

@@ -2,14 +2,9 @@
 
 #include <fmt/format.h>
 #include <sched.h>
-#include <sys/types.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include "zoobench/util/errors.h"
@@ -17,31 +12,6 @@
 
 namespace zoobench {
 namespace {
-
-// Moves thread `tid` (0: the calling one) onto `cpus`; false when the kernel refuses.
-bool move_thread(pid_t tid, const std::vector<int>& cpus) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int cpu : cpus) CPU_SET(cpu, &set);
-  return ::sched_setaffinity(tid, sizeof(set), &set) == 0;
-}
-
-// Every thread of this process, as /proc/self/task lists them.
-std::vector<pid_t> process_threads() {
-  std::vector<pid_t> tids;
-  std::error_code ignored;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ignored)) {
-    const std::string name = task.path().filename().string();
-    if (!name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) { return std::isdigit(c) != 0; }))
-      tids.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return tids;
-}
-
-// Every thread onto `cpus`; a thread that ended meanwhile is no failure.
-void move_every_thread(const std::vector<int>& cpus) {
-  for (pid_t tid : process_threads()) move_thread(tid, cpus);
-}
 
 int parse_cpu(const std::string& text, const std::string& whole) {
   const bool digits = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) {
@@ -98,33 +68,6 @@ std::vector<int> current_cpu_affinity() {
     if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
   }
   return cpus;
-}
-
-std::vector<int> core_siblings(int cpu) {
-  std::ifstream file(fmt::format("/sys/devices/system/cpu/cpu{}/topology/thread_siblings_list", cpu));
-  std::string text;
-  if (std::getline(file, text)) {
-    try {
-      std::vector<int> siblings = parse_cpu_list(text);
-      if (std::find(siblings.begin(), siblings.end(), cpu) != siblings.end()) return siblings;
-    } catch (const UsageError&) {
-    }
-  }
-  return {cpu};
-}
-
-ThreadsPinned::ThreadsPinned(const std::vector<int>& cpus) {
-  if (cpus.empty()) return;
-  before_ = current_cpu_affinity();
-  if (!move_thread(0, cpus)) {
-    throw std::runtime_error(
-        fmt::format("cannot run on CPUs {}: {}", format_cpu_list(cpus), std::strerror(errno)));
-  }
-  move_every_thread(cpus);
-}
-
-ThreadsPinned::~ThreadsPinned() {
-  if (!before_.empty()) move_every_thread(before_);
 }
 
 std::vector<int> worker_cpu_share(const std::vector<int>& cpus, std::size_t worker, std::size_t workers) {

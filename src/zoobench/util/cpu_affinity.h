@@ -20,26 +20,6 @@ std::string format_cpu_list(const std::vector<int>& cpus);
 // The CPUs the calling process may run on now (sched_getaffinity); empty if unreadable.
 std::vector<int> current_cpu_affinity();
 
-// The CPUs of `cpu`'s core: itself and its hyperthread siblings (the kernel's
-// thread_siblings_list), sorted; {cpu} where the kernel does not say.
-std::vector<int> core_siblings(int cpu);
-
-// Every thread of this process on `cpus` while the object lives, then back on the CPUs the
-// creating thread had (threads started meanwhile included). sched_setaffinity moves one thread,
-// and a process's threads (the CUDA driver's, the intra-op pool's, the embedded Python's) each
-// keep their own set. Nothing for an empty `cpus`. Throws std::runtime_error when the calling
-// thread cannot be moved.
-class ThreadsPinned {
- public:
-  explicit ThreadsPinned(const std::vector<int>& cpus);
-  ~ThreadsPinned();
-  ThreadsPinned(const ThreadsPinned&) = delete;
-  ThreadsPinned& operator=(const ThreadsPinned&) = delete;
-
- private:
-  std::vector<int> before_;
-};
-
 // Worker `worker` of `workers`' share of `cpus`: consecutive, as equal as can be, earlier
 // workers taking the larger shares. Throws UsageError when there are fewer CPUs than workers.
 std::vector<int> worker_cpu_share(const std::vector<int>& cpus, std::size_t worker, std::size_t workers);

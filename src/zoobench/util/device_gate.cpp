@@ -101,15 +101,4 @@ void configure_process_device_gate(const std::string& path) {
   process_gate_slot() = std::make_unique<DeviceGate>(path);
 }
 
-namespace {
-std::vector<int>& timing_cpus_slot() {
-  static std::vector<int> cpus;
-  return cpus;
-}
-}  // namespace
-
-const std::vector<int>& process_timing_cpus() { return timing_cpus_slot(); }
-
-void configure_process_timing_cpus(std::vector<int> cpus) { timing_cpus_slot() = std::move(cpus); }
-
 }  // namespace zoobench

@@ -16,7 +16,6 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 namespace zoobench {
 
@@ -79,11 +78,5 @@ class DeviceGate {
 // parent for its exports); unconfigured, a gate that never blocks.
 DeviceGate& process_device_gate();
 void configure_process_device_gate(const std::string& path);
-
-// The CPUs this process's timed sections run on (a model's process from --timing-cpus): its
-// run keeps them free of every other pipeline's work, and a timed section holds its device
-// alone, so one process at a time runs there. Empty: the process's own CPUs.
-const std::vector<int>& process_timing_cpus();
-void configure_process_timing_cpus(std::vector<int> cpus);
 
 }  // namespace zoobench

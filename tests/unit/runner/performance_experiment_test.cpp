@@ -10,8 +10,6 @@
 #include "zoobench/perf/experiment.h"
 #include "zoobench/results/rows.h"
 #include "zoobench/runner/record_rows.h"
-#include "zoobench/util/cpu_affinity.h"
-#include "zoobench/util/device_gate.h"
 #include "zoobench/zoo/model_files.h"
 
 namespace zoobench {
@@ -83,25 +81,6 @@ TEST(PerformanceExperiment, TrainingRecordIsComplete) {
   EXPECT_GT(r.measurement.speedup, 0.0);
   EXPECT_LE(r.measurement.speedup_ci_low, r.measurement.speedup);
   EXPECT_GE(r.measurement.speedup_ci_high, r.measurement.speedup);
-}
-
-// A model's process told to time on its run's timing CPUs (--timing-cpus) takes its samples
-// there, says so in the record, and is back on its own CPUs after.
-TEST(PerformanceExperiment, TimesOnTheRunsTimingCpus) {
-  const std::vector<int> own = current_cpu_affinity();
-  ASSERT_FALSE(own.empty());
-  const std::vector<int> timing = {own.back()};
-  configure_process_timing_cpus(timing);
-  PerformanceRecord r = run("mlp", "jit", Mode::kInference);
-  configure_process_timing_cpus({});
-  ASSERT_EQ(r.status, Status::kPass) << r.reason;
-  ASSERT_TRUE(r.timed_section.has_value());
-  EXPECT_EQ(r.timed_section->cpus, format_cpu_list(timing));
-  EXPECT_EQ(current_cpu_affinity(), own);
-  RowContext context{"cpu", "mlp", 2, "jit", "inference", "float32", {}, "contiguous", "",
-                     "small", "zoobench", {}, "torchscript"};
-  const ResultRow row = performance_row(r, context);
-  EXPECT_EQ(row.detail.at("cpu_affinity"), format_cpu_list(timing));
 }
 
 // Every column of the performance CSV is filled on the CPU except those that only CUDA measures

@@ -58,7 +58,6 @@ const std::map<std::string, std::string>& sample_values() {
       {"--row-out", "rows.json"},
       {"--log-file", "model.log"},
       {"--device-gate", "out/.device-gate-cpu.lock"},
-      {"--timing-cpus", "7,15"},
       {"--export-here", "list"},
       {"--jobs", "2"},
       {"--eager-reference", "torchscript"},

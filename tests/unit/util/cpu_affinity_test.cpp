@@ -1,17 +1,12 @@
-// CPU lists for --cpu-affinity (util/cpu_affinity.h): taskset's syntax, shares per worker, the
-// process's own set checked against the kernel's view in /proc/self/status, and a timed
-// section's move of every thread.
+// CPU lists for --cpu-affinity (util/cpu_affinity.h): taskset's syntax, shares per worker, and
+// the process's own set checked against the kernel's view in /proc/self/status.
 #include "zoobench/util/cpu_affinity.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <future>
 #include <string>
-#include <thread>
 
 #include "testing/testing.h"
 #include "zoobench/util/errors.h"
@@ -67,54 +62,6 @@ TEST(CpuAffinity, CurrentAffinityIsWhatTheKernelSays) {
   const int running_on = ::sched_getcpu();
   auto cpus = current_cpu_affinity();
   EXPECT_NE(std::find(cpus.begin(), cpus.end(), running_on), cpus.end()) << "running on CPU " << running_on;
-}
-
-// A thread's own CPUs, as the kernel has them (sched_getaffinity on its thread id).
-std::vector<int> thread_cpus(pid_t tid) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  EXPECT_EQ(::sched_getaffinity(tid, sizeof(set), &set), 0);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
-// A timed section moves the whole process: a thread started before it (as the CUDA driver's and
-// the intra-op pool's are) runs on the timing CPUs too, and everything is back where it was after.
-TEST(CpuAffinity, PinningMovesEveryThreadAndPutsThemBack) {
-  const std::vector<int> before = current_cpu_affinity();
-  ASSERT_FALSE(before.empty());
-  std::promise<pid_t> started;
-  std::promise<void> finish;
-  std::thread other([&] {
-    started.set_value(static_cast<pid_t>(::syscall(SYS_gettid)));
-    finish.get_future().wait();
-  });
-  const pid_t other_tid = started.get_future().get();
-  const std::vector<int> one = {before.back()};
-  {
-    ThreadsPinned pinned(one);
-    EXPECT_EQ(current_cpu_affinity(), one);
-    EXPECT_EQ(thread_cpus(other_tid), one) << "the other thread stayed where it was";
-  }
-  EXPECT_EQ(current_cpu_affinity(), before);
-  EXPECT_EQ(thread_cpus(other_tid), before);
-  finish.set_value();
-  other.join();
-  {
-    ThreadsPinned nothing({});  // no timing CPUs: nothing moves
-    EXPECT_EQ(current_cpu_affinity(), before);
-  }
-}
-
-TEST(CpuAffinity, ACoreHoldsItsCpu) {
-  const int cpu = current_cpu_affinity().front();
-  const std::vector<int> core = core_siblings(cpu);
-  EXPECT_NE(std::find(core.begin(), core.end(), cpu), core.end());
-  EXPECT_TRUE(std::is_sorted(core.begin(), core.end()));
-  EXPECT_EQ(core_siblings(CPU_SETSIZE - 1), std::vector<int>{CPU_SETSIZE - 1}) << "no such CPU: itself";
 }
 
 }  // namespace
