@@ -189,7 +189,9 @@ turnaround_with_jobs() {
   local common=(--suite "$TURN_SUITE" -k "^($TURN_MODELS)\$" --backend inductor --devices cuda
                 --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO-turnaround-$tag" --timeout 900
                 --output-format upstream "${jobs[@]}")
-  timed run_zb "turnaround-$tag-inference" 30 "${common[@]}" --accuracy --performance || rc=1
+  if [[ ${TURN_INFERENCE:-1} == 1 ]]; then
+    timed run_zb "turnaround-$tag-inference" 30 "${common[@]}" --accuracy --performance || rc=1
+  fi
   if [[ ${TURN_TRAINING:-1} == 1 ]]; then
     timed run_zb "turnaround-$tag-training" 20 "${common[@]}" --training --accuracy || rc=1
   fi
