@@ -131,6 +131,32 @@ class GraphBreakReasons(unittest.TestCase):
                          [{"reason": "call to backward()", "count": 2}])
 
 
+class FramesNotConverted(unittest.TestCase):
+    """The rows' detail.frames_not_converted, from records shaped as dynamo's compilation
+    metrics (co_name, co_filename, co_firstlineno, fail_type, fail_reason; fail_type None for a
+    frame it converted)."""
+
+    def test_only_failed_frames_in_order_with_their_reasons(self):
+        from types import SimpleNamespace as Metric
+        metrics = [
+            Metric(co_name="_train_step", co_filename="/x/session.py", co_firstlineno=212,
+                   fail_type=None, fail_reason=None),
+            Metric(co_name="torch_dynamo_resume_in_training_loss_at_428",
+                   co_filename="/x/session.py", co_firstlineno=415, fail_type="SkipFrame",
+                   fail_reason="no content in function call"),
+            Metric(co_name="step", co_filename="/t/sgd.py", co_firstlineno=9,
+                   fail_type="Unsupported", fail_reason="y" * 400),
+        ]
+        listed = session_module.frames_not_converted(metrics)
+        self.assertEqual([f["frame"] for f in listed],
+                         ["torch_dynamo_resume_in_training_loss_at_428 (session.py:415)",
+                          "step (sgd.py:9)"])
+        self.assertEqual(listed[0]["reason"], "SkipFrame: no content in function call")
+        self.assertEqual(len(listed[1]["reason"]), 300)
+        self.assertEqual(len(session_module.frames_not_converted(metrics, limit=1)), 1)
+        self.assertEqual(session_module.frames_not_converted([]), [])
+
+
 @unittest.skipUnless(CAN_COMPILE, "torch.compile does not run with this torch")
 class DynamoCounts(unittest.TestCase):
     def test_counts_are_dynamos_on_a_model_with_known_breaks(self):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -168,6 +169,9 @@ class ModelSession:
             breaks = graph_break_reasons(counters)
             if breaks:
                 out["graph_break_reasons"] = breaks
+            failed = frames_not_converted(_compilation_metrics())
+            if failed:
+                out["frames_not_converted"] = failed
         return out
 
     def close(self, _argument: Any = None) -> None:
@@ -191,6 +195,7 @@ class ModelSession:
         # and the compile time is a cold compile unless the user keeps the caches.
         torch._dynamo.reset()
         counters.clear()
+        _clear_compilation_metrics()
         if not settings.get("keep_cache", False):
             self._cache = fresh_compile_cache()
             self._cache.__enter__()
@@ -332,6 +337,40 @@ def graph_break_reasons(counters, limit: int = 50) -> List[Dict[str, Any]]:
                      counters["graph_break"].items() if count > 0),
                     key=lambda item: (-item[1], item[0]))
     return [{"reason": reason[:300], "count": count} for reason, count in ranked[:limit]]
+
+
+def _compilation_metrics() -> List[Any]:
+    """Dynamo's record of each frame it compiled or gave up on (torch >= 2.1), or []."""
+    try:
+        from torch._dynamo.utils import get_compilation_metrics
+    except ImportError:
+        return []
+    return list(get_compilation_metrics())
+
+
+def _clear_compilation_metrics() -> None:
+    try:
+        from torch._dynamo.utils import clear_compilation_metrics
+    except ImportError:
+        return
+    clear_compilation_metrics()
+
+
+def frames_not_converted(metrics: Sequence[Any], limit: int = 20) -> List[Dict[str, str]]:
+    """The frames dynamo saw and left to run eagerly, [{frame, reason}] in the order it met
+    them (the frames upstream's fallbacks_to_eager counts, which dynamo's compilation metrics
+    name: its function, file and line, and the exception that stopped it), each reason cut at
+    300 characters: which frames make that count differ from upstream's."""
+    out = []
+    for metric in metrics:
+        fail_type = getattr(metric, "fail_type", None)
+        if not fail_type:
+            continue
+        where = os.path.basename(str(getattr(metric, "co_filename", "") or ""))
+        frame = f"{getattr(metric, 'co_name', '?')} ({where}:{getattr(metric, 'co_firstlineno', '?')})"
+        reason = f"{fail_type}: {getattr(metric, 'fail_reason', '') or ''}".strip()
+        out.append({"frame": frame, "reason": reason[:300]})
+    return out[:limit]
 
 
 def dynamo_stats(counters) -> Dict[str, int]:

@@ -120,6 +120,9 @@ struct ExecutionInfo {
   // what upstream's --print-graph-breaks logs): where a count differs from upstream's, which
   // break it is. Empty for other backends and where nothing broke.
   nlohmann::json graph_break_reasons = nlohmann::json::array();
+  // The frames dynamo left to run eagerly, [{frame, reason}] (what upstream's
+  // fallbacks_to_eager counts): which ones, where that count differs from upstream's.
+  nlohmann::json frames_not_converted = nlohmann::json::array();
   // The compile alone, where the backend can tell it from the rest of its preparation (the
   // torch.compile family: its first calls, not the model's rebuilding); unset: the whole
   // preparation counts as compilation.

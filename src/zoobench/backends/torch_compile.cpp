@@ -130,6 +130,8 @@ class PythonModelExecutable : public Executable {
       info.note = fmt::format("{} graph break(s), the first: {}", info.graph_breaks.value_or(1),
                               first_line(info.graph_break_reasons[0].value("reason", "")));
     }
+    if (facts.contains("frames_not_converted") && facts["frames_not_converted"].is_array())
+      info.frames_not_converted = facts["frames_not_converted"];
     info.compile_seconds = compile_seconds_;
     return info;
   }

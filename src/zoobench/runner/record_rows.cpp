@@ -39,6 +39,8 @@ void add_compile_counts(ResultRow& row, const ExecutionInfo& info) {
   if (!info.dynamo_stats.empty()) row.detail["dynamo_stats"] = info.dynamo_stats;
   if (!info.graph_break_reasons.empty())
     row.detail["graph_break_reasons"] = info.graph_break_reasons;
+  if (!info.frames_not_converted.empty())
+    row.detail["frames_not_converted"] = info.frames_not_converted;
   if (info.compile_seconds) row.detail["compile_s"] = *info.compile_seconds;
 }
 
