@@ -8,13 +8,15 @@
 #include <map>
 
 #include "zoobench/report/markdown.h"
+#include "zoobench/report/expected.h"
 #include "zoobench/report/number_format.h"
 
 namespace zoobench::report {
 namespace {
 
 constexpr double kStatusTarget = 0.95;
-constexpr double kSpeedupTarget = 0.10;
+constexpr double kBreaksTarget = 0.95;
+constexpr double kSpeedupTarget = 0.05;
 
 std::optional<double> positive(const std::string& text) {
   auto value = parse_number(text);
@@ -32,7 +34,66 @@ std::string fixed(std::optional<double> value) {
   return value ? fmt::format("{:.3f}", *value) : "-";
 }
 
+bool passed(const std::string& status) { return status == "pass" || status == "pass_due_to_skip"; }
+
+std::string count_or_dash(std::optional<int64_t> count) {
+  return count ? std::to_string(*count) : "-";
+}
+
+// "zoobench / upstream", "-" where neither side counted.
+std::string breaks_cell(const ModelAgreement& m) {
+  if (!m.our_breaks && !m.their_breaks) return "-";
+  return count_or_dash(m.our_breaks) + " / " + count_or_dash(m.their_breaks);
+}
+
+// "{agree} of the {both} models ... ({share}%; target >= {target}%: met)".
+std::string share_against_target(int part, int whole, double target) {
+  if (whole == 0) return "";
+  const double share = static_cast<double>(part) / whole;
+  return fmt::format(" ({:.1f}%; target >= {:.0f}%: {})", 100 * share, 100 * target,
+                     share >= target ? "met" : "NOT met");
+}
+
+// The summary lines under the table.
+std::string summary(const UpstreamAgreement& a) {
+  const int both = a.both_checked(), agree = a.agreeing();
+  std::string out = fmt::format("\nstatuses agree on {} of the {} models both checked", agree, both) +
+                    share_against_target(agree, both, kStatusTarget);
+  if (const int compared = a.breaks_compared(); compared > 0) {
+    out += fmt::format("; graph_breaks equal on {} of the {} models both passed",
+                       a.breaks_equal(), compared) +
+           share_against_target(a.breaks_equal(), compared, kBreaksTarget);
+  }
+  if (auto median = a.median_abs_speedup_deviation()) {
+    out += fmt::format("; median |zoobench/upstream - 1| of the speedups {:.1f}% (target <= {:.0f}%: {})",
+                       100 * *median, 100 * kSpeedupTarget,
+                       *median <= kSpeedupTarget + 1e-9 ? "met" : "NOT met");  // 1.05 / 1 - 1 is 5%
+  }
+  out += "\n";
+  if (const int other = a.checked_at_other_batch_sizes(); other > 0)
+    out += fmt::format(
+        "{} of the {} models both checked were checked at different batch sizes: their statuses "
+        "are not the same experiment\n",
+        other, both);
+  return out;
+}
+
 }  // namespace
+
+bool ModelAgreement::breaks_compared() const {
+  return passed(ours) && passed(theirs) && our_breaks && their_breaks;
+}
+
+int UpstreamAgreement::breaks_compared() const {
+  return static_cast<int>(std::count_if(models.begin(), models.end(),
+                                        [](const ModelAgreement& m) { return m.breaks_compared(); }));
+}
+
+int UpstreamAgreement::breaks_equal() const {
+  return static_cast<int>(std::count_if(models.begin(), models.end(), [](const ModelAgreement& m) {
+    return m.breaks_compared() && *m.our_breaks == *m.their_breaks;
+  }));
+}
 
 int UpstreamAgreement::both_checked() const {
   return static_cast<int>(std::count_if(models.begin(), models.end(),
@@ -78,6 +139,7 @@ UpstreamAgreement compare_with_upstream(const std::vector<ResultRow>& ours,
       m.ours = cell(row, columns::kAccuracy);
       m.our_reason = cell(row, columns::kReason);
       m.our_batch = cell(row, columns::kBatchSize);
+      m.our_breaks = counter_of(row, columns::kGraphBreaks.key());
     } else {
       m.our_speedup = speedup_of(row, /*ours=*/true);
     }
@@ -87,6 +149,7 @@ UpstreamAgreement compare_with_upstream(const std::vector<ResultRow>& ours,
     if (row.kind == ExperimentKind::kAccuracy) {
       m.theirs = cell(row, columns::kAccuracy);
       m.their_batch = cell(row, columns::kBatchSize);
+      m.their_breaks = counter_of(row, columns::kGraphBreaks.key());
     } else
       m.their_speedup = speedup_of(row, /*ours=*/false);
   }
@@ -107,35 +170,19 @@ std::string format_upstream_agreement(const UpstreamAgreement& a) {
                                           (m.their_batch.empty() ? "-" : m.their_batch);
     table.push_back({m.name, m.dev, m.ours.empty() ? "-" : m.ours,
                      m.theirs.empty() ? "-" : m.theirs, batches,
-                     !m.both_checked() ? "" : m.agrees() ? "yes" : "NO",
+                     !m.both_checked() ? "" : m.agrees() ? "yes" : "NO", breaks_cell(m),
                      format_speedup(m.our_speedup), format_speedup(m.their_speedup),
                      fixed(m.ratio)});
   }
   // Both sides' speedups are upstream's, against the model's Python module; neither has an
   // interval, so each shows three significant digits.
   std::string out = markdown_table({"model", "dev", "zoobench", "upstream", "batch", "agree",
-                                    "zoobench speedup vs Python eager",
+                                    "graph_breaks", "zoobench speedup vs Python eager",
                                     "upstream speedup vs Python eager", "ratio"},
                                    table);
-  out += "\n*batch*: the accuracy checks' batch sizes, zoobench / upstream.\n";
-  const int both = a.both_checked(), agree = a.agreeing();
-  out += fmt::format("\nstatuses agree on {} of the {} models both checked", agree, both);
-  if (both > 0) {
-    const double share = static_cast<double>(agree) / both;
-    out += fmt::format(" ({:.1f}%; target >= {:.0f}%: {})", 100 * share, 100 * kStatusTarget,
-                       share >= kStatusTarget ? "met" : "NOT met");
-  }
-  if (auto median = a.median_abs_speedup_deviation()) {
-    out += fmt::format("; median |zoobench/upstream - 1| of the speedups {:.1f}% (target <= {:.0f}%: {})",
-                       100 * *median, 100 * kSpeedupTarget,
-                       *median <= kSpeedupTarget ? "met" : "NOT met");
-  }
-  out += "\n";
-  if (const int other = a.checked_at_other_batch_sizes(); other > 0)
-    out += fmt::format(
-        "{} of the {} models both checked were checked at different batch sizes: their statuses "
-        "are not the same experiment\n",
-        other, both);
+  out += "\n*batch*: the accuracy checks' batch sizes, zoobench / upstream; *graph_breaks*: the "
+         "accuracy rows' counts, zoobench / upstream.\n";
+  out += summary(a);
   bool first = true;
   for (const auto& m : a.models) {
     if (!m.both_checked() || m.agrees()) continue;

@@ -1,9 +1,13 @@
-// `zoobench compare RESULTS --upstream FILES`: zoobench's verdicts and speedups beside those of
-// upstream's benchmarks/dynamo on the same models, model by model. Statuses are compared as
-// strings (both speak upstream's vocabulary); speedups as upstream defines them, against Python
-// eager (zoobench's python_speedup, upstream's speedup), as the ratio zoobench/upstream.
+// `zoobench compare RESULTS --upstream FILES`: zoobench's verdicts, graph-break counts and
+// speedups beside those of upstream's benchmarks/dynamo on the same models, model by model.
+// Statuses are compared as strings (both speak upstream's vocabulary); graph breaks where both
+// sides passed (as upstream's check_graph_breaks.py compares them: a failed row's count is
+// whatever ran before the failure, or upstream's padding 0); speedups as upstream defines them,
+// against Python eager (zoobench's python_speedup, upstream's speedup), as the ratio
+// zoobench/upstream.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,9 +22,12 @@ struct ModelAgreement {
   std::optional<double> our_speedup, their_speedup, ratio;  // ratio = ours / theirs
   std::string our_reason;    // zoobench's diagnosis of its status, for a disagreement
   std::string our_batch, their_batch;  // the accuracy rows' batch sizes ("" without a row)
+  std::optional<int64_t> our_breaks, their_breaks;  // the accuracy rows' graph_breaks
   bool same_inputs() const { return our_batch == their_batch; }
   bool both_checked() const { return !ours.empty() && !theirs.empty(); }
   bool agrees() const { return both_checked() && ours == theirs; }
+  // Both passed (pass, pass_due_to_skip) and both counted.
+  bool breaks_compared() const;
 };
 
 struct UpstreamAgreement {
@@ -28,6 +35,8 @@ struct UpstreamAgreement {
   int both_checked() const;
   int agreeing() const;
   int checked_at_other_batch_sizes() const;  // of the models both checked
+  int breaks_compared() const;
+  int breaks_equal() const;  // of those compared
   std::optional<double> median_abs_speedup_deviation() const;  // median of |ratio - 1|
 };
 
@@ -35,9 +44,9 @@ struct UpstreamAgreement {
 UpstreamAgreement compare_with_upstream(const std::vector<ResultRow>& ours,
                                         const std::vector<ResultRow>& theirs);
 
-// The table (markdown), the counts against the targets (statuses agree on >= 95% of the models
-// both checked; median |zoobench/upstream - 1| <= 10%), how many verdicts were reached at
-// different batch sizes, then each disagreement with zoobench's reason.
+// The table (markdown), the counts against the targets (statuses agree and graph_breaks are
+// equal on >= 95% of the models both checked; median |zoobench/upstream - 1| <= 5%), how many
+// verdicts were reached at different batch sizes, then each disagreement with zoobench's reason.
 std::string format_upstream_agreement(const UpstreamAgreement& agreement);
 
 }  // namespace zoobench::report
