@@ -19,6 +19,7 @@
 #include "cli/command.h"
 #include "zoobench/report/expected.h"
 #include "zoobench/report/upstream_agreement.h"
+#include "zoobench/report/upstream_twins.h"
 #include "zoobench/results/csv.h"
 #include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
@@ -41,14 +42,16 @@ struct CompareArgs {
   bool update_expected = false;
 };
 
+// Each model once: the upstream-format twin of a zoobench file beside it
+// (--output-format upstream) is left out, as report and merge leave it out.
 std::vector<ResultRow> load_accuracy_rows(const std::vector<std::string>& paths, const char* role) {
+  const std::vector<std::string> files = expand_result_paths(paths);
+  for (const auto& path : files) check_result_json_depth(path);
   std::vector<ResultRow> rows;
-  for (const auto& path : expand_result_paths(paths)) {
-    check_result_json_depth(path);
-    ResultFile file = load_result_file(path);
+  for (const ResultFile& file : report::load_results_without_twins(files, "compare")) {
     if (file.kind != ExperimentKind::kAccuracy) {
       throw UsageError(
-          std::string(role) + " " + path +
+          std::string(role) + " " + file.path +
           " holds performance results; compare checks accuracy statuses (as upstream's "
           "check_accuracy.py): pass the *_accuracy.csv or its JSON");
     }
@@ -124,8 +127,8 @@ void require_shared_models(const std::vector<ResultRow>& actual,
 
 std::vector<ResultRow> load_all_rows(const std::vector<std::string>& paths) {
   std::vector<ResultRow> rows;
-  for (const auto& path : expand_result_paths(paths)) {
-    ResultFile file = load_result_file(path);
+  for (const ResultFile& file :
+       report::load_results_without_twins(expand_result_paths(paths), "compare")) {
     rows.insert(rows.end(), file.rows.begin(), file.rows.end());
   }
   return rows;

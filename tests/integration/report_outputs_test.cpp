@@ -1,9 +1,10 @@
-// `zoobench report` and `merge` over what a run wrote, through the real binary: a folder that
+// `zoobench report`, `merge` and `compare` over what a run wrote, through the real binary: a folder that
 // holds zoobench's result file and its `--output-format upstream` twin counts each model once
 // (the twin is left out, and a log line says so), and `-` names standard output.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "integration_helpers.h"
@@ -78,6 +79,17 @@ TEST(ReportOutputs, MergeLeavesTheTwinOut) {
                                    "accuracy.csv"));
   EXPECT_EQ(count_names(read_csv(run.dir.file("merged/accuracy.csv"))),
             (std::map<std::string, int>{{"a_mlp", 1}, {"b_mlp", 1}}));
+}
+
+// compare reads the folder as report does: each model once, not once more from the twin.
+TEST(ReportOutputs, CompareCountsEachModelOnceBesideTheTwin) {
+  RunWithTwin run;
+  std::ofstream(run.dir.file("expected.csv")) << "name,accuracy,graph_breaks\na_mlp,pass,\nb_mlp,pass,\n";
+  auto compare = run.run_here("compare results --expected expected.csv");
+  ASSERT_EQ(compare.exit_code, 0) << compare.out << compare.err;
+  EXPECT_THAT(compare.out, HasSubstr("compare: 2 PASS, 0 XFAIL, 0 FAIL")) << compare.out;
+  EXPECT_THAT(compare.err, HasSubstr("compare: left out results/jit_good_float32_inference_cpu_"
+                                     "accuracy.csv"));
 }
 
 }  // namespace
