@@ -10,7 +10,7 @@
 #   scripts/gpu-check.sh --collect [DIR]     its logs and result rows into DIR (default $OUT)
 #
 # Stages: env build test smoke lists lists-train upstream turnaround upstream-turnaround table
-#         dropout overhead pack
+#         dropout overhead interpreter pack
 # shellcheck disable=SC2317  # the stages are called by name
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -235,6 +235,12 @@ stage_overhead() {
   "$BUILD/bench/bench_python_bridge" --benchmark_format=json \
     > "$LOGS/bench-python-bridge.json" 2> "$LOGS/bench-python-bridge.err"
   grep -E '"name"|"real_time"' "$LOGS/bench-python-bridge.json" | paste - - | grep median
+}
+
+# How fast Python runs in the interpreter zoobench embeds (the shared libpython) against the
+# python executable upstream's harness runs in: a Python loop and cold torch.compiles.
+stage_interpreter() {
+  "$PY" bench/embedded_interpreter.py --python "$(command -v "$PY")" --compile --runs 5
 }
 
 stage_pack() {

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""How fast Python code runs in the interpreter zoobench embeds, against the `python3`
+executable upstream's harness runs in.
+
+zoobench's model processes run the torch.compile backends (dynamo's tracing, AOTAutograd,
+Inductor's lowering: Python, most of a compile's time) in an interpreter embedded from the
+shared libpython. Debian and Ubuntu build their `python3` executable with libpython linked in
+statically; the shared library is other code (position-independent), and may be slower. This
+builds a host that embeds the shared library (bench/embedded_interpreter_host.c, with
+python3-config --embed of the same interpreter) and times, in each, alternating, one process at
+a time:
+
+  - a pure-Python loop (dicts, calls, attribute lookups);
+  - with torch 2 (`--compile`): a cold torch.compile of a small MLP through the eager backend
+    (dynamo's tracing and AOTAutograd only) and through Inductor, in a fresh cache each time.
+
+    /usr/bin/python3 bench/embedded_interpreter.py [--python /usr/bin/python3] [--runs 5] [--compile]
+
+Prints one line per workload: the median seconds of each side and their ratio (embedded /
+executable). Exit status 0; 2 when the host cannot be built.
+"""
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+WORKLOAD = r'''
+import sys, time
+kind = sys.argv[1]
+
+def python_loop():
+    table = {}
+    for i in range(2_000_000):
+        table[i % 1000] = table.get(i % 1000, 0) + i
+    class Point:
+        def __init__(self, x): self.x = x
+        def next(self): return self.x + 1
+    return sum(Point(i).next() for i in range(1_000_000))
+
+def compile_mlp(backend):
+    import torch
+    torch._dynamo.reset()
+    model = torch.nn.Sequential(*[m for _ in range(8) for m in (torch.nn.Linear(64, 64), torch.nn.GELU())])
+    compiled = torch.compile(model, backend=backend)
+    compiled(torch.randn(4, 64))
+
+start = time.perf_counter()
+if kind == "python":
+    python_loop()
+else:
+    compile_mlp(kind)
+print(f"{time.perf_counter() - start:.4f}")
+'''
+
+
+def build_host(python: str, folder: str) -> str:
+    config = python + "-config" if os.path.exists(python + "-config") else None
+    if config is None:
+        config = subprocess.run([python, "-c", "import sysconfig, os; print(os.path.join("
+                                 "sysconfig.get_config_var('BINDIR'), 'python' + "
+                                 "sysconfig.get_config_var('VERSION') + '-config'))"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+    flags = subprocess.run([config, "--cflags", "--ldflags", "--embed"], capture_output=True,
+                           text=True)
+    if flags.returncode != 0:
+        sys.exit(f"embedded_interpreter.py: {config} --embed failed: {flags.stderr.strip()}")
+    host = os.path.join(folder, "host")
+    command = ["cc", "-O2", os.path.join(HERE, "embedded_interpreter_host.c"), "-o", host] + \
+        shlex.split(flags.stdout)
+    built = subprocess.run(command, capture_output=True, text=True)
+    if built.returncode != 0:
+        print(built.stderr, file=sys.stderr)
+        sys.exit(2)
+    return host
+
+
+def can_compile(python: str) -> bool:
+    probe = subprocess.run([python, "-c", "import torch; print(torch.__version__, "
+                            "hasattr(torch, 'compile'))"], capture_output=True, text=True)
+    if probe.returncode == 0 and probe.stdout.split()[-1] == "True":
+        return True
+    version = probe.stdout.split()[0] if probe.returncode == 0 else "not importable"
+    print(f"compile: not timed (torch {version} has no torch.compile)")
+    return False
+
+
+def seconds(command, environment) -> float:
+    out = subprocess.run(command, capture_output=True, text=True, env=environment)
+    if out.returncode != 0:
+        sys.exit(f"embedded_interpreter.py: {command[0]} failed:\n{out.stderr[-2000:]}")
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--compile", action="store_true", help="also time cold torch.compile")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        host = build_host(os.path.realpath(args.python), folder)
+        script = os.path.join(folder, "workload.py")
+        with open(script, "w") as f:
+            f.write(WORKLOAD)
+        kinds = ["python"] + (["eager", "inductor"] if args.compile and can_compile(args.python) else [])
+        for kind in kinds:
+            executable, embedded = [], []
+            for run in range(args.runs):
+                environment = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(folder, f"c{run}a"))
+                executable.append(seconds([args.python, script, kind], environment))
+                environment["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(folder, f"c{run}b")
+                embedded.append(seconds([host, args.python, script, kind], environment))
+            a, b = statistics.median(executable), statistics.median(embedded)
+            print(f"{kind:9s} executable {a:.3f} s  embedded {b:.3f} s  embedded/executable "
+                  f"{b / a:.2f}  ({args.runs} runs each, medians)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
