@@ -7,8 +7,8 @@
 #include <cmath>
 #include <map>
 
-#include "zoobench/report/markdown.h"
 #include "zoobench/report/expected.h"
+#include "zoobench/report/markdown.h"
 #include "zoobench/report/number_format.h"
 
 namespace zoobench::report {
