@@ -302,8 +302,8 @@ class CoverageTableTest(unittest.TestCase):
                       "inductor speedup: no row in the results", alexnet)
         self.assertEqual(cells("drq")[2:], ["-", "-", "-"])  # not exported
         # Numbers: passes, and the models with a speedup with their geometric mean
-        self.assertIn("| inductor inference pass (H200) | inductor speedup vs Python eager (H200) "
-                      "| inductor training pass (H200) |", text)
+        self.assertIn("| inductor inference pass (GPU) | inductor speedup vs Python eager (GPU) "
+                      "| inductor training pass (GPU) |", text)
         self.assertIn("| torchbench | 56 | 7/56 | 7/56 | not run yet | not run yet | "
                       "2/56 (batch 128) | "
                       "3 models, geomean 1.31x (2 †) | 3/56 |", text)
