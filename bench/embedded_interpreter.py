@@ -11,6 +11,8 @@ python3-config --embed of the same interpreter) and times, in each, alternating,
 a time:
 
   - a pure-Python loop (dicts, calls, attribute lookups);
+  - torch.fx's symbolic tracing of torchvision's resnet50, 20 times (Python walking a model's
+    forward, as dynamo's tracing does; any torch with torchvision);
   - with torch 2 (`--compile`): a cold torch.compile of a small MLP through the eager backend
     (dynamo's tracing only) and through Inductor, in a fresh cache each time, torch imported
     before the clock starts.
@@ -43,6 +45,14 @@ def python_loop():
         def next(self): return self.x + 1
     return sum(Point(i).next() for i in range(1_000_000))
 
+def fx_trace():
+    # torch.fx's symbolic tracing: Python walking a model's forward, as dynamo's tracing does
+    import torch.fx
+    import torchvision
+    model = torchvision.models.resnet50()
+    for _ in range(20):
+        torch.fx.symbolic_trace(model).recompile()
+
 def compile_mlp(backend):
     import torch
     torch._dynamo.reset()
@@ -52,9 +62,13 @@ def compile_mlp(backend):
 
 if kind != "python":
     import torch  # not timed: loading torch is mostly shared libraries, and both sides pay it
+    if kind == "fx":
+        import torchvision
 start = time.perf_counter()
 if kind == "python":
     python_loop()
+elif kind == "fx":
+    fx_trace()
 else:
     compile_mlp(kind)
 print(f"{time.perf_counter() - start:.4f}")
@@ -110,7 +124,7 @@ def main() -> int:
         script = os.path.join(folder, "workload.py")
         with open(script, "w") as f:
             f.write(WORKLOAD)
-        kinds = ["python"] + (["eager", "inductor"] if args.compile and can_compile(args.python) else [])
+        kinds = ["python", "fx"] + (["eager", "inductor"] if args.compile and can_compile(args.python) else [])
         for kind in kinds:
             executable, embedded = [], []
             for run in range(args.runs):
