@@ -183,12 +183,15 @@ stage_turnaround() {
 }
 
 turnaround_with_jobs() {
-  local tag=jobs-$1 jobs=() rc=0
+  local tag=jobs-$1 jobs=() extra=() rc=0
   [[ $1 != default ]] && jobs=(--jobs "$1")
   rm -rf "$ZOO-turnaround-$tag" "$RESULTS/turnaround-$tag"*
   local common=(--suite "$TURN_SUITE" -k "^($TURN_MODELS)\$" --backend inductor --devices cuda
                 --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO-turnaround-$tag" --timeout 900
                 --output-format upstream "${jobs[@]}")
+  # TURN_FLAGS: more of zoobench's flags for both runs (word-split), e.g. "--amp --ci"
+  read -r -a extra <<< "${TURN_FLAGS:-}"
+  common+=("${extra[@]}")
   if [[ ${TURN_INFERENCE:-1} == 1 ]]; then
     timed run_zb "turnaround-$tag-inference" 30 "${common[@]}" --accuracy --performance || rc=1
   fi
