@@ -243,7 +243,7 @@ stage_overhead() {
 # How fast Python runs in the interpreter zoobench embeds (the shared libpython) against the
 # python executable upstream's harness runs in: a Python loop and cold torch.compiles.
 stage_interpreter() {
-  "$PY" bench/embedded_interpreter.py --python "$(command -v "$PY")" --compile --runs 5
+  "$PY" bench/embedded_interpreter.py --python "$(command -v "$PY")" --compile --runs 3
 }
 
 stage_pack() {
