@@ -10,6 +10,7 @@
 #include "zoobench/report/expected.h"
 #include "zoobench/report/markdown.h"
 #include "zoobench/report/number_format.h"
+#include "zoobench/results/status.h"
 
 namespace zoobench::report {
 namespace {
@@ -34,7 +35,10 @@ std::string fixed(std::optional<double> value) {
   return value ? fmt::format("{:.3f}", *value) : "-";
 }
 
-bool passed(const std::string& status) { return status == "pass" || status == "pass_due_to_skip"; }
+bool passed(const std::string& status) {
+  const auto parsed = parse_status(status);
+  return parsed && is_passing(*parsed);
+}
 
 std::string count_or_dash(std::optional<int64_t> count) {
   return count ? std::to_string(*count) : "-";

@@ -1,8 +1,9 @@
 // `zoobench compare RESULTS --upstream FILES`: zoobench's verdicts, graph-break counts and
 // speedups beside those of upstream's benchmarks/dynamo on the same models, model by model.
 // Statuses are compared as strings (both speak upstream's vocabulary); graph breaks where both
-// sides passed (as upstream's check_graph_breaks.py compares them: a failed row's count is
-// whatever ran before the failure, or upstream's padding 0); speedups as upstream defines them,
+// sides passed, pass_due_to_skip included (a failed row's count is whatever ran before the
+// failure, or upstream's padding 0; `compare --expected`, as check_graph_breaks.py, compares
+// `pass` rows only); speedups as upstream defines them,
 // against Python eager (zoobench's python_speedup, upstream's speedup), as the ratio
 // zoobench/upstream.
 #pragma once
