@@ -82,7 +82,7 @@ case ${1:-} in
 esac
 
 PLAN=(env build test smoke lists lists-train upstream turnaround upstream-turnaround table dropout
-      overhead pack)
+      overhead interpreter pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 

@@ -157,6 +157,22 @@ class FramesNotConverted(unittest.TestCase):
         self.assertEqual(session_module.frames_not_converted([]), [])
 
 
+class CompilePhases(unittest.TestCase):
+    """The rows' detail.dynamo_compile_s: the seconds each of dynamo's phases took between two
+    readings of its cumulative totals (this model's compile, not the process's)."""
+
+    def test_differences_of_cumulative_totals_with_idle_phases_left_out(self):
+        before = {"entire_frame_compile": 10.0, "inductor_compile": 6.0, "code_gen": 2.0,
+                  "total_wall_time": 10.0}
+        after = {"entire_frame_compile": 14.25, "inductor_compile": 6.0, "code_gen": 3.0004,
+                 "entire_backward_compile": 2.5, "total_wall_time": 16.75}
+        self.assertEqual(session_module.phase_seconds_since(before, after),
+                         {"entire_frame_compile": 4.25, "code_gen": 1.0,
+                          "entire_backward_compile": 2.5, "total_wall_time": 6.75})
+        self.assertEqual(session_module.phase_seconds_since({}, {}), {})
+        self.assertEqual(session_module.phase_seconds_since(after, after), {})
+
+
 @unittest.skipUnless(CAN_COMPILE, "torch.compile does not run with this torch")
 class DynamoCounts(unittest.TestCase):
     def test_counts_are_dynamos_on_a_model_with_known_breaks(self):

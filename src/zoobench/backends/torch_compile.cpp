@@ -132,6 +132,8 @@ class PythonModelExecutable : public Executable {
     }
     if (facts.contains("frames_not_converted") && facts["frames_not_converted"].is_array())
       info.frames_not_converted = facts["frames_not_converted"];
+    if (facts.contains("compile_phases_s") && facts["compile_phases_s"].is_object())
+      info.compile_phases = facts["compile_phases_s"];
     info.compile_seconds = compile_seconds_;
     return info;
   }

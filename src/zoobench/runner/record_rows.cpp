@@ -42,6 +42,7 @@ void add_compile_counts(ResultRow& row, const ExecutionInfo& info) {
   if (!info.frames_not_converted.empty())
     row.detail["frames_not_converted"] = info.frames_not_converted;
   if (info.compile_seconds) row.detail["compile_s"] = *info.compile_seconds;
+  if (!info.compile_phases.empty()) row.detail["dynamo_compile_s"] = info.compile_phases;
 }
 
 // [{"name", "ms", "calls"}, ...]: per iteration, the largest first (docs/formats.md).
