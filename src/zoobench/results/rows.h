@@ -41,9 +41,9 @@ inline constexpr const char* kDefaultInputLayout = "contiguous";
 // A row's input layout: its input_layout cell, or the default.
 std::string input_layout_of(const ResultRow& row);
 
-// Whether the row's run ran out of memory: its status says so (OOM, eager_1st/2nd_run_OOM), or
-// its CUDA-graph capture did and it ran uncaptured (`cudagraphs` fallback, the reason an
-// out-of-memory error). The runner repeats such a check alone when it ran beside others: the
+// Whether the row's run ran out of memory: its status says so (OOM, eager_1st/2nd_run_OOM), its
+// model's build did (model_fail_to_load, the reason an out-of-memory error), or its CUDA-graph
+// capture did and it ran uncaptured (`cudagraphs` fallback, the reason an out-of-memory error). The runner repeats such a check alone when it ran beside others: the
 // memory it lacked may have been theirs (DebertaForMaskedLM's cudagraphs check fell back so
 // beside other checks on an H200, and passed
 // without the graph it was to measure).

@@ -42,6 +42,11 @@ TEST(ResultRows, RanOutOfMemoryByItsStatusOrItsCapture) {
   EXPECT_FALSE(ran_out_of_memory(row_of(Status::kPass, "fallback", host_read)));
   EXPECT_FALSE(ran_out_of_memory(row_of(Status::kPass, "on", "")));
   EXPECT_FALSE(ran_out_of_memory(row_of(Status::kFailAccuracy, "on", "")));
+  const std::string build_oom =
+      "export failed: building the model: AcceleratorError: CUDA error: out of memory";
+  EXPECT_TRUE(ran_out_of_memory(row_of(Status::kModelFailToLoad, "off", build_oom)));
+  EXPECT_FALSE(ran_out_of_memory(
+      row_of(Status::kModelFailToLoad, "off", "export failed: No module named 'gym'")));
 }
 
 TEST(Csv, QuotesRoundTrip) {
