@@ -14,8 +14,10 @@ a time:
   - torch.fx's symbolic tracing of torchvision's resnet50, 20 times (Python walking a model's
     forward, as dynamo's tracing does; any torch with torchvision);
   - with torch 2 (`--compile`): a cold torch.compile of a small MLP through the eager backend
-    (dynamo's tracing only) and through Inductor, in a fresh cache each time, torch imported
-    before the clock starts.
+    (dynamo's tracing only) and through Inductor, and one training step of torchvision's
+    resnet50 compiled through aot_eager (dynamo and AOTAutograd on a real model's forward and
+    backward: a list model's compile without Inductor's code generation), in a fresh cache each
+    time, torch imported before the clock starts.
 
     /usr/bin/python3 bench/embedded_interpreter.py [--python /usr/bin/python3] [--runs 5] [--compile]
 
@@ -60,15 +62,25 @@ def compile_mlp(backend):
     compiled = torch.compile(model, backend=backend)
     compiled(torch.randn(4, 64))
 
+def compile_training_step():
+    import torch
+    import torchvision
+    torch._dynamo.reset()
+    model = torchvision.models.resnet50()
+    compiled = torch.compile(model, backend="aot_eager")
+    compiled(torch.randn(2, 3, 64, 64)).sum().backward()
+
 if kind != "python":
     import torch  # not timed: loading torch is mostly shared libraries, and both sides pay it
-    if kind == "fx":
+    if kind in ("fx", "resnet50_step"):
         import torchvision
 start = time.perf_counter()
 if kind == "python":
     python_loop()
 elif kind == "fx":
     fx_trace()
+elif kind == "resnet50_step":
+    compile_training_step()
 else:
     compile_mlp(kind)
 print(f"{time.perf_counter() - start:.4f}")
@@ -124,7 +136,9 @@ def main() -> int:
         script = os.path.join(folder, "workload.py")
         with open(script, "w") as f:
             f.write(WORKLOAD)
-        kinds = ["python", "fx"] + (["eager", "inductor"] if args.compile and can_compile(args.python) else [])
+        kinds = ["python", "fx"]
+        if args.compile and can_compile(args.python):
+            kinds += ["eager", "inductor", "resnet50_step"]
         for kind in kinds:
             executable, embedded = [], []
             for run in range(args.runs):
