@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 import helpers  # noqa: F401  (tools/ on sys.path)
+from zoo_compile import frame_watch
 from zoo_compile import session as session_module
 from zoo_compile.environment import torch_compile_missing
 
@@ -155,6 +156,63 @@ class FramesNotConverted(unittest.TestCase):
         self.assertEqual(len(listed[1]["reason"]), 300)
         self.assertEqual(len(session_module.frames_not_converted(metrics, limit=1)), 1)
         self.assertEqual(session_module.frames_not_converted([]), [])
+
+
+class FramesGivenUp(unittest.TestCase):
+    """frame_watch: the frames fallbacks_to_eager counts, each with the reason dynamo's
+    compilation metrics give it, and a plain word where they record none (a skipped frame)."""
+
+    def test_each_frame_in_order_with_its_recorded_reason_or_none(self):
+        from types import SimpleNamespace as Metric
+        metrics = [
+            Metric(co_name="_train_step", co_firstlineno=212, fail_type=None, fail_reason=None),
+            Metric(co_name="step", co_firstlineno=9, fail_type="Unsupported", fail_reason="y" * 400),
+            Metric(co_name="tail", co_firstlineno=40, fail_type="Unsupported", fail_reason="other line"),
+        ]
+        frames = [("torch_dynamo_resume_in_training_loss_at_428", "session.py", 415),
+                  ("step", "sgd.py", 9), ("tail", "session.py", 41)]
+        named = frame_watch.named_with_reasons(frames, metrics)
+        self.assertEqual([f["frame"] for f in named],
+                         ["torch_dynamo_resume_in_training_loss_at_428 (session.py:415)",
+                          "step (sgd.py:9)", "tail (session.py:41)"])
+        self.assertEqual(named[0]["reason"], frame_watch.NO_FAILURE_RECORDED)
+        self.assertEqual(named[1]["reason"], ("Unsupported: " + "y" * 400)[:300])
+        self.assertEqual(named[2]["reason"], frame_watch.NO_FAILURE_RECORDED)  # another line
+        self.assertEqual(len(frame_watch.named_with_reasons(frames, metrics, limit=1)), 1)
+        self.assertEqual(frame_watch.named_with_reasons([], metrics), [])
+
+    @unittest.skipIf(CAN_COMPILE, "this torch has dynamo's frame converter")
+    def test_nothing_to_watch_without_dynamo(self):
+        self.assertFalse(frame_watch.start())
+
+    @unittest.skipUnless(CAN_COMPILE, "torch.compile does not run with this torch")
+    def test_the_frames_given_up_are_the_ones_counted(self):
+        from torch._dynamo.utils import counters
+        import torch._dynamo
+
+        def nothing_to_compile(x):
+            return x  # no operation on a tensor
+
+        def breaks_in_a_loop(x):
+            for _ in range(2):
+                x = x + 1
+                torch._dynamo.graph_break()
+            return x
+
+        torch._dynamo.reset()
+        counters.clear()
+        self.assertTrue(frame_watch.start())
+        frame_watch.clear()
+        for fn in (nothing_to_compile, breaks_in_a_loop):
+            torch.compile(fn, backend="eager")(torch.ones(2))
+        given_up = frame_watch.given_up()
+        counted = counters["frames"]["total"] - counters["frames"]["ok"]
+        self.assertGreaterEqual(counted, 1)
+        self.assertEqual(len(given_up), counted)
+        for name, where, _ in given_up:
+            self.assertEqual(where, "test_session_counts.py")
+            self.assertTrue(name in ("nothing_to_compile", "breaks_in_a_loop") or
+                            name.startswith("torch_dynamo_resume_in_"), name)
 
 
 class CompilePhases(unittest.TestCase):

@@ -8,6 +8,7 @@ this package; accuracy verdicts and timings stay in zoobench's C++ engines.
   session      one model prepared for one backend: compile, run, training step (upstream's
                forward/loss/backward compiled, optimizer step eager), training state, dynamo's
                graph counts
+  frame_watch  which frames dynamo gave up on (upstream's fallbacks_to_eager), the skipped too
   environment  what this Python can do: torch version, torch.compile, dynamo's backend names
   compiler_bisect  Inductor's compiler bisector (torch._inductor.compiler_bisector) over
                zoobench's accuracy check, for `zoobench bisect`: the driver, and the hooks a

@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from . import compiler_bisect, device_gate
+from . import compiler_bisect, device_gate, frame_watch
 from . import rebuild as rebuild_module
 from .rebuild import named_tensors
 from .environment import torch_compile_missing
@@ -56,6 +56,7 @@ class ModelSession:
         self._cache = None
         self._compiled = None
         self._phases_before: Dict[str, float] = {}
+        self._frames_watched = False
         weights = config.get("weights", "eval.pt")
         self.model = rebuild_module.rebuild(config["manifest"], self.device, weights)
         # With eval.pt's weights the module must be the model eval.pt is (zoobench's eager
@@ -170,7 +171,9 @@ class ModelSession:
             breaks = graph_break_reasons(counters)
             if breaks:
                 out["graph_break_reasons"] = breaks
-            failed = frames_not_converted(_compilation_metrics())
+            metrics = _compilation_metrics()
+            failed = (frame_watch.named_with_reasons(frame_watch.given_up(), metrics)
+                      if self._frames_watched else frames_not_converted(metrics))
             if failed:
                 out["frames_not_converted"] = failed
             phases = phase_seconds_since(self._phases_before, _time_spent())
@@ -201,6 +204,9 @@ class ModelSession:
         counters.clear()
         _clear_compilation_metrics()
         self._phases_before = _time_spent()
+        # Which frames fallbacks_to_eager counts, the skipped ones included (frame_watch.py).
+        self._frames_watched = frame_watch.start()
+        frame_watch.clear()
         if not settings.get("keep_cache", False):
             self._cache = fresh_compile_cache()
             self._cache.__enter__()

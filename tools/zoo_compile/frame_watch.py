@@ -1,0 +1,77 @@
+"""Which frames dynamo gave up on, the ones upstream's `fallbacks_to_eager` counts.
+
+That count is dynamo's `counters["frames"]["total"] - counters["frames"]["ok"]`: frames its
+callback tried to convert and did not. Its compilation metrics name a frame only where an
+exception was recorded for it; a frame dynamo skips (a resume function with nothing to compile,
+say) is counted and named nowhere. So, while a model compiles, each call of dynamo's frame
+converter is watched: a call after which `total` grew and `ok` did not names its frame.
+
+torch without dynamo's ConvertFrame (torch 1.x) has nothing to watch: `start` says so.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Sequence, Tuple
+
+# (function, file's base name, first line) of each frame given up, in order, since clear()
+_given_up: List[Tuple[str, str, int]] = []
+_watching = False
+
+
+def start() -> bool:
+    """Watches dynamo's frame converter from now on in this process (once); whether it can."""
+    global _watching
+    if _watching:
+        return True
+    try:
+        from torch._dynamo import convert_frame
+        from torch._dynamo.utils import counters
+        converter = convert_frame.ConvertFrame
+    except (ImportError, AttributeError):
+        return False
+    original = converter.__call__
+
+    def watched(self, frame, *args, **kwargs):
+        total, ok = counters["frames"]["total"], counters["frames"]["ok"]
+        try:
+            return original(self, frame, *args, **kwargs)
+        finally:
+            if counters["frames"]["total"] > total and counters["frames"]["ok"] == ok:
+                code = frame.f_code
+                _given_up.append((code.co_name, os.path.basename(code.co_filename),
+                                  code.co_firstlineno))
+
+    converter.__call__ = watched
+    _watching = True
+    return True
+
+
+def clear() -> None:
+    _given_up.clear()
+
+
+def given_up() -> List[Tuple[str, str, int]]:
+    return list(_given_up)
+
+
+NO_FAILURE_RECORDED = ("no failure recorded: dynamo skipped the frame (nothing to compile in it, "
+                       "or code it does not trace)")
+
+
+def named_with_reasons(frames: Sequence[Tuple[str, str, int]], metrics: Sequence[Any],
+                       limit: int = 20) -> List[Dict[str, str]]:
+    """[{frame, reason}] for the given-up frames in order: the reason dynamo's compilation
+    metrics record for the same function and first line (its exception), else
+    NO_FAILURE_RECORDED; each reason cut at 300 characters."""
+    reasons = {}
+    for metric in metrics:
+        fail_type = getattr(metric, "fail_type", None)
+        if fail_type:
+            key = (getattr(metric, "co_name", None), getattr(metric, "co_firstlineno", None))
+            reasons.setdefault(key, f"{fail_type}: {getattr(metric, 'fail_reason', '') or ''}".strip())
+    out = []
+    for name, where, line in frames[:limit]:
+        reason = reasons.get((name, line), NO_FAILURE_RECORDED)
+        out.append({"frame": f"{name} ({where}:{line})", "reason": reason[:300]})
+    return out
