@@ -503,4 +503,5 @@ def training_loss(outputs: Any, rule: str, scale: float) -> torch.Tensor:
         loss = reduce_to_scalar_loss(outputs)
     if loss is None:
         raise RuntimeError("the model's outputs hold no floating tensor to build a training loss from")
-    return loss if scale == 1.0 else loss * scale
+    # upstream's scaled_compute_loss divides by 1000 (times 0.001 can round otherwise)
+    return loss if scale == 1.0 else loss / (1.0 / scale)

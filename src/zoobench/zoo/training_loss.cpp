@@ -57,7 +57,9 @@ at::Tensor training_loss(const c10::IValue& outputs, const std::string& rule, do
   } else {
     loss = reduce_to_scalar_loss(outputs);
   }
-  return scale == 1.0 ? loss : loss * scale;
+  // Upstream's scaled_compute_loss divides by 1000; a float32 loss times 0.001 can round
+  // otherwise, so the scale's inverse divides, as there.
+  return scale == 1.0 ? loss : loss / (1.0 / scale);
 }
 
 }  // namespace zoobench

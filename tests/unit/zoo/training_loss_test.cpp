@@ -116,6 +116,10 @@ TEST(TrainingLoss, FirstOutputAndScale) {
   // loss_scale (upstream timm's mobilevit_s: / 1000).
   EXPECT_NEAR(training_loss(logits, "mean_of_floating_outputs", 0.001).item<double>(),
               hand_mean(logits) / 1000, 1e-15);
+  // ... divided as upstream divides: bit for bit in float32, where times 0.001 rounds otherwise.
+  const at::Tensor loss = at::full({}, 0.7, at::kFloat);
+  ASSERT_NE((loss * 0.001).item<float>(), (loss / 1000.0).item<float>());
+  EXPECT_EQ(training_loss(loss, "first_output", 0.001).item<float>(), (loss / 1000.0).item<float>());
   EXPECT_THROW(training_loss(tuple({c10::IValue(int64_t{1}), logits}), "first_output", 1.0),
                std::runtime_error);
 }
