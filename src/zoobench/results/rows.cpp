@@ -74,8 +74,9 @@ bool ran_out_of_memory(const ResultRow& row) {
     return true;
   // A model whose build (its export in its own process) ran out of device memory: the memory
   // may have been the other pipelines' (hf_GPT2_large's on an H100, 2026-12-06).
-  if (status == Status::kModelFailToLoad) return looks_like_out_of_memory(cell(row, columns::kReason));
-  return cell(row, columns::kCudagraphs) == "fallback" && looks_like_out_of_memory(cell(row, columns::kReason));
+  const bool oom_reason = looks_like_out_of_memory(cell(row, columns::kReason));
+  if (status == Status::kModelFailToLoad) return oom_reason;
+  return cell(row, columns::kCudagraphs) == "fallback" && oom_reason;
 }
 
 std::string format_cell(double value) {

@@ -43,10 +43,10 @@ std::string input_layout_of(const ResultRow& row);
 
 // Whether the row's run ran out of memory: its status says so (OOM, eager_1st/2nd_run_OOM), its
 // model's build did (model_fail_to_load, the reason an out-of-memory error), or its CUDA-graph
-// capture did and it ran uncaptured (`cudagraphs` fallback, the reason an out-of-memory error). The runner repeats such a check alone when it ran beside others: the
-// memory it lacked may have been theirs (DebertaForMaskedLM's cudagraphs check fell back so
-// beside other checks on an H200, and passed
-// without the graph it was to measure).
+// capture did and it ran uncaptured (`cudagraphs` fallback, the reason an out-of-memory error).
+// The runner repeats such a check alone when it ran beside others: the memory it lacked may
+// have been theirs (DebertaForMaskedLM's cudagraphs check fell back so beside other checks on an
+// H200, and passed without the graph it was to measure).
 bool ran_out_of_memory(const ResultRow& row);
 
 // A row's cell, or "" when the row has no such column (upstream's files have fewer columns,
