@@ -126,12 +126,24 @@ stage_smoke() {
     --backend jit --accuracy --performance --devices cuda --zoo "$ZOO"
 }
 
+# LISTS_FROM=DIR (docs/data): a list run continues from the rows kept in DIR/NAME (the rows of a
+# run on another machine) when $RESULTS/NAME has none of the suite's yet.
+seed_list_rows() {
+  local name=$1 suite=$2 from=${LISTS_FROM:-}/$1
+  [[ -n ${LISTS_FROM:-} && -d $from ]] || return 0
+  compgen -G "$RESULTS/$name/${suite}_*" > /dev/null && return 0
+  mkdir -p "$RESULTS/$name"
+  cp "$from/${suite}_"*.csv "$from/${suite}_"*.json "$RESULTS/$name/" 2> /dev/null
+  echo "-- $name: continuing from the $suite rows in $from"
+}
+
 # The seed job: each list with torch.compile, every model exported on demand within a disk
 # budget; --resume continues a run that a deadline (ZB_DEADLINE) or an interrupt ended.
 stage_lists() {
   local suite rc=0 kind kinds=()
   for kind in $KINDS; do kinds+=("--$kind"); done
   for suite in $LISTS; do
+    seed_list_rows "lists-$LISTS_BACKEND-inference" "$suite"
     run_zb "lists-$LISTS_BACKEND-inference" 16 --suite "$suite" --backend "$LISTS_BACKEND" \
       "${kinds[@]}" --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" \
       --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume \
@@ -143,6 +155,7 @@ stage_lists() {
 stage_lists-train() {
   local suite rc=0
   for suite in $LISTS; do
+    seed_list_rows "lists-$LISTS_BACKEND-training" "$suite"
     run_zb "lists-$LISTS_BACKEND-training" 16 --suite "$suite" --backend "$LISTS_BACKEND" \
       --training --accuracy --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" \
       --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume \
