@@ -256,7 +256,8 @@ stage_overhead() {
 # How fast Python runs in the interpreter zoobench embeds (the shared libpython) against the
 # python executable upstream's harness runs in: a Python loop and cold torch.compiles.
 stage_interpreter() {
-  "$PY" bench/embedded_interpreter.py --python "$(command -v "$PY")" --compile --runs 3
+  within_deadline "$PY" bench/embedded_interpreter.py --python "$(command -v "$PY")" --compile \
+    --runs "${INTERPRETER_RUNS:-3}"
 }
 
 stage_pack() {
