@@ -298,8 +298,8 @@ const std::vector<RefusedUpstreamFlag>& refused_upstream_flags() {
        "side's kernels (eager_kernels, compiled_kernels in the JSON results; "
        "scripts/kernel_listing.py), or run zoobench under nsys"},
       {"--timing,--print-compilation-time",
-       "the rows keep the times: compilation_latency (--performance), compile_s (the JSON "
-       "results), export_s and job_s"},
+       "the rows keep the times: compilation_latency (--performance), compile_s and "
+       "dynamo_compile_s (dynamo's own phases, the JSON results), export_s and job_s"},
       {"--print-memory", "--performance rows carry eager_peak_mem and dynamo_peak_mem"},
       {"--progress",
        "zoobench always shows its progress (a live line on a terminal, a line per "
