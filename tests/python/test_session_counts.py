@@ -148,14 +148,14 @@ class FramesNotConverted(unittest.TestCase):
             Metric(co_name="step", co_filename="/t/sgd.py", co_firstlineno=9,
                    fail_type="Unsupported", fail_reason="y" * 400),
         ]
-        listed = session_module.frames_not_converted(metrics)
+        listed = frame_watch.frames_not_converted(metrics)
         self.assertEqual([f["frame"] for f in listed],
                          ["torch_dynamo_resume_in_training_loss_at_428 (session.py:415)",
                           "step (sgd.py:9)"])
         self.assertEqual(listed[0]["reason"], "SkipFrame: no content in function call")
         self.assertEqual(len(listed[1]["reason"]), 300)
-        self.assertEqual(len(session_module.frames_not_converted(metrics, limit=1)), 1)
-        self.assertEqual(session_module.frames_not_converted([]), [])
+        self.assertEqual(len(frame_watch.frames_not_converted(metrics, limit=1)), 1)
+        self.assertEqual(frame_watch.frames_not_converted([]), [])
 
 
 class FramesGivenUp(unittest.TestCase):

@@ -59,6 +59,18 @@ NO_FAILURE_RECORDED = ("no failure recorded: dynamo skipped the frame (nothing t
                        "or code it does not trace)")
 
 
+def _label(name: Any, filename: Any, line: Any) -> str:
+    return f"{name} ({os.path.basename(str(filename or ''))}:{line})"
+
+
+def _failure(metric: Any) -> str:
+    """A compilation metric's failure, "<type>: <reason>", or "" for a frame it converted."""
+    fail_type = getattr(metric, "fail_type", None)
+    if not fail_type:
+        return ""
+    return f"{fail_type}: {getattr(metric, 'fail_reason', '') or ''}".strip()
+
+
 def named_with_reasons(frames: Sequence[Tuple[str, str, int]], metrics: Sequence[Any],
                        limit: int = 20) -> List[Dict[str, str]]:
     """[{frame, reason}] for the given-up frames in order: the reason dynamo's compilation
@@ -66,12 +78,30 @@ def named_with_reasons(frames: Sequence[Tuple[str, str, int]], metrics: Sequence
     NO_FAILURE_RECORDED; each reason cut at 300 characters."""
     reasons = {}
     for metric in metrics:
-        fail_type = getattr(metric, "fail_type", None)
-        if fail_type:
+        failure = _failure(metric)
+        if failure:
             key = (getattr(metric, "co_name", None), getattr(metric, "co_firstlineno", None))
-            reasons.setdefault(key, f"{fail_type}: {getattr(metric, 'fail_reason', '') or ''}".strip())
+            reasons.setdefault(key, failure)
+    return [{"frame": _label(name, where, line),
+             "reason": reasons.get((name, line), NO_FAILURE_RECORDED)[:300]}
+            for name, where, line in frames[:limit]]
+
+
+def frames_not_converted(metrics: Sequence[Any], limit: int = 20) -> List[Dict[str, str]]:
+    """Without the watch (torch whose dynamo has no ConvertFrame): the frames dynamo's
+    compilation metrics record as failed, [{frame, reason}] in the order it met them, each
+    reason cut at 300 characters (a frame it skipped without a failure is not among them)."""
     out = []
-    for name, where, line in frames[:limit]:
-        reason = reasons.get((name, line), NO_FAILURE_RECORDED)
-        out.append({"frame": f"{name} ({where}:{line})", "reason": reason[:300]})
-    return out
+    for metric in metrics:
+        failure = _failure(metric)
+        if failure:
+            frame = _label(getattr(metric, "co_name", "?"), getattr(metric, "co_filename", ""),
+                           getattr(metric, "co_firstlineno", "?"))
+            out.append({"frame": frame, "reason": failure[:300]})
+    return out[:limit]
+
+
+def frames_given_up(watched: bool, metrics: Sequence[Any]) -> List[Dict[str, str]]:
+    """The frames fallbacks_to_eager counts, as the rows' detail.frames_not_converted: the
+    watched ones with their reasons, or (not watched) those the metrics record as failed."""
+    return named_with_reasons(given_up(), metrics) if watched else frames_not_converted(metrics)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import os
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -171,9 +170,7 @@ class ModelSession:
             breaks = graph_break_reasons(counters)
             if breaks:
                 out["graph_break_reasons"] = breaks
-            metrics = _compilation_metrics()
-            failed = (frame_watch.named_with_reasons(frame_watch.given_up(), metrics)
-                      if self._frames_watched else frames_not_converted(metrics))
+            failed = frame_watch.frames_given_up(self._frames_watched, _compilation_metrics())
             if failed:
                 out["frames_not_converted"] = failed
             phases = phase_seconds_since(self._phases_before, _time_spent())
@@ -388,23 +385,6 @@ def _clear_compilation_metrics() -> None:
     except ImportError:
         return
     clear_compilation_metrics()
-
-
-def frames_not_converted(metrics: Sequence[Any], limit: int = 20) -> List[Dict[str, str]]:
-    """The frames dynamo saw and left to run eagerly, [{frame, reason}] in the order it met
-    them (the frames upstream's fallbacks_to_eager counts, which dynamo's compilation metrics
-    name: its function, file and line, and the exception that stopped it), each reason cut at
-    300 characters: which frames make that count differ from upstream's."""
-    out = []
-    for metric in metrics:
-        fail_type = getattr(metric, "fail_type", None)
-        if not fail_type:
-            continue
-        where = os.path.basename(str(getattr(metric, "co_filename", "") or ""))
-        frame = f"{getattr(metric, 'co_name', '?')} ({where}:{getattr(metric, 'co_firstlineno', '?')})"
-        reason = f"{fail_type}: {getattr(metric, 'fail_reason', '') or ''}".strip()
-        out.append({"frame": frame, "reason": reason[:300]})
-    return out[:limit]
 
 
 def dynamo_stats(counters) -> Dict[str, int]:
