@@ -42,6 +42,23 @@ class Breaking(nn.Module):
         return self.b(x) * 0.5
 
 
+class OneOutput(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.a(x)
+
+
+class TwoOutputs(OneOutput):
+    """A tuple of outputs: the training loss looks at each before it reduces them."""
+
+    def forward(self, x):
+        y = self.a(x)
+        return y, {"scaled": y * 0.5}
+
+
 def session_for(module, training, optimizer="sgd", compile_settings=None):
     """A ModelSession around `module` as open_session builds one, without a zoo entry."""
     s = object.__new__(session_module.ModelSession)
@@ -169,8 +186,9 @@ class FramesGivenUp(unittest.TestCase):
             Metric(co_name="step", co_firstlineno=9, fail_type="Unsupported", fail_reason="y" * 400),
             Metric(co_name="tail", co_firstlineno=40, fail_type="Unsupported", fail_reason="other line"),
         ]
-        frames = [("torch_dynamo_resume_in_training_loss_at_428", "session.py", 415),
-                  ("step", "sgd.py", 9), ("tail", "session.py", 41)]
+        frames = [("torch_dynamo_resume_in_training_loss_at_428", "session.py", 415, ""),
+                  ("step", "sgd.py", 9, "_optimizer_step (session.py:249)"),
+                  ("tail", "session.py", 41)]
         named = frame_watch.named_with_reasons(frames, metrics)
         self.assertEqual([f["frame"] for f in named],
                          ["torch_dynamo_resume_in_training_loss_at_428 (session.py:415)",
@@ -178,6 +196,9 @@ class FramesGivenUp(unittest.TestCase):
         self.assertEqual(named[0]["reason"], frame_watch.NO_FAILURE_RECORDED)
         self.assertEqual(named[1]["reason"], ("Unsupported: " + "y" * 400)[:300])
         self.assertEqual(named[2]["reason"], frame_watch.NO_FAILURE_RECORDED)  # another line
+        # the caller where the watch saw one, nothing at the top of the stack or unrecorded
+        self.assertEqual([f.get("called_from") for f in named],
+                         [None, "_optimizer_step (session.py:249)", None])
         self.assertEqual(len(frame_watch.named_with_reasons(frames, metrics, limit=1)), 1)
         self.assertEqual(frame_watch.named_with_reasons([], metrics), [])
 
@@ -209,10 +230,24 @@ class FramesGivenUp(unittest.TestCase):
         counted = counters["frames"]["total"] - counters["frames"]["ok"]
         self.assertGreaterEqual(counted, 1)
         self.assertEqual(len(given_up), counted)
-        for name, where, _ in given_up:
+        for name, where, _, caller in given_up:
             self.assertEqual(where, "test_session_counts.py")
             self.assertTrue(name in ("nothing_to_compile", "breaks_in_a_loop") or
                             name.startswith("torch_dynamo_resume_in_"), name)
+            self.assertRegex(caller, r"^\S+ \(\S+\.py:\d+\)$")  # the frame that called it
+
+
+class TrainingLossInputs(unittest.TestCase):
+    """Upstream's reduce_to_scalar_loss takes outputs whose leaves are all floating tensors;
+    anything else goes to zoobench's own reduction."""
+
+    def test_floating_leaves_only_and_something_to_reduce(self):
+        f, i = torch.ones(2), torch.ones(2, dtype=torch.long)
+        self.assertTrue(session_module._all_floating((f, {"a": f, "b": [f, f]})))
+        self.assertFalse(session_module._all_floating((f, {"a": f, "b": [f, i]})))
+        self.assertFalse(session_module._all_floating([f, None]))
+        self.assertFalse(session_module._all_floating(()))
+        self.assertFalse(session_module._all_floating({"a": {}}))
 
 
 class CompilePhases(unittest.TestCase):
@@ -246,6 +281,22 @@ class DynamoCounts(unittest.TestCase):
         self.assertEqual(facts["dynamo_stats"]["calls_captured"], counters["stats"]["calls_captured"])
         self.assertEqual(sum(b["count"] for b in facts["graph_break_reasons"]), 3)
         s.close()
+
+    def test_outputs_in_a_tuple_cost_the_step_no_frame_or_break_of_zoobenchs_own(self):
+        # Upstream's step gives up no frame (fallbacks_to_eager 0) and breaks where torch's
+        # helpers are called, whatever the outputs: zoobench's look at the outputs before the
+        # loss must add neither (a generator expression would be a frame dynamo gives up,
+        # bool() of a tuple a graph break).
+        facts = {}
+        for model in (OneOutput(), TwoOutputs()):
+            s = session_for(model, training=True, compile_settings={"backend": "eager"})
+            s._warm_up((torch.randn(2, 8),), 2)
+            facts[type(model).__name__] = s.facts()
+            s.close()
+        frames = facts["TwoOutputs"].get("frames_not_converted", [])
+        self.assertEqual([f for f in frames if "session.py" in f["frame"]], [], frames)
+        self.assertEqual(facts["TwoOutputs"]["graph_breaks"], facts["OneOutput"]["graph_breaks"],
+                         facts["TwoOutputs"].get("graph_break_reasons"))
 
     def test_a_training_step_breaks_where_upstreams_does(self):
         torch.manual_seed(0)

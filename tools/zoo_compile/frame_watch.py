@@ -4,7 +4,8 @@ That count is dynamo's `counters["frames"]["total"] - counters["frames"]["ok"]`:
 callback tried to convert and did not. Its compilation metrics name a frame only where an
 exception was recorded for it; a frame dynamo skips (a resume function with nothing to compile,
 say) is counted and named nowhere. So, while a model compiles, each call of dynamo's frame
-converter is watched: a call after which `total` grew and `ok` did not names its frame.
+converter is watched: a call after which `total` grew and `ok` did not names its frame, and the
+frame that called it (a frame of a library's code says little about why it ran: its caller does).
 
 torch without dynamo's ConvertFrame (torch 1.x) has nothing to watch: `start` says so.
 """
@@ -14,8 +15,9 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Sequence, Tuple
 
-# (function, file's base name, first line) of each frame given up, in order, since clear()
-_given_up: List[Tuple[str, str, int]] = []
+# (function, file's base name, first line, its caller's label or "") of each frame given up, in
+# order, since clear()
+_given_up: List[Tuple[str, str, int, str]] = []
 _watching = False
 
 
@@ -40,18 +42,26 @@ def start() -> bool:
             if counters["frames"]["total"] > total and counters["frames"]["ok"] == ok:
                 code = frame.f_code
                 _given_up.append((code.co_name, os.path.basename(code.co_filename),
-                                  code.co_firstlineno))
+                                  code.co_firstlineno, _caller(frame)))
 
     converter.__call__ = watched
     _watching = True
     return True
 
 
+def _caller(frame: Any) -> str:
+    """The calling frame's function and the line it is at, or "" at the top of the stack."""
+    caller = getattr(frame, "f_back", None)
+    if caller is None:
+        return ""
+    return _label(caller.f_code.co_name, caller.f_code.co_filename, caller.f_lineno)
+
+
 def clear() -> None:
     _given_up.clear()
 
 
-def given_up() -> List[Tuple[str, str, int]]:
+def given_up() -> List[Tuple[str, str, int, str]]:
     return list(_given_up)
 
 
@@ -71,20 +81,26 @@ def _failure(metric: Any) -> str:
     return f"{fail_type}: {getattr(metric, 'fail_reason', '') or ''}".strip()
 
 
-def named_with_reasons(frames: Sequence[Tuple[str, str, int]], metrics: Sequence[Any],
+def named_with_reasons(frames: Sequence[Tuple[Any, ...]], metrics: Sequence[Any],
                        limit: int = 20) -> List[Dict[str, str]]:
-    """[{frame, reason}] for the given-up frames in order: the reason dynamo's compilation
-    metrics record for the same function and first line (its exception), else
-    NO_FAILURE_RECORDED; each reason cut at 300 characters."""
+    """[{frame, reason[, called_from]}] for the given-up frames in order, each (function, file,
+    first line[, caller]): the reason dynamo's compilation metrics record for the same function
+    and first line (its exception), else NO_FAILURE_RECORDED, each cut at 300 characters; the
+    caller where the frame has one."""
     reasons = {}
     for metric in metrics:
         failure = _failure(metric)
         if failure:
             key = (getattr(metric, "co_name", None), getattr(metric, "co_firstlineno", None))
             reasons.setdefault(key, failure)
-    return [{"frame": _label(name, where, line),
-             "reason": reasons.get((name, line), NO_FAILURE_RECORDED)[:300]}
-            for name, where, line in frames[:limit]]
+    named = []
+    for name, where, line, *caller in frames[:limit]:
+        entry = {"frame": _label(name, where, line),
+                 "reason": reasons.get((name, line), NO_FAILURE_RECORDED)[:300]}
+        if caller and caller[0]:
+            entry["called_from"] = caller[0]
+        named.append(entry)
+    return named
 
 
 def frames_not_converted(metrics: Sequence[Any], limit: int = 20) -> List[Dict[str, str]]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import torch
 
@@ -456,13 +456,21 @@ def reduce_to_scalar_loss(value: Any) -> Optional[torch.Tensor]:
 
 
 def _all_floating(value: Any) -> bool:
+    # Written for dynamo: this runs inside the compiled training step, where a generator
+    # expression is a frame dynamo gives up on (a fallbacks_to_eager) and bool() of a list or
+    # tuple a graph break, neither of which upstream's step has.
     if isinstance(value, torch.Tensor):
         return value.is_floating_point()
     if isinstance(value, dict):
-        return bool(value) and all(_all_floating(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return bool(value) and all(_all_floating(v) for v in value)
-    return False
+        parts = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        parts = list(value)
+    else:
+        return False
+    for part in parts:
+        if not _all_floating(part):
+            return False
+    return len(parts) > 0
 
 
 def training_loss(outputs: Any, rule: str, scale: float) -> torch.Tensor:
