@@ -146,8 +146,8 @@ TEST(ExportOnDemand, ATinyBudgetKeepsModelsThatWereThereBeforeTheRun) {
   EXPECT_EQ(rows_by_name(accuracy_csv(s.out, "torchbench")).size(), 2u);
   EXPECT_TRUE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp/manifest.json")) << budget.output;
   EXPECT_FALSE(fs::exists(s.zoo + "/batch-3/torchbench/tiny_mlp_two")) << budget.output;
-  EXPECT_THAT(budget.output, HasSubstr("deleted tiny_mlp_two (")) << budget.output;
-  EXPECT_THAT(budget.output, Not(HasSubstr("deleted tiny_mlp ("))) << budget.output;
+  EXPECT_THAT(budget.output, HasSubstr("deleted tiny_mlp_two from ")) << budget.output;
+  EXPECT_THAT(budget.output, Not(HasSubstr("deleted tiny_mlp from "))) << budget.output;
 }
 
 // Two runs on one zoo at once (two partitions, two users), exporting and evicting the same
@@ -201,6 +201,9 @@ TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
   zt::ScratchDir dir;
   const ZooSetup s = make_setup(
       dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}, {"broken_init", kBrokenInit}});
+  // The list's batch size for the timings, 6; upstream's for the checks, 4.
+  write_text(s.suites + "/torchbench.yaml",
+             "skip:\n  all: []\nbatch_size:\n  inference:\n    tiny_mlp: 6\n    tiny_mlp_two: 6\n");
   auto run = zt::run_command(zoobench_command(
       "run --suite torchbench --backend python_eager --devices cpu --timeout 300 --jobs 2"
       " --accuracy --performance --repeat 5 --warmup 1 --zoo " +
@@ -209,6 +212,8 @@ TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
   ASSERT_EQ(run.exit_code, 1) << run.output;  // broken_init's rows
   EXPECT_THAT(run.output, HasSubstr("pipelines: 2 model pipeline(s) per device (--jobs)"));
   EXPECT_THAT(run.output, HasSubstr("speedups: against the model's own Python module"));
+  EXPECT_THAT(run.output, HasSubstr("then performance at the list's batch sizes, each model's in "
+                                    "one process"));
 
   const std::string performance_file = performance_csv(s.out, "torchbench", "python_eager");
   auto accuracy = rows_by_name(accuracy_csv(s.out, "torchbench", "python_eager"));
@@ -232,6 +237,10 @@ TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
     // Upstream's speedup (against Python eager) is the row's own.
     EXPECT_EQ(timed.at("python_speedup"), timed.at("speedup"));
     EXPECT_EQ(timed.at("python_eager_latency"), timed.at("eager_latency"));
+    EXPECT_EQ(accuracy.at(model).at("batch_size"), "4");
+    EXPECT_EQ(timed.at("batch_size"), "6");
+    // One process checked and timed the model: both rows carry its seconds.
+    EXPECT_EQ(accuracy.at(model).at("job_s"), timed.at("job_s"));
     // Accuracy at upstream's torchbench batch size, timing at the list's: two recipes, no file
     // traced for either.
     for (const std::string folder :
@@ -242,7 +251,7 @@ TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
       EXPECT_TRUE(manifest.at("artifacts").empty()) << manifest.dump();
       EXPECT_TRUE(manifest.contains("rebuild")) << manifest.dump();
     }
-    // Exported by the model's own process, each pass its batch size's entry.
+    // Exported by the model's own process, each batch size's entry.
     EXPECT_FALSE(fs::exists(s.out + "/logs/" + model + ".export.log"));
     const std::string log = read_text(s.out + "/logs/" + model + ".inference.python_eager.cpu.log");
     EXPECT_THAT(log, HasSubstr("exporting its recipe in this process"));
@@ -256,6 +265,34 @@ TEST(ExportOnDemand, ATorchCompileFamilyRunExportsRecipesAndTracesNothing) {
   for (const auto& section : timed_sections(performance_file)) sections.push_back(section);
   EXPECT_EQ(sections.size(), 2u);
   EXPECT_EQ(overlapping(sections), "");
+}
+
+// A torch.compile-family run checks each model at upstream's batch size and times it at the
+// list's in one process: both entries are the run's own, so --zoo-max-gb deletes both once the
+// model's rows are in, and --resume then redoes nothing.
+TEST(ExportOnDemand, ACheckAndItsTimingsInOneProcessStayWithinTheZooBudget) {
+  zt::ScratchDir dir;
+  const ZooSetup s = make_setup(dir, {{"tiny_mlp", kTinyMlp}, {"tiny_mlp_two", kTinyMlp}});
+  const std::string command = zoobench_command(
+      "run --suite torchbench --backend python_eager --devices cpu --timeout 300 --accuracy"
+      " --performance --repeat 3 --warmup 1 --zoo-max-gb 0.000001 --zoo " + quote(s.zoo) +
+      " --suites-dir " + quote(s.suites) + " --torchbench-dir " + quote(s.checkout) +
+      " --output-directory " + quote(s.out));
+  auto run = zt::run_command(command);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const std::string model : {"tiny_mlp", "tiny_mlp_two"}) {
+    EXPECT_THAT(run.output, HasSubstr("deleted " + model + " from " + s.zoo + "/batch-4 ("));
+    EXPECT_THAT(run.output, HasSubstr("deleted " + model + " from " + s.zoo + " ("));
+    EXPECT_FALSE(fs::exists(s.zoo + "/batch-4/torchbench/" + model)) << run.output;
+    EXPECT_FALSE(fs::exists(s.zoo + "/torchbench/" + model)) << run.output;
+  }
+  EXPECT_EQ(read_csv(accuracy_csv(s.out, "torchbench", "python_eager")).size(), 2u);
+  EXPECT_EQ(read_csv(performance_csv(s.out, "torchbench", "python_eager")).size(), 2u);
+
+  auto resumed = zt::run_command(command + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("already has its rows"));
+  EXPECT_FALSE(fs::exists(s.zoo + "/batch-4/torchbench/tiny_mlp")) << resumed.output;
 }
 
 // One model in the run's own process (--only --in-process): it exports its recipe there too.

@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "zoobench/runner/compile_cache.h"
+#include "zoobench/runner/model_plan.h"
+#include "zoobench/runner/recipe_export.h"
 #include "zoobench/runner/suite_run.h"
 #include "zoobench/util/log.h"
 #include "zoobench/zoo/export_request.h"
@@ -18,6 +20,29 @@ std::optional<int64_t> upstream_accuracy_batch_size(const std::string& suite) {
   return std::nullopt;
 }
 
+RunOptions accuracy_pass(const RunOptions& options, int64_t size) {
+  RunOptions accuracy = options;
+  accuracy.performance = false;
+  accuracy.batch_size = size;
+  accuracy.accuracy_batch = true;
+  accuracy.accuracy_batch_here = 0;
+  accuracy.zoo_dir = zoo_for_batch_size(options.zoo_dir, size);
+  return accuracy;
+}
+
+namespace {
+
+bool checks_and_times_in_one_process(const RunOptions& options) {
+  // Each model's process exports its own recipes (torch.compile backends alone), so it can
+  // make both batch sizes' entries; --in-process and --accuracy-workers keep the two passes
+  // (one model here; checks sharing a device before any timing).
+  return options.accuracy && options.performance && !options.devices.empty() &&
+         !options.in_process && options.accuracy_workers <= 1 &&
+         exports_in_model_process(export_request(options, options.suites_dir));
+}
+
+}  // namespace
+
 std::vector<RunOptions> upstream_passes(const RunOptions& options) {
   const auto size = upstream_accuracy_batch_size(options.suite);
   // A model's own child (--row-out) runs what its parent decided; --no-export runs the zoo's
@@ -25,12 +50,12 @@ std::vector<RunOptions> upstream_passes(const RunOptions& options) {
   if (!options.accuracy || options.batch_size || !size || !options.row_out.empty() ||
       !options.export_missing)
     return {options};
-  RunOptions accuracy = options;
-  accuracy.performance = false;
-  accuracy.batch_size = *size;
-  accuracy.accuracy_batch = true;
-  accuracy.zoo_dir = zoo_for_batch_size(options.zoo_dir, *size);
-  std::vector<RunOptions> passes = {accuracy};
+  if (checks_and_times_in_one_process(options)) {
+    RunOptions both = options;
+    both.accuracy_batch_here = *size;
+    return {both};
+  }
+  std::vector<RunOptions> passes = {accuracy_pass(options, *size)};
   if (options.performance) {
     RunOptions performance = options;
     performance.accuracy = false;
@@ -60,7 +85,11 @@ int execute_upstream_passes(const RunOptions& options,
               "--batch-size {} with a zoo exported at it does the same)",
               options.suite, *size, *size);
   }
-  if (passes.size() > 1 || passes[0].batch_size != options.batch_size) {
+  if (passes[0].accuracy_batch_here > 0) {
+    log::info("accuracy at batch size {} (upstream's for {}; --batch-size N to choose), then "
+              "performance at the list's batch sizes, each model's in one process",
+              passes[0].accuracy_batch_here, options.suite);
+  } else if (passes.size() > 1 || passes[0].batch_size != options.batch_size) {
     log::info("accuracy at batch size {} (upstream's for {}; --batch-size N to choose){}",
               *passes[0].batch_size, options.suite,
               passes.size() > 1 ? ", then performance at the list's batch sizes" : "");

@@ -22,7 +22,13 @@ std::optional<int64_t> upstream_accuracy_batch_size(const std::string& suite);
 
 // The passes of `options`: itself, or (accuracy without --batch-size, in a suite above) an
 // accuracy pass at upstream's size and, with --performance, a performance pass at the lists'.
+// Where each model's process exports its own recipes, one pass instead whose model processes
+// check at upstream's size and then time at the list's (accuracy_batch_here): one process, one
+// Python and one set of imports per model for both.
 std::vector<RunOptions> upstream_passes(const RunOptions& options);
+
+// The accuracy pass's options at upstream's `size`: accuracy only, from that size's zoo folder.
+RunOptions accuracy_pass(const RunOptions& options, int64_t size);
 
 // The --time-budget of a pass that starts `spent_s` into a run given `budget_s` (0: none): one
 // budget for the whole run, so a pass gets what the earlier ones left; nullopt when they left

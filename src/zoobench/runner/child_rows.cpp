@@ -10,6 +10,7 @@
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/files.h"
 #include "zoobench/util/text.h"
+#include "zoobench/zoo/export_request.h"
 #include "zoobench/zoo/manifest.h"
 
 namespace fs = std::filesystem;
@@ -102,6 +103,23 @@ std::string child_failure_reason(const ChildOutcome& outcome, const std::string&
   return "";
 }
 
+namespace {
+
+// The batch size of the job's check: its own zoo entry's where the check runs at upstream's
+// size (a model's accuracy.max_batch_size may have capped it), else the job's.
+int64_t check_batch_size(const JobPlan& job, int64_t job_batch_size) {
+  if (job.accuracy_batch <= 0) return job_batch_size;
+  const fs::path manifest = fs::path(zoo_for_batch_size(job.zoo_dir, job.accuracy_batch)) /
+                            job.entry.suite / job.entry.name / "manifest.json";
+  try {
+    return read_manifest(manifest.string()).batch_size;
+  } catch (const std::exception&) {
+    return job.accuracy_batch;  // not exported yet: the size it was to be exported at
+  }
+}
+
+}  // namespace
+
 std::vector<ResultRow> complete_rows(const JobPlan& job, const std::string& device,
                                      const std::string& log, std::vector<ResultRow> rows,
                                      const ChildOutcome& outcome) {
@@ -124,10 +142,12 @@ std::vector<ResultRow> complete_rows(const JobPlan& job, const std::string& devi
     return false;
   };
   if (job.accuracy) {
+    RowContext check = c;
+    check.batch_size = check_batch_size(job, c.batch_size);
     for (const auto& layout : job.input_layouts) {
       if (has(ExperimentKind::kAccuracy, layout)) continue;
-      c.input_layout = layout;
-      rows.push_back(failure_row(ExperimentKind::kAccuracy, status, reason, c));
+      check.input_layout = layout;
+      rows.push_back(failure_row(ExperimentKind::kAccuracy, status, reason, check));
     }
   }
   if (job.performance && !has(ExperimentKind::kPerformance, "")) {

@@ -46,8 +46,12 @@ double JobEstimates::expected_from_rows(const std::string& model, const std::str
   double expected = 0;
   if (accuracy && check != check_s_.end()) expected += check->second;
   if (!performance) return expected;
-  if (const auto timing = timing_s_.find(key); timing != timing_s_.end())
+  if (const auto timing = timing_s_.find(key); timing != timing_s_.end()) {
+    // One child that did both writes its seconds on both rows: counted once.
+    if (accuracy && check != check_s_.end() && check->second == timing->second)
+      return timing->second;
     return expected + timing->second;
+  }
   if (check == check_s_.end()) return expected;
   // The backend's largest timing-to-check ratio among the models that have both (1: none yet).
   double ratio = 0;

@@ -20,6 +20,7 @@ JobPlan plan_job(const RunOptions& options, const ZooEntry& entry, const SuiteCo
   job.zoo_dir = options.zoo_dir;
   job.eager_reference = eager_reference(options);
   job.torchbench_dir = options.torchbench_dir;
+  job.accuracy_batch = options.accuracy_batch_here;
   job.child_flags = options.child_flags;
   return job;
 }
@@ -44,6 +45,8 @@ std::vector<std::string> child_arguments(const JobPlan& job, const std::string& 
   // The run's reference, which the child cannot tell from its one backend.
   a.insert(a.end(), {"--eager-reference", job.eager_reference});
   if (job.accuracy) a.push_back("--accuracy");
+  if (job.accuracy && job.accuracy_batch > 0)
+    a.insert(a.end(), {"--accuracy-batch-here", std::to_string(job.accuracy_batch)});
   if (job.performance) a.push_back("--performance");
   a.insert(a.end(), job.child_flags.begin(), job.child_flags.end());
   return a;

@@ -32,6 +32,9 @@ struct JobPlan {
   // models' processes export their recipes, runner/recipe_export.h)
   std::string export_here;
   std::string torchbench_dir;            // for that export
+  // > 0: the accuracy check at this batch size (its own zoo entry, exported by the child), the
+  // timings at zoo_dir's (RunOptions::accuracy_batch_here)
+  int64_t accuracy_batch = 0;
   std::vector<std::string> child_flags;  // the user's flags every child gets as given
 };
 

@@ -256,6 +256,7 @@ void add_output_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--log-file", o.log_file)->group("");
   c.add_option("--device-gate", o.device_gate)->group("");
   c.add_option("--export-here", o.export_here)->group("");
+  c.add_option("--accuracy-batch-here", o.accuracy_batch_here)->group("");
 }
 
 // Upstream's flags zoobench has no flag for, each taken with or without a value (refused by
@@ -389,6 +390,7 @@ const std::vector<std::string>& parent_decided_flags() {
                                                   "--log-file",
                                                   "--device-gate",
                                                   "--export-here",
+                                                  "--accuracy-batch-here",
                                                   "--in-process",
                                                   "--allow-empty-selection"};
   return kFlags;

@@ -92,6 +92,10 @@ struct RunOptions {
   // The run is upstream_passes' accuracy pass: batch_size is upstream's accuracy batch size,
   // which a model's accuracy.max_batch_size caps when it is exported.
   bool accuracy_batch = false;
+  // child mode: the model's accuracy check runs at this batch size (upstream's, from its own
+  // zoo entry), then its timings at the run's, both in this one process (accuracy_batch.h); 0:
+  // the run's batch size for both
+  int64_t accuracy_batch_here = 0;
 };
 
 // The eager reference of `options` resolved: "python" or "torchscript" (resolve_eager_reference

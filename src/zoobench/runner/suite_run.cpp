@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "zoobench/results/result_files.h"
 #include "zoobench/results/sink.h"
 #include "zoobench/results/upstream_format.h"
+#include "zoobench/runner/accuracy_batch.h"
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_rows.h"
 #include "zoobench/runner/job_estimates.h"
@@ -264,29 +266,54 @@ void run_after_export(const ModelSupply& got, const ZooEntry& entry, const RunOp
   run_model(entry, options, config, options.devices.at(0), with_export_s);
 }
 
-// A model's own process (--row-out): its recipe exported here first when the parent said so
-// (--export-here), then its experiments, each row written to the parent's file as it comes.
-int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
-                   const std::string& suites_dir) {
-  crash_report::report_termination();  // a timeout row can then say in which phase it stopped
-  configure_process_device_gate(options.device_gate);
+// A child's model from its zoo entry: exported here first when the parent said so
+// (`export_here`: the batch size, "list" or "accuracy:N"), then its experiments' rows.
+void export_and_run_here(const RunOptions& options, const ZooEntry& entry,
+                         const SuiteConfig& config, const std::string& suites_dir,
+                         const std::string& export_here,
+                         const std::function<void(ResultRow)>& emit) {
   // No other run's --zoo-max-gb deletes the model while this process reads it.
   const ModelUseLock in_use(options.zoo_dir, entry.suite, entry.name);
   ModelSupply got{true, "", ""};
-  if (!options.export_here.empty()) {
+  if (!export_here.empty()) {
     ExportRequest request = export_request(options, suites_dir);
-    std::string size = options.export_here;
+    std::string size = export_here;
     request.accuracy_batch = starts_with(size, kAccuracyBatchPrefix);
     if (request.accuracy_batch) size = size.substr(std::string(kAccuracyBatchPrefix).size());
     request.batch_size =
         size == "list" ? std::nullopt : std::optional<int64_t>(std::stoll(size));
     got = export_recipe_here(request, entry, options.log_file);
   }
+  run_after_export(got, entry, options, config, emit);
+}
+
+// A model's own process (--row-out): its experiments (with --accuracy-batch-here N, the check
+// at batch N from that size's zoo entry, then the timings at the run's), each row written to
+// the parent's file as it comes.
+int run_child_mode(const RunOptions& options, const ZooEntry& entry, const SuiteConfig& config,
+                   const std::string& suites_dir) {
+  crash_report::report_termination();  // a timeout row can then say in which phase it stopped
+  configure_process_device_gate(options.device_gate);
   std::vector<ResultRow> rows;
-  run_after_export(got, entry, options, config, [&](ResultRow row) {
+  auto emit = [&](ResultRow row) {
     rows.push_back(std::move(row));
     write_rows_file(options.row_out, rows);
-  });
+  };
+  const int64_t check_size = options.accuracy ? options.accuracy_batch_here : 0;
+  if (check_size > 0) {
+    const RunOptions check = accuracy_pass(options, check_size);
+    const ZooEntry at_size{
+        entry.suite, entry.name,
+        (fs::path(check.zoo_dir) / entry.suite / entry.name / "manifest.json").string()};
+    const std::string export_here =
+        options.export_here.empty() ? "" : kAccuracyBatchPrefix + std::to_string(check_size);
+    export_and_run_here(check, at_size, config, suites_dir, export_here, emit);
+  }
+  if (check_size == 0 || options.performance) {
+    RunOptions rest = options;
+    if (check_size > 0) rest.accuracy = false;
+    export_and_run_here(rest, entry, config, suites_dir, options.export_here, emit);
+  }
   if (rows.empty()) write_rows_file(options.row_out, rows);
   return 0;
 }
@@ -437,6 +464,8 @@ std::unique_ptr<ZooSupply> make_supply(const RunOptions& options, const std::str
   settings.request = export_request(options, suites_dir);
   settings.request.device_gate = device_gate_path(options, options.devices[0]);
   settings.exports_in_model_processes = exports_in_model_process(settings.request);
+  if (options.accuracy_batch_here > 0)
+    settings.check_zoo_dir = zoo_for_batch_size(options.zoo_dir, options.accuracy_batch_here);
   settings.python = python::interpreter_path();
   settings.exporter = (fs::path(python::tools_directory()) / "export_zoo.py").string();
   settings.logs_dir = (fs::path(options.output_directory) / "logs").string();

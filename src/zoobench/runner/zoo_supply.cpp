@@ -76,6 +76,9 @@ ZooSupply::ZooSupply(SupplySettings settings, std::vector<ZooEntry> models,
     std::error_code error;
     if (!fs::exists(fs::path(settings_.request.zoo_dir) / model.suite / model.name, error))
       owned_.insert(key(model));
+    if (!settings_.check_zoo_dir.empty() &&
+        !fs::exists(fs::path(settings_.check_zoo_dir) / model.suite / model.name, error))
+      owned_checks_.insert(key(model));
     if (!missing_for(manifest_path_of(settings_, model), settings_.request)) {
       settled_[key(model)] = ModelSupply{true, "", ""};
     } else if (settings_.exports_in_model_processes) {
@@ -137,39 +140,46 @@ void ZooSupply::job_done(const ZooEntry& model) {
     --exported_running_;
   }
   in_use_.erase(k);  // this run's hold first: its own eviction takes the lock exclusively
-  if (owned_.count(k)) finished_.push_back(model);
+  if (owned_.count(k) || owned_checks_.count(k)) finished_.push_back(model);
   if (settings_.max_bytes > 0) evict_finished_locked();
   changed_.notify_all();
 }
 
-// Deletes finished models' folders, oldest first, until the zoo is under the budget; returns
-// the zoo's bytes after.
+// Deletes finished models' folders (with their checks' where the run has a check zoo), oldest
+// first, until the zoo is under the budget; returns the zoo's bytes after.
 double ZooSupply::evict_finished_locked() {
-  double bytes = folder_bytes(settings_.request.zoo_dir);
+  const std::string& checks = settings_.check_zoo_dir;
+  double bytes = folder_bytes(settings_.request.zoo_dir) + (checks.empty() ? 0 : folder_bytes(checks));
   while (bytes > settings_.max_bytes && !finished_.empty()) {
     const ZooEntry model = finished_.front();
     finished_.pop_front();
-    const fs::path folder = fs::path(settings_.request.zoo_dir) / model.suite / model.name;
-    const double freed = folder_bytes(folder.string());
-    if (freed <= 0) continue;
-    std::string error;
-    switch (evict_model_folder(settings_.request.zoo_dir, model.suite, model.name, &error)) {
-      case EvictOutcome::kDeleted:
-        bytes -= freed;
-        log::info(
-            "zoo: deleted {} ({}), which this run exported and whose rows are all written, to "
-            "stay under --zoo-max-gb {}",
-            model.name, gigabytes(freed), gigabytes(settings_.max_bytes));
-        break;
-      case EvictOutcome::kInUse:
-        log::info("zoo: kept {}: another run or exporter is using it", model.name);
-        break;
-      case EvictOutcome::kFailed:
-        log::warn("zoo: could not delete {}: {}", folder.string(), error);
-        break;
-    }
+    if (owned_.count(key(model))) bytes -= evict_folder(settings_.request.zoo_dir, model);
+    if (owned_checks_.count(key(model))) bytes -= evict_folder(checks, model);
   }
   return bytes;
+}
+
+// Deletes `model`'s folder in `zoo_dir` unless another run or exporter uses it; the bytes freed.
+double ZooSupply::evict_folder(const std::string& zoo_dir, const ZooEntry& model) {
+  const fs::path folder = fs::path(zoo_dir) / model.suite / model.name;
+  const double freed = folder_bytes(folder.string());
+  if (freed <= 0) return 0;
+  std::string error;
+  switch (evict_model_folder(zoo_dir, model.suite, model.name, &error)) {
+    case EvictOutcome::kDeleted:
+      log::info(
+          "zoo: deleted {} from {} ({}), which this run exported and whose rows are all "
+          "written, to stay under --zoo-max-gb {}",
+          model.name, zoo_dir, gigabytes(freed), gigabytes(settings_.max_bytes));
+      return freed;
+    case EvictOutcome::kInUse:
+      log::info("zoo: kept {} in {}: another run or exporter is using it", model.name, zoo_dir);
+      return 0;
+    case EvictOutcome::kFailed:
+      log::warn("zoo: could not delete {}: {}", folder.string(), error);
+      return 0;
+  }
+  return 0;
 }
 
 // Waits until the next export may start: fewer than `ahead` exported models wait for a worker, and

@@ -44,6 +44,10 @@ struct SupplySettings {
   // The models' own processes export what the run needs (runner/recipe_export.h): every model
   // is ready at once and no exporter runs here.
   bool exports_in_model_processes = false;
+  // Where those processes also export each model's check at upstream's batch size (a run with
+  // RunOptions::accuracy_batch_here; "" none): such a folder goes with the model's, within the
+  // same budget.
+  std::string check_zoo_dir;
 };
 
 // What the run gets for a model once its export is settled.
@@ -78,6 +82,7 @@ class ZooSupply {
   bool wait_for_room(std::unique_lock<std::mutex>& lock);
   ZooEntry take_next_locked();
   double evict_finished_locked();
+  double evict_folder(const std::string& zoo_dir, const ZooEntry& model);
   ModelSupply export_model(const ZooEntry& model);
 
   SupplySettings settings_;
@@ -86,6 +91,7 @@ class ZooSupply {
   std::map<std::string, ModelSupply> settled_;
   std::deque<ZooEntry> finished_;       // evictable, least recently finished first
   std::set<std::string> owned_;         // exported by this run (the zoo lacked them at its start)
+  std::set<std::string> owned_checks_;  // likewise in settings_.check_zoo_dir
   std::map<std::string, ModelUseLock> in_use_;  // held until the model's last job delivered
   std::set<std::string> unclaimed_;     // exported by this run, not yet asked for by a worker
   std::multiset<std::string> awaited_;  // models workers are blocked on now

@@ -2,11 +2,13 @@
 // benchmarks/dynamo/common.py (../shared/torchbench; skipped, saying so, without it), and the
 // passes a run splits into.
 #include "zoobench/runner/accuracy_batch.h"
+#include "zoobench/runner/job_plan.h"
 #include "zoobench/runner/model_plan.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -115,6 +117,55 @@ TEST(AccuracyBatch, AChosenBatchSizeAnotherSuiteNoExportOrAChildRunAsAsked) {
   auto child = run_options("torchbench", true, false);
   child.row_out = "rows.json";
   EXPECT_EQ(upstream_passes(child)[0].batch_size, std::nullopt);
+}
+
+// With torch.compile backends alone each model's process exports its own recipes: one pass,
+// each model checked at upstream's size and then timed at the list's by one process, told so on
+// its command line. A TorchScript backend in the run, --in-process or --accuracy-workers keep
+// the two passes.
+TEST(AccuracyBatch, TorchCompileBackendsCheckAndTimeEachModelInOneProcess) {
+  auto compiled = run_options("torchbench", true, true);
+  compiled.backends = {"inductor"};
+  compiled.backend = "inductor";
+  compiled.devices = {"cuda"};
+  const auto one = upstream_passes(compiled);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_TRUE(one[0].accuracy && one[0].performance);
+  EXPECT_EQ(one[0].accuracy_batch_here, 4);
+  EXPECT_EQ(one[0].batch_size, std::nullopt);
+  EXPECT_EQ(one[0].zoo_dir, "zoo");
+  // The child's check: accuracy alone at that size from its own zoo folder.
+  const RunOptions check = accuracy_pass(one[0], 4);
+  EXPECT_FALSE(check.performance);
+  EXPECT_EQ(check.batch_size, 4);
+  EXPECT_TRUE(check.accuracy_batch);
+  EXPECT_EQ(check.accuracy_batch_here, 0);
+  EXPECT_EQ(check.zoo_dir, "zoo/batch-4");
+  const JobPlan job = plan_job(one[0], ZooEntry{"torchbench", "m", "zoo/torchbench/m/manifest.json"},
+                               SuiteConfig(), "inductor", true, true);
+  const auto child = child_arguments(job, "cuda", "rows.json", "m.log", "");
+  const auto flag = std::find(child.begin(), child.end(), "--accuracy-batch-here");
+  ASSERT_NE(flag, child.end());
+  EXPECT_EQ(*(flag + 1), "4");
+  // Timings alone left (--resume): no check to run at another size.
+  const JobPlan timing = plan_job(one[0], job.entry, SuiteConfig(), "inductor", false, true);
+  const auto timing_child = child_arguments(timing, "cuda", "rows.json", "m.log", "");
+  EXPECT_EQ(std::count(timing_child.begin(), timing_child.end(), "--accuracy-batch-here"), 0);
+
+  auto traced = compiled;
+  traced.backends = {"jit", "inductor"};
+  EXPECT_EQ(upstream_passes(traced).size(), 2u);
+  auto here = compiled;
+  here.in_process = true;
+  EXPECT_EQ(upstream_passes(here).size(), 2u);
+  auto shared_checks = compiled;
+  shared_checks.accuracy_workers = 3;
+  EXPECT_EQ(upstream_passes(shared_checks).size(), 2u);
+  auto check_only = compiled;
+  check_only.performance = false;
+  ASSERT_EQ(upstream_passes(check_only).size(), 1u);
+  EXPECT_EQ(upstream_passes(check_only)[0].batch_size, 4);
+  EXPECT_EQ(upstream_passes(check_only)[0].accuracy_batch_here, 0);
 }
 
 // One --time-budget for the run: the performance pass gets what the accuracy pass left, and

@@ -56,6 +56,20 @@ TEST(JobEstimates, ATimingIsItsChecksSecondsScaledByItsBackendsLargestTimingToCh
   EXPECT_DOUBLE_EQ(estimates.expected_s("b", "inductor", false, true), 60);
 }
 
+TEST(JobEstimates, AJobThatCheckedAndTimedCountsItsSecondsOnce) {
+  // One child did both (upstream's accuracy batch then the list's timings, accuracy_batch.h):
+  // each of its rows holds the whole job's seconds.
+  JobEstimates estimates;
+  estimates.add(check("a", "inductor", 90));
+  estimates.add(timing("a", "inductor", 90));
+  EXPECT_DOUBLE_EQ(estimates.expected_s("a", "inductor", true, true), 90);
+  EXPECT_DOUBLE_EQ(estimates.expected_s("a", "inductor", false, true), 90);
+  // Two jobs of their own: both.
+  estimates.add(check("b", "inductor", 30));
+  estimates.add(timing("b", "inductor", 45));
+  EXPECT_DOUBLE_EQ(estimates.expected_s("b", "inductor", true, true), 75);
+}
+
 TEST(JobEstimates, NothingKnownIsZeroAndRowsWithoutSecondsAddNothing) {
   JobEstimates estimates;
   EXPECT_EQ(estimates.expected_s("a", "jit", true, true), 0);

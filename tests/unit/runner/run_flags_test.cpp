@@ -59,6 +59,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--log-file", "model.log"},
       {"--device-gate", "out/.device-gate-cpu.lock"},
       {"--export-here", "list"},
+      {"--accuracy-batch-here", "4"},
       {"--jobs", "2"},
       {"--eager-reference", "torchscript"},
       {"--batch-size", "16"},
