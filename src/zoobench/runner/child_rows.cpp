@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 
@@ -154,6 +155,23 @@ std::vector<ResultRow> complete_rows(const JobPlan& job, const std::string& devi
     rows.push_back(failure_row(ExperimentKind::kPerformance, status, reason, c));
   }
   return rows;
+}
+
+bool ended_before_timing(const JobPlan& job, const std::vector<ResultRow>& rows) {
+  if (job.accuracy_batch <= 0 || !job.accuracy || !job.performance) return false;
+  const ResultRow* timing = nullptr;
+  for (const auto& row : rows)
+    if (row.kind == ExperimentKind::kPerformance) timing = &row;
+  if (timing == nullptr) return false;
+  const Status status = timing->status();
+  if (status != Status::kCrash && status != Status::kTimeout && status != Status::kInfraError)
+    return false;
+  // The parent made the timing's row from how the process ended; the check's has the same
+  // status and reason when the process ended before the check's own row.
+  return std::any_of(rows.begin(), rows.end(), [&](const ResultRow& row) {
+    return row.kind == ExperimentKind::kAccuracy && row.status() == status &&
+           cell(row, columns::kReason) == cell(*timing, columns::kReason);
+  });
 }
 
 std::vector<ResultRow> export_failure_rows(const JobPlan& job, const std::string& device,

@@ -32,6 +32,12 @@ std::vector<ResultRow> complete_rows(const JobPlan& job, const std::string& devi
                                      const std::string& log, std::vector<ResultRow> rows,
                                      const ChildOutcome& outcome);
 
+// For a job that checks and then times its model in one process (JobPlan::accuracy_batch):
+// whether its process ended during the check (a crash or timeout row the parent made for the
+// check, and the same for the timing), so that the timing never started. Its timing then runs
+// in a job of its own, as it would have in a pass of its own.
+bool ended_before_timing(const JobPlan& job, const std::vector<ResultRow>& rows);
+
 // A row for every requested experiment (and input layout) of a model whose export failed:
 // model_fail_to_load, with the exporter's reason and its log.
 std::vector<ResultRow> export_failure_rows(const JobPlan& job, const std::string& device,

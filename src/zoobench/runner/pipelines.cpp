@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "zoobench/results/rows.h"
+#include "zoobench/runner/child_rows.h"
 
 namespace zoobench {
 namespace {
@@ -14,6 +15,18 @@ namespace {
 constexpr std::size_t kCpusPerPipeline = 4;
 constexpr double kGpuBytesPerPipeline = 16.0 * (1LL << 30);
 constexpr std::size_t kMostPipelines = 8;
+
+std::vector<ResultRow> checks_only(const std::vector<ResultRow>& rows) {
+  std::vector<ResultRow> checks;
+  for (const auto& row : rows)
+    if (row.kind == ExperimentKind::kAccuracy) checks.push_back(row);
+  return checks;
+}
+
+JobPlan timing_only(JobPlan job) {
+  job.accuracy = false;
+  return job;
+}
 
 }  // namespace
 
@@ -86,6 +99,14 @@ std::vector<JobPlan> run_phases(
       if (shared && std::any_of(rows.begin(), rows.end(), ran_out_of_memory)) {
         std::lock_guard<std::mutex> lock(again_mutex);
         again.push_back(job);
+        return false;
+      }
+      if (ended_before_timing(job, rows)) {
+        // The check's rows stand; the timing is set aside as a job of its own (the model stays
+        // in the run's hands until it is done).
+        write(job, checks_only(rows));
+        std::lock_guard<std::mutex> lock(again_mutex);
+        again.push_back(timing_only(job));
         return false;
       }
       write(job, rows);

@@ -58,8 +58,10 @@ std::vector<RunPhase> plan_phases(std::deque<JobPlan> jobs, std::size_t pipeline
 // interrupted; `write` gets each finished job's rows. A job that ran out of memory beside other
 // jobs on its device (a GPU's memory is not split among them) may have been short of their
 // memory, not its own: its rows are set aside and it runs again alone, first in the next phase
-// that has each device to itself; what it reports then stands. Returns the jobs the time budget
-// left unstarted.
+// that has each device to itself; what it reports then stands. A job whose process ended during
+// the check it runs before its timing (child_rows.h, ended_before_timing) keeps its check's rows
+// and its timing runs likewise as a job of its own. Returns the jobs the time budget left
+// unstarted.
 std::vector<JobPlan> run_phases(
     std::vector<RunPhase> phases, const std::vector<std::string>& devices,
     WorkerPoolSettings settings, Progress& progress, const std::atomic<bool>& interrupted,

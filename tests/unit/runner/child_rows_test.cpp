@@ -1,0 +1,69 @@
+// The rows the parent makes for what a model's process did not report (runner/child_rows.h), and
+// when a process that checks and then times its model ended before the timing started.
+#include "zoobench/runner/child_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/testing.h"
+
+namespace zoobench {
+namespace {
+
+// A job that checks its model at upstream's batch size 4 and then times it, in one process.
+JobPlan check_then_time(const std::string& zoo) {
+  JobPlan job;
+  job.entry = ZooEntry{"torchbench", "m", zoo + "/torchbench/m/manifest.json"};
+  job.backend = "inductor";
+  job.accuracy = job.performance = true;
+  job.input_layouts = {"contiguous"};
+  job.zoo_dir = zoo;
+  job.accuracy_batch = 4;
+  job.timeout_s = 60;
+  return job;
+}
+
+ChildOutcome timed_out() {
+  ChildOutcome outcome;
+  outcome.kind = ChildOutcome::Kind::kTimedOut;
+  return outcome;
+}
+
+ResultRow own_check_row(const JobPlan& job) {
+  RowContext c = context_for(job, "cuda", "");
+  return failure_row(ExperimentKind::kAccuracy, Status::kFailAccuracy, "its own verdict", c);
+}
+
+TEST(ChildRows, AProcessThatEndedDuringTheCheckLeftItsTimingUnstarted) {
+  zoobench::testing::ScratchDir dir;
+  const JobPlan job = check_then_time(dir.file("zoo"));
+  const std::string log = dir.file("m.log");
+  std::ofstream{log};  // the child's log, empty: it wrote nothing
+  // Nothing reported: both rows are the parent's, from the timeout.
+  const auto rows = complete_rows(job, "cuda", log, {}, timed_out());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(ended_before_timing(job, rows));
+  // The check's row, made for a model that was not exported yet, gives the check's batch size.
+  for (const auto& row : rows) {
+    if (row.kind == ExperimentKind::kAccuracy) {
+      EXPECT_EQ(cell(row, columns::kBatchSize), "4");
+    }
+  }
+
+  // The check reported its own row: the timing started and is what ended.
+  const auto timed = complete_rows(job, "cuda", log, {own_check_row(job)}, timed_out());
+  ASSERT_EQ(timed.size(), 2u);
+  EXPECT_FALSE(ended_before_timing(job, timed));
+
+  // A job whose check and timing were never in one process, or that did not time: not this.
+  JobPlan separate = job;
+  separate.accuracy_batch = 0;
+  EXPECT_FALSE(ended_before_timing(separate, complete_rows(separate, "cuda", log, {}, timed_out())));
+  JobPlan check_only = job;
+  check_only.performance = false;
+  EXPECT_FALSE(ended_before_timing(check_only, complete_rows(check_only, "cuda", log, {}, timed_out())));
+}
+
+}  // namespace
+}  // namespace zoobench
