@@ -110,10 +110,10 @@ namespace {
 // size (a model's accuracy.max_batch_size may have capped it), else the job's.
 int64_t check_batch_size(const JobPlan& job, int64_t job_batch_size) {
   if (job.accuracy_batch <= 0) return job_batch_size;
-  const fs::path manifest = fs::path(zoo_for_batch_size(job.zoo_dir, job.accuracy_batch)) /
-                            job.entry.suite / job.entry.name / "manifest.json";
+  const std::string zoo = zoo_for_batch_size(job.zoo_dir, job.accuracy_batch);
   try {
-    return read_manifest(manifest.string()).batch_size;
+    return read_manifest(zoo_entry_in(zoo, job.entry.suite, job.entry.name).manifest_path)
+        .batch_size;
   } catch (const std::exception&) {
     return job.accuracy_batch;  // not exported yet: the size it was to be exported at
   }

@@ -266,24 +266,29 @@ void run_after_export(const ModelSupply& got, const ZooEntry& entry, const RunOp
   run_model(entry, options, config, options.devices.at(0), with_export_s);
 }
 
-// A child's model from its zoo entry: exported here first when the parent said so
-// (`export_here`: the batch size, "list" or "accuracy:N"), then its experiments' rows.
+// What a child's --export-here asks of it: the run's export at that batch size ("list": the
+// list's; "accuracy:N": upstream's accuracy size N, which the yaml may cap), nothing for "".
+std::optional<ExportRequest> requested_export(const RunOptions& options,
+                                              const std::string& suites_dir,
+                                              const std::string& export_here) {
+  if (export_here.empty()) return std::nullopt;
+  ExportRequest request = export_request(options, suites_dir);
+  std::string size = export_here;
+  request.accuracy_batch = starts_with(size, kAccuracyBatchPrefix);
+  if (request.accuracy_batch) size = size.substr(std::string(kAccuracyBatchPrefix).size());
+  request.batch_size = size == "list" ? std::nullopt : std::optional<int64_t>(std::stoll(size));
+  return request;
+}
+
+// A child's model from its zoo entry: exported here first by `request` when there is one, then
+// its experiments' rows.
 void export_and_run_here(const RunOptions& options, const ZooEntry& entry,
-                         const SuiteConfig& config, const std::string& suites_dir,
-                         const std::string& export_here,
+                         const SuiteConfig& config, const std::optional<ExportRequest>& request,
                          const std::function<void(ResultRow)>& emit) {
   // No other run's --zoo-max-gb deletes the model while this process reads it.
   const ModelUseLock in_use(options.zoo_dir, entry.suite, entry.name);
   ModelSupply got{true, "", ""};
-  if (!export_here.empty()) {
-    ExportRequest request = export_request(options, suites_dir);
-    std::string size = export_here;
-    request.accuracy_batch = starts_with(size, kAccuracyBatchPrefix);
-    if (request.accuracy_batch) size = size.substr(std::string(kAccuracyBatchPrefix).size());
-    request.batch_size =
-        size == "list" ? std::nullopt : std::optional<int64_t>(std::stoll(size));
-    got = export_recipe_here(request, entry, options.log_file);
-  }
+  if (request) got = export_recipe_here(*request, entry, options.log_file);
   run_after_export(got, entry, options, config, emit);
 }
 
@@ -301,18 +306,18 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
   };
   const int64_t check_size = options.accuracy ? options.accuracy_batch_here : 0;
   if (check_size > 0) {
+    // The check's options are its export's: upstream's size, capped as an accuracy batch.
     const RunOptions check = accuracy_pass(options, check_size);
-    const ZooEntry at_size{
-        entry.suite, entry.name,
-        (fs::path(check.zoo_dir) / entry.suite / entry.name / "manifest.json").string()};
-    const std::string export_here =
-        options.export_here.empty() ? "" : kAccuracyBatchPrefix + std::to_string(check_size);
-    export_and_run_here(check, at_size, config, suites_dir, export_here, emit);
+    std::optional<ExportRequest> request;
+    if (!options.export_here.empty()) request = export_request(check, suites_dir);
+    export_and_run_here(check, zoo_entry_in(check.zoo_dir, entry.suite, entry.name), config,
+                        request, emit);
   }
   if (check_size == 0 || options.performance) {
     RunOptions rest = options;
     if (check_size > 0) rest.accuracy = false;
-    export_and_run_here(rest, entry, config, suites_dir, options.export_here, emit);
+    export_and_run_here(rest, entry, config,
+                        requested_export(options, suites_dir, options.export_here), emit);
   }
   if (rows.empty()) write_rows_file(options.row_out, rows);
   return 0;

@@ -24,7 +24,7 @@ namespace {
 std::string gigabytes(double bytes) { return fmt::format("{:.3g} GB", bytes / 1e9); }
 
 std::string manifest_path_of(const SupplySettings& settings, const ZooEntry& model) {
-  return (fs::path(settings.request.zoo_dir) / model.suite / model.name / "manifest.json").string();
+  return zoo_entry_in(settings.request.zoo_dir, model.suite, model.name).manifest_path;
 }
 
 // Why an export that left no usable entry failed: the exporter's index first (its own words),

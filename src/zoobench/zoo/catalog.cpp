@@ -45,8 +45,11 @@ void ZooCatalog::add_to_export(const std::string& suite, const std::string& name
                                    [](const ZooEntry& entry, const auto& key) {
                                      return std::tie(entry.suite, entry.name) < key;
                                    });
-  entries_.insert(at,
-                  {suite, name, (fs::path(directory_) / suite / name / "manifest.json").string()});
+  entries_.insert(at, zoo_entry_in(directory_, suite, name));
+}
+
+ZooEntry zoo_entry_in(const std::string& zoo_dir, const std::string& suite, const std::string& name) {
+  return {suite, name, (fs::path(zoo_dir) / suite / name / "manifest.json").string()};
 }
 
 ZooCatalog ZooCatalog::scan_or_empty(const std::string& zoo_dir) {

@@ -44,6 +44,9 @@ class ZooCatalog {
   std::vector<ExportFailure> failures_;
 };
 
+// `suite`/`name`'s entry in the zoo at `zoo_dir`: where its manifest is, or will be once exported.
+ZooEntry zoo_entry_in(const std::string& zoo_dir, const std::string& suite, const std::string& name);
+
 // The folder holding suites/*.yaml and *_models_list.txt: $ZOOBENCH_SUITES, else ./suites,
 // else the source tree's suites/ this binary was built from.
 std::string default_suites_dir();
