@@ -188,7 +188,7 @@ class FramesGivenUp(unittest.TestCase):
         ]
         frames = [("torch_dynamo_resume_in_training_loss_at_428", "session.py", 415, ""),
                   ("step", "sgd.py", 9, "_optimizer_step (session.py:249)"),
-                  ("tail", "session.py", 41)]
+                  ("tail", "session.py", 41, "")]
         named = frame_watch.named_with_reasons(frames, metrics)
         self.assertEqual([f["frame"] for f in named],
                          ["torch_dynamo_resume_in_training_loss_at_428 (session.py:415)",
@@ -196,7 +196,7 @@ class FramesGivenUp(unittest.TestCase):
         self.assertEqual(named[0]["reason"], frame_watch.NO_FAILURE_RECORDED)
         self.assertEqual(named[1]["reason"], ("Unsupported: " + "y" * 400)[:300])
         self.assertEqual(named[2]["reason"], frame_watch.NO_FAILURE_RECORDED)  # another line
-        # the caller where the watch saw one, nothing at the top of the stack or unrecorded
+        # the caller where the watch saw one, nothing at the top of the stack
         self.assertEqual([f.get("called_from") for f in named],
                          [None, "_optimizer_step (session.py:249)", None])
         self.assertEqual(len(frame_watch.named_with_reasons(frames, metrics, limit=1)), 1)

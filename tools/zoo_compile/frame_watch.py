@@ -81,12 +81,12 @@ def _failure(metric: Any) -> str:
     return f"{fail_type}: {getattr(metric, 'fail_reason', '') or ''}".strip()
 
 
-def named_with_reasons(frames: Sequence[Tuple[Any, ...]], metrics: Sequence[Any],
+def named_with_reasons(frames: Sequence[Tuple[str, str, int, str]], metrics: Sequence[Any],
                        limit: int = 20) -> List[Dict[str, str]]:
     """[{frame, reason[, called_from]}] for the given-up frames in order, each (function, file,
-    first line[, caller]): the reason dynamo's compilation metrics record for the same function
-    and first line (its exception), else NO_FAILURE_RECORDED, each cut at 300 characters; the
-    caller where the frame has one."""
+    first line, caller or ""): the reason dynamo's compilation metrics record for the same
+    function and first line (its exception), else NO_FAILURE_RECORDED, each cut at 300
+    characters; the caller where the frame has one."""
     reasons = {}
     for metric in metrics:
         failure = _failure(metric)
@@ -94,11 +94,11 @@ def named_with_reasons(frames: Sequence[Tuple[Any, ...]], metrics: Sequence[Any]
             key = (getattr(metric, "co_name", None), getattr(metric, "co_firstlineno", None))
             reasons.setdefault(key, failure)
     named = []
-    for name, where, line, *caller in frames[:limit]:
+    for name, where, line, caller in frames[:limit]:
         entry = {"frame": _label(name, where, line),
                  "reason": reasons.get((name, line), NO_FAILURE_RECORDED)[:300]}
-        if caller and caller[0]:
-            entry["called_from"] = caller[0]
+        if caller:
+            entry["called_from"] = caller
         named.append(entry)
     return named
 
