@@ -167,20 +167,57 @@ stage_lists-train() {
 # Upstream's own harness on the same lists and settings as `lists` (the reference side of
 # `zoobench compare --upstream`, docs/upstream-agreement.md): .upstream is made by
 # scripts/upstream_harness.py prepare; a cut run continues without the models it has rows for.
+#   UPSTREAM_MODES    inference and/or training (training: accuracy, as upstream's CI checks it)
+#   UPSTREAM_NAMES    list (the suite's list, upstream's skips applied) or rows: the names of the
+#                     list run's rows (lists, lists-train; else LISTS_FROM's), with --no-skip:
+#                     the names zoobench ran despite upstream's yaml (run_despite_checkout_skip)
+#   UPSTREAM_SHARDS   accuracy in that many processes at once (nothing is timed in it);
+#                     performance always in one, alone on the GPU
 stage_upstream() {
-  local suite kind file filter rc=0 out=$ROOT/$RESULTS/upstream
-  mkdir -p "$out"
+  local suite mode kind rc=0
+  ln -sfn "$TORCHBENCH_DIR" "$ROOT/torchbench"  # torchbench.py looks for the checkout there
   for suite in $LISTS; do
-    for kind in $KINDS; do
-      file=inductor_${suite}_float32_inference_cuda_$kind.csv
-      filter=$($PY scripts/upstream_harness.py models "suites/${suite%_models}_models_list.txt" --done "$out/$file")
-      [[ -n $filter ]] || continue
-      (cd .upstream && export HF_HUB_OFFLINE=1 && within_deadline "$PY" "$suite.py" "--$kind" --inference \
-        --backend inductor --device cuda -k "$filter" --retain-output --output-directory "$out" \
-        --output "$file" --timeout "${MODEL_TIMEOUT_S:-900}") >> "$LOGS/upstream-$suite.log" 2>&1 || rc=1
-      tail -3 "$LOGS/upstream-$suite.log"
+    for mode in ${UPSTREAM_MODES:-inference}; do
+      for kind in $KINDS; do
+        [[ $mode == training && $kind == performance ]] && continue
+        upstream_list "$suite" "$mode" "$kind" || rc=1
+      done
     done
   done
+  return "$rc"
+}
+
+# The names upstream's harness gets: the suite's list, or the list run's result rows.
+upstream_names_source() {
+  local suite=$1 mode=$2 csv
+  [[ ${UPSTREAM_NAMES:-list} == rows ]] || { echo "suites/${suite%_models}_models_list.txt"; return; }
+  for csv in "$RESULTS/lists-$LISTS_BACKEND-$mode" "${LISTS_FROM:-/nonexistent}/lists-$LISTS_BACKEND-$mode"; do
+    csv=$csv/${suite}_${LISTS_BACKEND}_${mode}_float32_cuda_accuracy.csv
+    [[ -f $csv ]] && { echo "$csv"; return; }
+  done
+  return 1
+}
+
+upstream_list() {
+  local suite=$1 mode=$2 kind=$3 out=$ROOT/$RESULTS/upstream source shards=1 i filter pids=() rc=0
+  local file=inductor_${suite}_float32_${mode}_cuda_$kind.csv extra=()
+  source=$(upstream_names_source "$suite" "$mode") || { echo "-- upstream $suite $mode: no rows of the list run"; return 1; }
+  [[ ${UPSTREAM_NAMES:-list} == rows ]] && extra=(--no-skip)
+  [[ $kind == accuracy ]] && shards=${UPSTREAM_SHARDS:-1}
+  mkdir -p "$out"
+  for ((i = 0; i < shards; i++)); do
+    filter=$($PY scripts/upstream_harness.py models "$source" --done "$out/$file" "$out/${file%.csv}".part*.csv \
+      --shards "$shards" --shard "$i")
+    [[ -n $filter ]] || continue
+    (cd .upstream && export HF_HUB_OFFLINE=1 && within_deadline "$PY" "$suite.py" "--$kind" "--$mode" \
+      --backend inductor --device cuda -k "$filter" "${extra[@]}" --retain-output \
+      --output-directory "$out" --output "${file%.csv}.part$i.csv" --timeout "${MODEL_TIMEOUT_S:-900}") \
+      >> "$LOGS/upstream-$suite-$mode-$kind.part$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i" || rc=1; done
+  $PY scripts/upstream_harness.py merge "$out/$file" "$out/${file%.csv}".part*.csv
+  tail -qn 2 "$LOGS/upstream-$suite-$mode-$kind".part*.log 2> /dev/null
   return "$rc"
 }
 
