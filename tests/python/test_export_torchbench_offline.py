@@ -7,6 +7,7 @@ machine has the real ones)."""
 
 import ast
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -201,6 +202,14 @@ class TransformersInputsTest(unittest.TestCase):
 
 # --- builds through stand-ins ---------------------------------------------------------------------
 
+class MaskedLMOutput(dict):
+    """Named as transformers' output class: upstream's reduce_to_scalar_loss goes by the name."""
+
+    @property
+    def logits(self):
+        return self["logits"]
+
+
 class TinyLM(nn.Module):
     def __init__(self, config):
         super().__init__()
@@ -214,7 +223,7 @@ class TinyLM(nn.Module):
         if labels is not None:
             out = {"loss": nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten()),
                    **out}
-        return out
+        return MaskedLMOutput(out)
 
 
 def fake_transformers(built):
@@ -260,6 +269,59 @@ class TinyGNN(nn.Module):
         return torch.zeros_like(x).index_add(0, edge_index[1], messages)
 
 
+class UpstreamTorchBenchLossTest(unittest.TestCase):
+    """A torchbench hf_* model's training loss is upstream's: reduce_to_scalar_loss of the
+    model's output (torchbench.py's compute_loss), here written out by hand."""
+
+    def setUp(self):
+        torch.manual_seed(0)
+        config = types.SimpleNamespace(vocab_size=64)
+        self.model = TinyLM(config)
+        self.ids = torch.randint(0, 64, (2, 5))
+        self.labels = torch.randint(0, 64, (2, 5))
+
+    def loss_of(self, model):
+        from zoo_compile import session
+        wrapped = torchbench_transformers.UpstreamLossOutputs(model, ["input_ids", "labels"])
+        return session.training_loss(wrapped(self.ids, self.labels), "mean_of_floating_outputs", 1.0)
+
+    def test_the_named_output_types_give_the_mean_of_their_logits_not_the_models_loss(self):
+        out = self.model(self.ids, self.labels)
+        expected = out["logits"].double().sum() / out["logits"].numel()
+        self.assertAlmostEqual(self.loss_of(self.model).item(), expected.item(), places=6)
+        self.assertGreater(abs(out["loss"].item() - expected.item()), 1.0)  # the two differ
+
+    def test_another_mapping_gives_the_mean_over_all_its_values(self):
+        class PlainOutputs(TinyLM):
+            def forward(self, input_ids, labels=None):
+                return dict(super().forward(input_ids, labels))
+
+        model = PlainOutputs(types.SimpleNamespace(vocab_size=64))
+        model.load_state_dict(self.model.state_dict())
+        out = model(self.ids, self.labels)
+        expected = (out["loss"].double() + out["logits"].double().mean()) / 2
+        self.assertAlmostEqual(self.loss_of(model).item(), expected.item(), places=6)
+
+    @unittest.skipUnless(importlib.util.find_spec("transformers") and
+                         importlib.util.find_spec("torch._dynamo"),
+                         "needs transformers and torch._dynamo (the GPU machine)")
+    def test_real_hf_bert_loss_is_dynamos_reduce_to_scalar_loss(self):
+        from torch._dynamo.testing import reduce_to_scalar_loss
+        built = torchbench_transformers.build("hf_Bert", sources.BuildContext(batch_size=1, training=True))
+        built.module.train(False)
+        with torch.no_grad():
+            ours = self.loss_of_built(built)
+            upstream = reduce_to_scalar_loss(built.module.model(**dict(zip(built.module.input_names,
+                                                                            built.inputs))))
+        self.assertEqual(built.loss, "mean_of_floating_outputs")
+        self.assertAlmostEqual(ours.item(), upstream.item(), places=5)
+
+    @staticmethod
+    def loss_of_built(built):
+        from zoo_compile import session
+        return session.training_loss(built.module(*built.inputs), built.loss, 1.0)
+
+
 class StandInLibrariesTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -283,8 +345,10 @@ class StandInLibrariesTest(unittest.TestCase):
         self.assertEqual(m["source"], "hf:AutoModelForMaskedLM(albert-base-v2)")
         self.assertEqual([(s["name"], s["shape"]) for s in m["inputs"]["spec"]],
                          [("input_ids", [2, 512]), ("labels", [2, 512])])
-        self.assertEqual((m["training"]["loss"], m["outputs"]["names"][0]),
-                         ("first_output", "loss"))
+        # upstream's loss is reduce_to_scalar_loss(output): a MaskedLMOutput's logits alone, not
+        # the loss the model computes from the labels
+        self.assertEqual((m["training"]["loss"], m["outputs"]["names"]),
+                         ("mean_of_floating_outputs", ["logits"]))
         self.assertEqual(m["rebuild"]["source"], "torchbench_transformers")
 
     def test_timm_nfnet_is_dm_nfnet_f0_at_its_default_cfg_size(self):

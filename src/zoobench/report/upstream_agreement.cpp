@@ -2,6 +2,7 @@
 #include "zoobench/report/upstream_agreement.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -40,8 +41,22 @@ bool passed(const std::string& status) {
   return parsed && is_passing(*parsed);
 }
 
+// The side could not build or run the model (offline: a download, data it lacks): it judged
+// nothing. Upstream reports a failed load as eager_fail_to_run.
+bool could_not_run(const std::string& status) {
+  const auto parsed = parse_status(status);
+  return parsed && (*parsed == Status::kModelFailToLoad || *parsed == Status::kEagerFailToRun ||
+                    *parsed == Status::kEager1stRunFail || *parsed == Status::kEager1stRunOOM);
+}
+
 std::string count_or_dash(std::optional<int64_t> count) {
   return count ? std::to_string(*count) : "-";
+}
+
+std::string agree_cell(const ModelAgreement& m) {
+  if (!m.both_checked()) return "";
+  if (!m.both_ran()) return "not run";
+  return m.agrees() ? "yes" : "NO";
 }
 
 // "zoobench / upstream", "-" where neither side counted.
@@ -58,10 +73,27 @@ std::string share_against_target(int part, int whole, double target) {
                      share >= target ? "met" : "NOT met");
 }
 
+// "upstream could not run 3 of the models both checked: a (eager_fail_to_run), ..." per side.
+std::string not_run_lines(const UpstreamAgreement& a) {
+  std::string out;
+  for (const bool ours : {false, true}) {
+    std::vector<std::string> names;
+    for (const auto& m : a.models) {
+      const std::string& status = ours ? m.ours : m.theirs;
+      if (m.both_checked() && could_not_run(status)) names.push_back(m.name + " (" + status + ")");
+    }
+    if (names.empty()) continue;
+    out += fmt::format("{} could not run {} of the models both checked (not judged, not counted "
+                       "above): {}\n",
+                       ours ? "zoobench" : "upstream", names.size(), fmt::join(names, ", "));
+  }
+  return out;
+}
+
 // The summary lines under the table.
 std::string summary(const UpstreamAgreement& a) {
-  const int both = a.both_checked(), agree = a.agreeing();
-  std::string out = fmt::format("\nstatuses agree on {} of the {} models both checked", agree, both) +
+  const int both = a.both_ran(), agree = a.agreeing();
+  std::string out = fmt::format("\nstatuses agree on {} of the {} models both ran", agree, both) +
                     share_against_target(agree, both, kStatusTarget);
   if (const int compared = a.breaks_compared(); compared > 0) {
     out += fmt::format("; graph_breaks equal on {} of the {} models both passed",
@@ -76,10 +108,10 @@ std::string summary(const UpstreamAgreement& a) {
   out += "\n";
   if (const int other = a.checked_at_other_batch_sizes(); other > 0)
     out += fmt::format(
-        "{} of the {} models both checked were checked at different batch sizes: their statuses "
+        "{} of the {} models both ran were checked at different batch sizes: their statuses "
         "are not the same experiment\n",
         other, both);
-  return out;
+  return out + not_run_lines(a);
 }
 
 }  // namespace
@@ -104,6 +136,15 @@ int UpstreamAgreement::both_checked() const {
                                         [](const ModelAgreement& m) { return m.both_checked(); }));
 }
 
+bool ModelAgreement::both_ran() const {
+  return both_checked() && !could_not_run(ours) && !could_not_run(theirs);
+}
+
+int UpstreamAgreement::both_ran() const {
+  return static_cast<int>(std::count_if(models.begin(), models.end(),
+                                        [](const ModelAgreement& m) { return m.both_ran(); }));
+}
+
 int UpstreamAgreement::agreeing() const {
   return static_cast<int>(std::count_if(models.begin(), models.end(),
                                         [](const ModelAgreement& m) { return m.agrees(); }));
@@ -111,7 +152,7 @@ int UpstreamAgreement::agreeing() const {
 
 int UpstreamAgreement::checked_at_other_batch_sizes() const {
   return static_cast<int>(std::count_if(models.begin(), models.end(), [](const ModelAgreement& m) {
-    return m.both_checked() && !m.same_inputs();
+    return m.both_ran() && !m.same_inputs();
   }));
 }
 
@@ -174,7 +215,7 @@ std::string format_upstream_agreement(const UpstreamAgreement& a) {
                                           (m.their_batch.empty() ? "-" : m.their_batch);
     table.push_back({m.name, m.dev, m.ours.empty() ? "-" : m.ours,
                      m.theirs.empty() ? "-" : m.theirs, batches,
-                     !m.both_checked() ? "" : m.agrees() ? "yes" : "NO", breaks_cell(m),
+                     agree_cell(m), breaks_cell(m),
                      format_speedup(m.our_speedup), format_speedup(m.their_speedup),
                      fixed(m.ratio)});
   }
@@ -189,7 +230,7 @@ std::string format_upstream_agreement(const UpstreamAgreement& a) {
   out += summary(a);
   bool first = true;
   for (const auto& m : a.models) {
-    if (!m.both_checked() || m.agrees()) continue;
+    if (!m.both_ran() || m.agrees()) continue;
     if (first) out += "\ndisagreements (zoobench's reason):\n";
     first = false;
     out += fmt::format("- {} ({}): zoobench {}, upstream {}: {}\n", m.name, m.dev, m.ours,

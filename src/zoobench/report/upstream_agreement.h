@@ -26,7 +26,11 @@ struct ModelAgreement {
   std::optional<int64_t> our_breaks, their_breaks;  // the accuracy rows' graph_breaks
   bool same_inputs() const { return our_batch == their_batch; }
   bool both_checked() const { return !ours.empty() && !theirs.empty(); }
-  bool agrees() const { return both_checked() && ours == theirs; }
+  // Both have a row and both ran the model: neither failed to load it or to run it in eager
+  // (model_fail_to_load, eager_fail_to_run, eager_1st_run_fail/OOM): a side that could not
+  // build the model offline judged nothing.
+  bool both_ran() const;
+  bool agrees() const { return both_ran() && ours == theirs; }
   // Both passed (pass, pass_due_to_skip) and both counted.
   bool breaks_compared() const;
 };
@@ -34,8 +38,9 @@ struct ModelAgreement {
 struct UpstreamAgreement {
   std::vector<ModelAgreement> models;  // sorted by name, then device
   int both_checked() const;
+  int both_ran() const;   // of those: the status target's whole
   int agreeing() const;
-  int checked_at_other_batch_sizes() const;  // of the models both checked
+  int checked_at_other_batch_sizes() const;  // of the models both ran
   int breaks_compared() const;
   int breaks_equal() const;  // of those compared
   std::optional<double> median_abs_speedup_deviation() const;  // median of |ratio - 1|
@@ -45,9 +50,10 @@ struct UpstreamAgreement {
 UpstreamAgreement compare_with_upstream(const std::vector<ResultRow>& ours,
                                         const std::vector<ResultRow>& theirs);
 
-// The table (markdown), the counts against the targets (statuses agree and graph_breaks are
-// equal on >= 95% of the models both checked; median |zoobench/upstream - 1| <= 5%), how many
-// verdicts were reached at different batch sizes, then each disagreement with zoobench's reason.
+// The table (markdown), the counts against the targets (statuses agree on >= 95% of the models
+// both ran and graph_breaks are equal on >= 95% of those both passed; median
+// |zoobench/upstream - 1| <= 5%), how many verdicts were reached at different batch sizes, the
+// models one side could not run, then each disagreement with zoobench's reason.
 std::string format_upstream_agreement(const UpstreamAgreement& agreement);
 
 }  // namespace zoobench::report

@@ -47,7 +47,7 @@ TEST(UpstreamAgreement, StatusesAndPythonEagerSpeedupsMeetModelByModel) {
   EXPECT_NEAR(*agreement.median_abs_speedup_deviation(), 0.05, 1e-12);
 
   const std::string text = format_upstream_agreement(agreement);
-  EXPECT_THAT(text, HasSubstr("statuses agree on 1 of the 2 models both checked (50.0%; target >= 95%: NOT met)"));
+  EXPECT_THAT(text, HasSubstr("statuses agree on 1 of the 2 models both ran (50.0%; target >= 95%: NOT met)"));
   EXPECT_THAT(text, HasSubstr("5.0% (target <= 5%: met)"));
   EXPECT_THAT(text, HasSubstr("- b (cuda): zoobench fail_accuracy, upstream pass: 3/10 tensors failed"));
 }
@@ -64,7 +64,7 @@ TEST(UpstreamAgreement, DifferentAccuracyBatchSizesAreShownAndCounted) {
   EXPECT_FALSE(agreement.models[0].same_inputs());
   const std::string text = format_upstream_agreement(agreement);
   EXPECT_THAT(text, HasSubstr("| 128 / 8 |"));
-  EXPECT_THAT(text, HasSubstr("1 of the 2 models both checked were checked at different batch sizes"));
+  EXPECT_THAT(text, HasSubstr("1 of the 2 models both ran were checked at different batch sizes"));
 }
 
 // Graph breaks meet where both sides passed and both counted, as upstream's check_graph_breaks.py
@@ -91,6 +91,35 @@ TEST(UpstreamAgreement, GraphBreaksAreComparedWhereBothPassed) {
   EXPECT_THAT(text, HasSubstr("| - / 2 "));
   EXPECT_THAT(text, HasSubstr("graph_breaks equal on 2 of the 3 models both passed (66.7%; "
                               "target >= 95%: NOT met)"));
+}
+
+// A side that could not build or run the model (offline: a download it lacks) judged nothing:
+// the model is listed under that side, not counted as a disagreement or in the status target.
+TEST(UpstreamAgreement, ModelsOneSideCouldNotRunAreListedNotCounted) {
+  const std::vector<ResultRow> ours = {
+      accuracy_row("cuda", "both", "pass"), accuracy_row("cuda", "differs", "pass"),
+      accuracy_row("cuda", "theirs_no_load", "pass"),
+      accuracy_row("cuda", "ours_no_load", "model_fail_to_load"),
+      accuracy_row("cuda", "theirs_eager_failed", "fail_accuracy")};
+  const std::vector<ResultRow> theirs = {
+      accuracy_row("cuda", "both", "pass"), accuracy_row("cuda", "differs", "fail_accuracy"),
+      accuracy_row("cuda", "theirs_no_load", "eager_fail_to_run"),
+      accuracy_row("cuda", "ours_no_load", "pass"),
+      accuracy_row("cuda", "theirs_eager_failed", "eager_1st_run_fail")};
+  const UpstreamAgreement agreement = compare_with_upstream(ours, theirs);
+  EXPECT_EQ(agreement.both_checked(), 5);
+  EXPECT_EQ(agreement.both_ran(), 2);
+  EXPECT_EQ(agreement.agreeing(), 1);
+  const std::string text = format_upstream_agreement(agreement);
+  EXPECT_THAT(text, HasSubstr("statuses agree on 1 of the 2 models both ran (50.0%"));
+  EXPECT_THAT(text, HasSubstr("upstream could not run 2 of the models both checked (not judged, not "
+                              "counted above): theirs_eager_failed (eager_1st_run_fail), "
+                              "theirs_no_load (eager_fail_to_run)"));
+  EXPECT_THAT(text, HasSubstr("zoobench could not run 1 of the models both checked (not judged, not "
+                              "counted above): ours_no_load (model_fail_to_load)"));
+  EXPECT_THAT(text, HasSubstr("| not run |"));
+  EXPECT_THAT(text, HasSubstr("- differs (cuda): zoobench pass, upstream fail_accuracy"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("- theirs_no_load (cuda)")));
 }
 
 }  // namespace

@@ -5,8 +5,11 @@ configs with AutoConfig.from_pretrained (a download); here they are written out.
 
 TorchBench's inputs (basic_configs.generate_inputs_for_model): eval, input_ids of
 [batch, eval length] (and the same tensor as decoder_input_ids for seq2seq models), cut by
-CPU_INPUT_SLICE on the CPU; train, input_ids and labels of [batch, train length]. The model
-returns its loss first when given labels (manifest training.loss first_output).
+CPU_INPUT_SLICE on the CPU; train, input_ids and labels of [batch, train length]. In training
+upstream's torchbench.py takes reduce_to_scalar_loss of the model's output as its loss
+(torch._dynamo.testing), not the loss the model computes from the labels: for the output types it
+names, the mean of the logits. The training module returns what that loss reduces
+(UpstreamLossOutputs).
 hf_distil_whisper takes input_features [batch, 80, 3000], positionally.
 
 Read from pytorch/benchmark at 0e83c440; tests/python/test_export_torchbench_offline.py
@@ -20,7 +23,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
-from ..model_bundle import ExportableModel, FlatOutputs, InputSpec, SourceUnavailable, make_input
+from ..model_bundle import (ExportableModel, FlatOutputs, InputSpec, SourceUnavailable,
+                            flatten_outputs, make_input)
 from . import huggingface
 
 
@@ -138,6 +142,27 @@ def sequence_length(name: str, training: bool, device: str) -> int:
     return entry.eval_length
 
 
+# The ModelOutput types that torch._dynamo.testing.reduce_to_scalar_loss reduces to their logits;
+# any other mapping it averages over all its values.
+LOGITS_LOSS_OUTPUTS = ("MaskedLMOutput", "Seq2SeqLMOutput", "CausalLMOutputWithCrossAttentions")
+
+
+class UpstreamLossOutputs(FlatOutputs):
+    """Training: the outputs upstream's torchbench loss reduces, so that zoobench's
+    mean_of_floating_outputs is upstream's reduce_to_scalar_loss(model output): the logits alone
+    for LOGITS_LOSS_OUTPUTS (the model's own loss from the labels is computed, as upstream's
+    is, and not used), every tensor otherwise."""
+
+    def forward(self, *inputs: torch.Tensor):
+        out = self.model(**dict(zip(self.input_names, inputs)))
+        if type(out).__name__ in LOGITS_LOSS_OUTPUTS:
+            pairs = [("logits", out.logits)]
+        else:
+            pairs = flatten_outputs(out)
+        self.output_names = [n for n, _ in pairs]  # Python-side only; read by the exporter
+        return tuple(t for _, t in pairs)
+
+
 def input_plan(name: str, batch: int, training: bool, device: str, vocab_size: int):
     """[(input name, shape, init)] in forward's order, as TorchBench makes them."""
     entry = MODELS[name]
@@ -193,10 +218,10 @@ def build(name: str, ctx) -> ExportableModel:
         names.append(input_name)
         tensors.append(tensor)
         specs.append(spec)
+    wrapper = UpstreamLossOutputs if ctx.training else FlatOutputs
     return ExportableModel(
-        module=FlatOutputs(model, names), inputs=tuple(tensors), input_specs=specs,
-        source=label(name), batch_size=ctx.batch_size,
-        loss="first_output" if "labels" in names else "mean_of_floating_outputs",
+        module=wrapper(model, names), inputs=tuple(tensors), input_specs=specs,
+        source=label(name), batch_size=ctx.batch_size, loss="mean_of_floating_outputs",
         details={"class": type(model).__name__, "config": entry.config_origin,
                  "seq_len": None if entry.audio else
                  sequence_length(name, ctx.training, ctx.device),
