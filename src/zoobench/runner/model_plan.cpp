@@ -2,6 +2,7 @@
 #include "zoobench/runner/model_plan.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -118,12 +119,23 @@ std::string eager_runs_rule(const ModelPlan& plan) {
   return "must agree bitwise";
 }
 
-// Whether accuracy checks enforce torch's deterministic algorithms.
+// "cuDNN deterministic off, benchmark on" as the model's code sets them; "" when it sets none.
+std::string cudnn_switches_text(const CudnnSwitches& switches) {
+  std::vector<std::string> parts;
+  if (switches.deterministic) parts.push_back(std::string("deterministic ") + (*switches.deterministic ? "on" : "off"));
+  if (switches.benchmark) parts.push_back(std::string("benchmark ") + (*switches.benchmark ? "on" : "off"));
+  if (parts.empty()) return "";
+  return "; cuDNN " + fmt::format("{}", fmt::join(parts, ", ")) +
+         " as the model's TorchBench code sets them (zoobench.cudnn_set_by_model)";
+}
+
+// Whether accuracy checks enforce torch's deterministic algorithms, and cuDNN's switches.
 std::string determinism_rule(const ModelPlan& plan) {
-  return plan.deterministic_algorithms
-             ? "torch's deterministic algorithms enforced (upstream's setup_determinism)"
-             : "torch's deterministic algorithms not asked for (zoobench.deterministic_algorithms_off: "
-               "upstream's exception list)";
+  return (plan.deterministic_algorithms
+              ? "torch's deterministic algorithms enforced (upstream's setup_determinism)"
+              : "torch's deterministic algorithms not asked for (zoobench.deterministic_algorithms_off: "
+                "upstream's exception list)") +
+         cudnn_switches_text(plan.cudnn_by_model);
 }
 
 }  // namespace
@@ -184,6 +196,7 @@ ModelPlan plan_model(const ZooEntry& entry, const Manifest& manifest, const RunO
   plan.eager_not_deterministic = config.eager_not_deterministic(entry.name, options.mode);
   plan.equal_nan = options.equal_nan;
   plan.deterministic_algorithms = config.asks_for_deterministic_algorithms(entry.name);
+  plan.cudnn_by_model = config.cudnn_set_by_model(entry.name);
   plan.training_in_eval_mode = options.mode == Mode::kTraining && plan.eager_reference == "python" &&
                                config.trains_in_eval_mode_for_accuracy(entry.name);
   plan.check_runs = config.accuracy_check_runs(entry.name);

@@ -40,6 +40,9 @@ struct ModelPlan {
   // Accuracy checks enforce torch's deterministic algorithms (upstream's setup_determinism),
   // except for the suite's zoobench.deterministic_algorithms_off (upstream's exception list).
   bool deterministic_algorithms = true;
+  // cuDNN's switches as the model's TorchBench code leaves them (zoobench.cudnn_set_by_model),
+  // over the check's and the timings' own settings, as in upstream's harness.
+  CudnnSwitches cudnn_by_model;
   // Training accuracy with the module in eval mode, as upstream checks torchbench models
   // (use_eval_mode); applied where eager is the Python module (eval.pt's train.pt twin is a
   // trace in train mode).

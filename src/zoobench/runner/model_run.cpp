@@ -162,6 +162,7 @@ ResultRow accuracy_row_for_layout(const ModelPlan& plan, const LoadedModel& mode
   }
   try {
     compat::set_deterministic_numerics(true, plan.deterministic_algorithms);
+    compat::set_cudnn_switches(plan.cudnn_by_model.deterministic, plan.cudnn_by_model.benchmark);
     AccuracyRecord record = run_accuracy_experiment(model.manifest, eager, compiled,
                                                     accuracy_request(plan, request),
                                                     reference_inputs, accuracy);
@@ -181,6 +182,7 @@ ResultRow performance_row_for(const ModelPlan& plan, const LoadedModel& model, B
   try {
     // Timings use upstream's performance settings (TF32 allowed; compat.h).
     compat::set_deterministic_numerics(false);
+    compat::set_cudnn_switches(plan.cudnn_by_model.deterministic, plan.cudnn_by_model.benchmark);
     PerformanceOptions performance;
     performance.measurement = plan.measurement;
     performance.python_reference = request.python_reference;

@@ -13,6 +13,7 @@
 #include <torch/version.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #ifndef ZOOBENCH_WITH_CUDA
@@ -67,6 +68,14 @@ inline void set_deterministic_numerics(bool on, bool deterministic_algorithms = 
   // versions still honour them and they say exactly what we mean.
   at::globalContext().setAllowTF32CuBLAS(!on);
   at::globalContext().setAllowTF32CuDNN(!on);
+}
+
+// cuDNN's switches a model's own code set where upstream's harness loads it, applied after the
+// settings above as they come after upstream's (set_deterministic_numerics first); an unset
+// switch keeps what those set.
+inline void set_cudnn_switches(std::optional<bool> deterministic, std::optional<bool> benchmark) {
+  if (deterministic) at::globalContext().setDeterministicCuDNN(*deterministic);
+  if (benchmark) at::globalContext().setBenchmarkCuDNN(*benchmark);
 }
 
 // Autocast (--amp) for one device type, restored on destruction. The C++ switches were

@@ -184,7 +184,7 @@ const std::vector<KnownKeys>& known_keys() {
       {"zoobench", {"tolerance_rule", "patches", "training_patches", "flaky", "use_iou_for_bool",
                     "tolerance_overrides", "skip_reasons", "loss_scale", "extra_models",
                     "image_size", "run_despite_checkout_skip", "switches_off",
-                    "deterministic_algorithms_off"}},
+                    "deterministic_algorithms_off", "cudnn_set_by_model"}},
   };
   return table;
 }
@@ -404,6 +404,33 @@ struct SuiteYamlReader {
     }
   }
 
+  // {model: {deterministic: BOOL, benchmark: BOOL}}, either switch optional, at least one.
+  void cudnn_set_by_model(const YAML::Node& node) {
+    if (!node || node.IsNull()) return;
+    const std::string form = "{model: {deterministic: true|false, benchmark: true|false}}";
+    if (!node.IsMap()) yaml.refuse(node, "zoobench.cudnn_set_by_model is " + form);
+    for (const auto& item : node) {
+      const std::string model = item.first.as<std::string>();
+      if (!item.second.IsMap()) yaml.refuse(item.second, "zoobench.cudnn_set_by_model." + model + " is not " + form);
+      CudnnSwitches switches;
+      for (const auto& entry : item.second) {
+        const std::string name = entry.first.as<std::string>();
+        std::optional<bool>* slot = name == "deterministic" ? &switches.deterministic
+                                    : name == "benchmark"   ? &switches.benchmark
+                                                            : nullptr;
+        bool value = false;
+        if (!slot)
+          yaml.refuse(entry.first, "zoobench.cudnn_set_by_model." + model + ": unknown switch '" +
+                                       name + "' (deterministic, benchmark)");
+        if (!YAML::convert<bool>::decode(entry.second, value))
+          yaml.refuse(entry.second, "zoobench.cudnn_set_by_model." + model + "." + name + " is true or false");
+        *slot = value;
+      }
+      if (!switches.any()) yaml.refuse(item.second, "zoobench.cudnn_set_by_model." + model + " sets no switch");
+      config.cudnn_set_by_model_[model] = switches;
+    }
+  }
+
   void zoobench_keys(const YAML::Node& ours) {
     if (!ours) return;
     if (ours["tolerance_rule"]) config.rule_ = tolerance_rule(yaml, ours["tolerance_rule"]);
@@ -411,6 +438,7 @@ struct SuiteYamlReader {
     config.training_patches_ = yaml.patch_map(ours["training_patches"]);
     config.flaky_ = yaml.names(ours["flaky"]);
     config.deterministic_algorithms_off_ = yaml.names(ours["deterministic_algorithms_off"]);
+    cudnn_set_by_model(ours["cudnn_set_by_model"]);
     for (const auto& name : yaml.names(ours["use_iou_for_bool"])) config.iou_for_bool_.insert(name);
     tolerance_overrides(ours["tolerance_overrides"]);
     switches_off(ours["switches_off"]);

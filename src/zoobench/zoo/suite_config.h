@@ -17,6 +17,14 @@
 
 namespace zoobench {
 
+// cuDNN's switches as a model's own code sets them when upstream's harness loads it (module
+// statements or its class's constructor, run after upstream's setup_determinism, so they win);
+// unset: the harness's setting stands.
+struct CudnnSwitches {
+  std::optional<bool> deterministic, benchmark;
+  bool any() const { return deterministic.has_value() || benchmark.has_value(); }
+};
+
 // How a model's outputs are compared: what `same` is called with, and why.
 struct ToleranceDecision {
   double tolerance = 1e-4;
@@ -61,6 +69,11 @@ class SuiteConfig {
   // as zoobench.deterministic_algorithms_off).
   bool asks_for_deterministic_algorithms(const std::string& model) const {
     return deterministic_algorithms_off_.count(model) == 0;
+  }
+  // zoobench.cudnn_set_by_model: what the model's TorchBench code sets (none: nothing).
+  CudnnSwitches cudnn_set_by_model(const std::string& model) const {
+    auto it = cudnn_set_by_model_.find(model);
+    return it == cudnn_set_by_model_.end() ? CudnnSwitches{} : it->second;
   }
   bool is_flaky(const std::string& model) const { return flaky_.count(model) > 0; }
   // Upstream's disable_cudagraph: models whose compiled runs stay out of CUDA graphs.
@@ -116,6 +129,7 @@ class SuiteConfig {
   std::set<std::string> accuracy_skip_large_, accuracy_skip_eager_nondeterministic_;
   std::set<std::string> canary_, non_deterministic_, flaky_, disable_cudagraph_;
   std::set<std::string> deterministic_algorithms_off_;  // zoobench.deterministic_algorithms_off
+  std::map<std::string, CudnnSwitches> cudnn_set_by_model_;  // zoobench.cudnn_set_by_model
   std::map<std::string, std::set<std::string>> tolerance_lists_;  // "higher" -> models
   std::set<std::string> larger_multiplier_, iou_for_bool_;
   std::map<std::string, double> iou_thresholds_;  // tolerance.iou_thresholds (default 0.99)

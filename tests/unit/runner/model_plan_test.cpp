@@ -128,6 +128,29 @@ TEST(ModelPlan, DeterministicAlgorithmsAreEnforcedButForUpstreamsExceptions) {
               ::testing::HasSubstr("deterministic algorithms enforced"));
 }
 
+// TorchBench's vision and timm classes switch cuDNN to benchmark mode, non-deterministic, when
+// upstream builds them (after its determinism setup): the plan carries the model's switches and
+// says so; a model whose code sets none keeps the harness's.
+TEST(ModelPlan, TheModelsOwnCudnnSwitchesAreInItsPlan) {
+  const SuiteConfig torchbench =
+      SuiteConfig::load(testing::repo_root() + "/suites/torchbench.yaml", "torchbench");
+  auto plan_of = [&](const std::string& model) {
+    Manifest manifest;
+    manifest.name = model;
+    return plan_model(ZooEntry{"torchbench", model, ""}, manifest,
+                      run_of({"inductor"}, Mode::kTraining), torchbench, "cuda");
+  };
+  const ModelPlan alexnet = plan_of("alexnet");
+  EXPECT_EQ(alexnet.cudnn_by_model.deterministic, std::optional<bool>(false));
+  EXPECT_EQ(alexnet.cudnn_by_model.benchmark, std::optional<bool>(true));
+  EXPECT_THAT(describe(alexnet),
+              ::testing::HasSubstr("cuDNN deterministic off, benchmark on as the model's TorchBench code sets them"));
+  EXPECT_EQ(plan_of("Super_SloMo").cudnn_by_model.deterministic, std::optional<bool>(true));
+  const ModelPlan dcgan = plan_of("dcgan");
+  EXPECT_FALSE(dcgan.cudnn_by_model.any());
+  EXPECT_THAT(describe(dcgan), ::testing::Not(::testing::HasSubstr("cuDNN")));
+}
+
 // --optimizer upstream (the default): upstream's init_optimizer, read from common.py, for the
 // torch.compile family on CUDA; SGD for zoobench's own backends and off CUDA; the flag's choice
 // wins. Training graph breaks depend on it (SGD's step is outside dynamo, Adam's is compiled).

@@ -48,5 +48,23 @@ TEST_F(NumericsSettings, PerformanceAllowsTf32AndKeepsCudnnBenchmarkOffAsUpstrea
   EXPECT_TRUE(context.allowTF32CuDNN());
 }
 
+// A model whose TorchBench class turns cuDNN's benchmark mode on and its deterministic mode off
+// (TorchVisionModel, TimmModel): upstream loads it after its determinism setup, so the model's
+// switches win; the rest of the setup stands, and a switch the model does not set is untouched.
+TEST_F(NumericsSettings, TheModelsOwnCudnnSwitchesComeAfterTheHarnesss) {
+  compat::set_deterministic_numerics(true);
+  compat::set_cudnn_switches(/*deterministic=*/false, /*benchmark=*/true);
+  auto& context = at::globalContext();
+  EXPECT_FALSE(context.deterministicCuDNN());
+  EXPECT_TRUE(context.benchmarkCuDNN());
+  EXPECT_TRUE(context.deterministicAlgorithms());
+  EXPECT_FALSE(context.allowTF32CuDNN());
+
+  compat::set_deterministic_numerics(false);
+  compat::set_cudnn_switches(/*deterministic=*/true, std::nullopt);  // Super_SloMo's deterministic
+  EXPECT_TRUE(context.deterministicCuDNN());
+  EXPECT_FALSE(context.benchmarkCuDNN());
+}
+
 }  // namespace
 }  // namespace zoobench

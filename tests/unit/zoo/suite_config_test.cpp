@@ -725,6 +725,38 @@ TEST(SuiteSwitchesOff, AReasonAndABackendAreRequired) {
       write(dir, "list.yaml", "zoobench:\n  switches_off:\n    longformer: [freeze]\n"), 3);
 }
 
+// The cuDNN switches a model's TorchBench code sets: either or both, each a boolean.
+TEST(SuiteCudnnSetByModel, EitherSwitchPerModelAndNothingForOthers) {
+  ScratchDir dir;
+  SuiteConfig config = SuiteConfig::load(
+      write(dir, "s.yaml",
+            "zoobench:\n  cudnn_set_by_model:\n    resnet50: {deterministic: false, benchmark: true}\n"
+            "    Super_SloMo: {deterministic: true}\n"),
+      "s");
+  const CudnnSwitches resnet = config.cudnn_set_by_model("resnet50");
+  ASSERT_TRUE(resnet.deterministic && resnet.benchmark);
+  EXPECT_FALSE(*resnet.deterministic);
+  EXPECT_TRUE(*resnet.benchmark);
+  const CudnnSwitches slomo = config.cudnn_set_by_model("Super_SloMo");
+  EXPECT_TRUE(slomo.deterministic.value_or(false));
+  EXPECT_FALSE(slomo.benchmark.has_value());
+  EXPECT_FALSE(config.cudnn_set_by_model("dcgan").any());
+}
+
+TEST(SuiteCudnnSetByModel, UnknownSwitchesNonBooleansAndEmptyEntriesAreRefused) {
+  ScratchDir dir;
+  expect_usage_error_at(write(dir, "unknown.yaml",
+                              "zoobench:\n  cudnn_set_by_model:\n    a: {benchmrk: true}\n"),
+                        3);
+  expect_usage_error_at(write(dir, "value.yaml",
+                              "zoobench:\n  cudnn_set_by_model:\n    a: {benchmark: maybe}\n"),
+                        3);
+  expect_usage_error_at(
+      write(dir, "empty.yaml", "zoobench:\n  cudnn_set_by_model:\n    a: {}\n"), 3);
+  expect_usage_error_at(
+      write(dir, "list.yaml", "zoobench:\n  cudnn_set_by_model:\n    a: [benchmark]\n"), 3);
+}
+
 // The suites shipped in the repository load and agree with their own lists.
 TEST(ShippedSuites, LoadAndListTheirModels) {
   // Upstream's file names: timm's list is timm_models_list.txt.
