@@ -122,8 +122,10 @@ std::string eager_runs_rule(const ModelPlan& plan) {
 // "cuDNN deterministic off, benchmark on" as the model's code sets them; "" when it sets none.
 std::string cudnn_switches_text(const CudnnSwitches& switches) {
   std::vector<std::string> parts;
-  if (switches.deterministic) parts.push_back(std::string("deterministic ") + (*switches.deterministic ? "on" : "off"));
-  if (switches.benchmark) parts.push_back(std::string("benchmark ") + (*switches.benchmark ? "on" : "off"));
+  auto on_off = [](bool on) { return on ? "on" : "off"; };
+  if (switches.deterministic)
+    parts.push_back(fmt::format("deterministic {}", on_off(*switches.deterministic)));
+  if (switches.benchmark) parts.push_back(fmt::format("benchmark {}", on_off(*switches.benchmark)));
   if (parts.empty()) return "";
   return "; cuDNN " + fmt::format("{}", fmt::join(parts, ", ")) +
          " as the model's TorchBench code sets them (zoobench.cudnn_set_by_model)";
@@ -131,11 +133,12 @@ std::string cudnn_switches_text(const CudnnSwitches& switches) {
 
 // Whether accuracy checks enforce torch's deterministic algorithms, and cuDNN's switches.
 std::string determinism_rule(const ModelPlan& plan) {
-  return (plan.deterministic_algorithms
-              ? "torch's deterministic algorithms enforced (upstream's setup_determinism)"
-              : "torch's deterministic algorithms not asked for (zoobench.deterministic_algorithms_off: "
-                "upstream's exception list)") +
-         cudnn_switches_text(plan.cudnn_by_model);
+  const std::string algorithms =
+      plan.deterministic_algorithms
+          ? "torch's deterministic algorithms enforced (upstream's setup_determinism)"
+          : "torch's deterministic algorithms not asked for "
+            "(zoobench.deterministic_algorithms_off: upstream's exception list)";
+  return algorithms + cudnn_switches_text(plan.cudnn_by_model);
 }
 
 }  // namespace

@@ -411,7 +411,8 @@ struct SuiteYamlReader {
     if (!node.IsMap()) yaml.refuse(node, "zoobench.cudnn_set_by_model is " + form);
     for (const auto& item : node) {
       const std::string model = item.first.as<std::string>();
-      if (!item.second.IsMap()) yaml.refuse(item.second, "zoobench.cudnn_set_by_model." + model + " is not " + form);
+      const std::string key = "zoobench.cudnn_set_by_model." + model;
+      if (!item.second.IsMap()) yaml.refuse(item.second, key + " is not " + form);
       CudnnSwitches switches;
       for (const auto& entry : item.second) {
         const std::string name = entry.first.as<std::string>();
@@ -420,13 +421,13 @@ struct SuiteYamlReader {
                                                             : nullptr;
         bool value = false;
         if (!slot)
-          yaml.refuse(entry.first, "zoobench.cudnn_set_by_model." + model + ": unknown switch '" +
-                                       name + "' (deterministic, benchmark)");
+          yaml.refuse(entry.first,
+                      key + ": unknown switch '" + name + "' (deterministic, benchmark)");
         if (!YAML::convert<bool>::decode(entry.second, value))
-          yaml.refuse(entry.second, "zoobench.cudnn_set_by_model." + model + "." + name + " is true or false");
+          yaml.refuse(entry.second, key + "." + name + " is true or false");
         *slot = value;
       }
-      if (!switches.any()) yaml.refuse(item.second, "zoobench.cudnn_set_by_model." + model + " sets no switch");
+      if (!switches.any()) yaml.refuse(item.second, key + " sets no switch");
       config.cudnn_set_by_model_[model] = switches;
     }
   }

@@ -47,7 +47,8 @@ TEST(UpstreamAgreement, StatusesAndPythonEagerSpeedupsMeetModelByModel) {
   EXPECT_NEAR(*agreement.median_abs_speedup_deviation(), 0.05, 1e-12);
 
   const std::string text = format_upstream_agreement(agreement);
-  EXPECT_THAT(text, HasSubstr("statuses agree on 1 of the 2 models both ran (50.0%; target >= 95%: NOT met)"));
+  EXPECT_THAT(text, HasSubstr("statuses agree on 1 of the 2 models both ran (50.0%; target >= 95%: "
+                              "NOT met)"));
   EXPECT_THAT(text, HasSubstr("5.0% (target <= 5%: met)"));
   EXPECT_THAT(text, HasSubstr("- b (cuda): zoobench fail_accuracy, upstream pass: 3/10 tensors failed"));
 }
@@ -112,11 +113,11 @@ TEST(UpstreamAgreement, ModelsOneSideCouldNotRunAreListedNotCounted) {
   EXPECT_EQ(agreement.agreeing(), 1);
   const std::string text = format_upstream_agreement(agreement);
   EXPECT_THAT(text, HasSubstr("statuses agree on 1 of the 2 models both ran (50.0%"));
-  EXPECT_THAT(text, HasSubstr("upstream could not run 2 of the models both checked (not judged, not "
-                              "counted above): theirs_eager_failed (eager_1st_run_fail), "
+  EXPECT_THAT(text, HasSubstr("upstream could not run 2 of the models both checked (not judged, "
+                              "not counted above): theirs_eager_failed (eager_1st_run_fail), "
                               "theirs_no_load (eager_fail_to_run)"));
-  EXPECT_THAT(text, HasSubstr("zoobench could not run 1 of the models both checked (not judged, not "
-                              "counted above): ours_no_load (model_fail_to_load)"));
+  EXPECT_THAT(text, HasSubstr("zoobench could not run 1 of the models both checked (not judged, "
+                              "not counted above): ours_no_load (model_fail_to_load)"));
   EXPECT_THAT(text, HasSubstr("| not run |"));
   EXPECT_THAT(text, HasSubstr("- differs (cuda): zoobench pass, upstream fail_accuracy"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("- theirs_no_load (cuda)")));

@@ -144,7 +144,8 @@ TEST(ModelPlan, TheModelsOwnCudnnSwitchesAreInItsPlan) {
   EXPECT_EQ(alexnet.cudnn_by_model.deterministic, std::optional<bool>(false));
   EXPECT_EQ(alexnet.cudnn_by_model.benchmark, std::optional<bool>(true));
   EXPECT_THAT(describe(alexnet),
-              ::testing::HasSubstr("cuDNN deterministic off, benchmark on as the model's TorchBench code sets them"));
+              ::testing::HasSubstr("cuDNN deterministic off, benchmark on as the model's "
+                                   "TorchBench code sets them"));
   EXPECT_EQ(plan_of("Super_SloMo").cudnn_by_model.deterministic, std::optional<bool>(true));
   const ModelPlan dcgan = plan_of("dcgan");
   EXPECT_FALSE(dcgan.cudnn_by_model.any());

@@ -730,7 +730,8 @@ TEST(SuiteCudnnSetByModel, EitherSwitchPerModelAndNothingForOthers) {
   ScratchDir dir;
   SuiteConfig config = SuiteConfig::load(
       write(dir, "s.yaml",
-            "zoobench:\n  cudnn_set_by_model:\n    resnet50: {deterministic: false, benchmark: true}\n"
+            "zoobench:\n  cudnn_set_by_model:\n"
+            "    resnet50: {deterministic: false, benchmark: true}\n"
             "    Super_SloMo: {deterministic: true}\n"),
       "s");
   const CudnnSwitches resnet = config.cudnn_set_by_model("resnet50");
