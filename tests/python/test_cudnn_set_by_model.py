@@ -15,6 +15,7 @@ import unittest
 import yaml
 
 from helpers import REPO_ROOT
+from zoo_export.suite_config import SuiteConfig  # noqa: E402 (helpers puts tools/ on sys.path)
 
 CHECKOUT = os.path.join(REPO_ROOT, "..", "shared", "torchbench", "torchbenchmark")
 HAVE_CHECKOUT = os.path.isdir(os.path.join(CHECKOUT, "models"))
@@ -81,9 +82,7 @@ def shipped_table():
 
 
 def list_names():
-    with open(os.path.join(REPO_ROOT, "suites", "torchbench_models_list.txt")) as f:
-        return [line.replace(",", " ").split()[0] for line in f
-                if line.strip() and not line.startswith("#")]
+    return [e.name for e in SuiteConfig.load(os.path.join(REPO_ROOT, "suites"), "torchbench").entries]
 
 
 class ReaderOnKnownCode(unittest.TestCase):

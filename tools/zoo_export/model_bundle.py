@@ -189,6 +189,10 @@ class FlatOutputs(nn.Module):
         self.output_names: List[str] = []
 
     def forward(self, *inputs: torch.Tensor):
-        pairs = flatten_outputs(self.model(**dict(zip(self.input_names, inputs))))
+        pairs = self.named_outputs(self.model(**dict(zip(self.input_names, inputs))))
         self.output_names = [n for n, _ in pairs]  # Python-side only; read by the exporter
         return tuple(t for _, t in pairs)
+
+    def named_outputs(self, out: Any) -> List[Tuple[str, torch.Tensor]]:
+        """The (name, tensor) pairs forward returns: every tensor of the output."""
+        return flatten_outputs(out)

@@ -127,8 +127,9 @@ std::string cudnn_switches_text(const CudnnSwitches& switches) {
     parts.push_back(fmt::format("deterministic {}", on_off(*switches.deterministic)));
   if (switches.benchmark) parts.push_back(fmt::format("benchmark {}", on_off(*switches.benchmark)));
   if (parts.empty()) return "";
-  return "; cuDNN " + fmt::format("{}", fmt::join(parts, ", ")) +
-         " as the model's TorchBench code sets them (zoobench.cudnn_set_by_model)";
+  return fmt::format("; cuDNN {} as the model's TorchBench code sets them "
+                     "(zoobench.cudnn_set_by_model)",
+                     fmt::join(parts, ", "));
 }
 
 // Whether accuracy checks enforce torch's deterministic algorithms, and cuDNN's switches.

@@ -23,8 +23,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import torch
 
-from ..model_bundle import (ExportableModel, FlatOutputs, InputSpec, SourceUnavailable,
-                            flatten_outputs, make_input)
+from ..model_bundle import ExportableModel, FlatOutputs, InputSpec, SourceUnavailable, make_input
 from . import huggingface
 
 
@@ -153,14 +152,10 @@ class UpstreamLossOutputs(FlatOutputs):
     for LOGITS_LOSS_OUTPUTS (the model's own loss from the labels is computed, as upstream's
     is, and not used), every tensor otherwise."""
 
-    def forward(self, *inputs: torch.Tensor):
-        out = self.model(**dict(zip(self.input_names, inputs)))
+    def named_outputs(self, out: Any):
         if type(out).__name__ in LOGITS_LOSS_OUTPUTS:
-            pairs = [("logits", out.logits)]
-        else:
-            pairs = flatten_outputs(out)
-        self.output_names = [n for n, _ in pairs]  # Python-side only; read by the exporter
-        return tuple(t for _, t in pairs)
+            return [("logits", out.logits)]
+        return super().named_outputs(out)
 
 
 def input_plan(name: str, batch: int, training: bool, device: str, vocab_size: int):
