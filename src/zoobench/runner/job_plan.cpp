@@ -22,6 +22,7 @@ JobPlan plan_job(const RunOptions& options, const ZooEntry& entry, const SuiteCo
   job.torchbench_dir = options.torchbench_dir;
   job.accuracy_batch = options.accuracy_batch_here;
   job.child_flags = options.child_flags;
+  job.memory_heavy = config.is_memory_heavy(entry.name);
   return job;
 }
 

@@ -36,6 +36,9 @@ struct JobPlan {
   // timings at zoo_dir's (RunOptions::accuracy_batch_here)
   int64_t accuracy_batch = 0;
   std::vector<std::string> child_flags;  // the user's flags every child gets as given
+  // The suite's zoobench.memory_heavy names the model: the scheduler does not start the job on
+  // a device while another such job runs there (worker_pool.h).
+  bool memory_heavy = false;
 };
 
 // The job of `entry` with `backend` in a run of `options`.

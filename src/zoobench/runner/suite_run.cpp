@@ -32,6 +32,7 @@
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_rows.h"
 #include "zoobench/runner/job_estimates.h"
+#include "zoobench/runner/job_order.h"
 #include "zoobench/runner/model_plan.h"
 #include "zoobench/runner/model_run.h"
 #include "zoobench/runner/output_lock.h"
@@ -520,6 +521,7 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
   if (options.time_budget_s > 0)
     add_result_files(estimates, options, device_label(options.devices));
   const std::size_t checks = check_workers(options);
+  jobs = longest_first(std::move(jobs), configs);
   std::vector<RunPhase> phases = plan_phases(std::move(jobs), pipelines.per_device, checks);
   std::unique_ptr<ZooSupply> supply =
       make_supply(options, suites_dir, phases, pipelines.per_device);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -13,6 +14,7 @@
 #include "zoobench/runner/child_process.h"
 #include "zoobench/runner/child_rows.h"
 #include "zoobench/runner/job_estimates.h"
+#include "zoobench/runner/job_order.h"
 #include "zoobench/runner/log_tidy.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
@@ -83,25 +85,31 @@ std::vector<JobPlan> run_jobs(std::deque<JobPlan> jobs, const WorkerPoolSettings
   fs::create_directories(settings.logs_dir);
   std::mutex queue_mutex;
   std::vector<JobPlan> not_started;  // by the time budget
-  // The next job for a worker, under queue_mutex; false when there is none to start.
-  auto take = [&](JobPlan& job) {
+  std::map<std::string, int> memory_heavy_running;  // per device, under queue_mutex
+  // The next job for a worker on `device`, under queue_mutex; false when there is none it may
+  // start (the ones left are memory_heavy while one runs there: that one's worker takes them).
+  auto take = [&](JobPlan& job, const std::string& device) {
     if (jobs.empty()) return false;
-    auto next = jobs.begin();
+    std::function<bool(const JobPlan&)> fits = [](const JobPlan&) { return true; };
     if (settings.deadline) {
       const double left =
           std::chrono::duration<double>(*settings.deadline - std::chrono::steady_clock::now())
               .count();
-      next = std::find_if(jobs.begin(), jobs.end(), [&](const JobPlan& candidate) {
+      fits = [&settings, left](const JobPlan& candidate) {
         return left > 0 && (settings.expected_s ? settings.expected_s(candidate) : 0.0) <= left;
-      });
-      if (next == jobs.end()) {  // time only runs out: none of them will fit later either
+      };
+      if (std::none_of(jobs.begin(), jobs.end(), fits)) {
+        // time only runs out: none of them will fit later either
         not_started.insert(not_started.end(), jobs.begin(), jobs.end());
         jobs.clear();
         return false;
       }
     }
+    auto next = first_startable(jobs, memory_heavy_running[device] > 0, fits);
+    if (next == jobs.end()) return false;
     job = *next;
     jobs.erase(next);
+    if (job.memory_heavy) ++memory_heavy_running[device];
     return true;
   };
   auto worker = [&](std::size_t worker_index) {
@@ -114,7 +122,7 @@ std::vector<JobPlan> run_jobs(std::deque<JobPlan> jobs, const WorkerPoolSettings
       JobPlan job;
       {
         std::lock_guard<std::mutex> lock(queue_mutex);
-        if (!take(job)) return;
+        if (!take(job, device)) return;
       }
       const std::string& label = job.label;
       const std::string stem =
@@ -139,6 +147,10 @@ std::vector<JobPlan> run_jobs(std::deque<JobPlan> jobs, const WorkerPoolSettings
       }
       if (outcome.kind == ChildOutcome::Kind::kInterrupted)
         record_cut_job(settings.logs_dir, job.entry.name, job.backend, outcome.seconds);
+      if (job.memory_heavy) {
+        std::lock_guard<std::mutex> lock(queue_mutex);
+        --memory_heavy_running[device];
+      }
       const bool kept = deliver(job, rows);
       if (!kept) {
         progress.set_aside(label, device, rows, outcome.seconds);

@@ -184,7 +184,8 @@ const std::vector<KnownKeys>& known_keys() {
       {"zoobench", {"tolerance_rule", "patches", "training_patches", "flaky", "use_iou_for_bool",
                     "tolerance_overrides", "skip_reasons", "loss_scale", "extra_models",
                     "image_size", "run_despite_checkout_skip", "switches_off",
-                    "deterministic_algorithms_off", "cudnn_set_by_model"}},
+                    "deterministic_algorithms_off", "cudnn_set_by_model", "start_first",
+                    "memory_heavy"}},
   };
   return table;
 }
@@ -432,6 +433,20 @@ struct SuiteYamlReader {
     }
   }
 
+  // A plain list of model names, each once: its order is the order jobs start in.
+  void start_first(const YAML::Node& node) {
+    if (!node || node.IsNull()) return;
+    if (!node.IsSequence()) yaml.refuse(node, "zoobench.start_first is a list of model names");
+    std::set<std::string> seen;
+    for (const auto& item : node) {
+      if (!item.IsScalar()) yaml.refuse(item, "zoobench.start_first lists model names only");
+      const std::string model = item.as<std::string>();
+      if (!seen.insert(model).second)
+        yaml.refuse(item, "zoobench.start_first names '" + model + "' twice");
+      config.start_first_.push_back(model);
+    }
+  }
+
   void zoobench_keys(const YAML::Node& ours) {
     if (!ours) return;
     if (ours["tolerance_rule"]) config.rule_ = tolerance_rule(yaml, ours["tolerance_rule"]);
@@ -440,6 +455,8 @@ struct SuiteYamlReader {
     config.flaky_ = yaml.names(ours["flaky"]);
     config.deterministic_algorithms_off_ = yaml.names(ours["deterministic_algorithms_off"]);
     cudnn_set_by_model(ours["cudnn_set_by_model"]);
+    start_first(ours["start_first"]);
+    config.memory_heavy_ = yaml.names(ours["memory_heavy"]);
     for (const auto& name : yaml.names(ours["use_iou_for_bool"])) config.iou_for_bool_.insert(name);
     tolerance_overrides(ours["tolerance_overrides"]);
     switches_off(ours["switches_off"]);
@@ -516,6 +533,12 @@ std::optional<std::string> SuiteConfig::skip_reason(const std::string& model, co
 
 bool SuiteConfig::is_non_deterministic(const std::string& model) const {
   return non_deterministic_.count(model) > 0;
+}
+
+std::optional<std::size_t> SuiteConfig::start_rank(const std::string& model) const {
+  auto it = std::find(start_first_.begin(), start_first_.end(), model);
+  if (it == start_first_.end()) return std::nullopt;
+  return static_cast<std::size_t>(it - start_first_.begin());
 }
 
 bool SuiteConfig::eager_not_deterministic(const std::string& model, Mode mode) const {

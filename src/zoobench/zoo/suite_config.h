@@ -76,6 +76,12 @@ class SuiteConfig {
     return it == cudnn_set_by_model_.end() ? CudnnSwitches{} : it->second;
   }
   bool is_flaky(const std::string& model) const { return flaky_.count(model) > 0; }
+  // zoobench.start_first: the model's place among those a run starts before the others (its
+  // longest, longest first); none: it keeps the selection's order.
+  std::optional<std::size_t> start_rank(const std::string& model) const;
+  // zoobench.memory_heavy: models of which two do not fit one device's memory at once; a run
+  // does not start one on a device while another runs there.
+  bool is_memory_heavy(const std::string& model) const { return memory_heavy_.count(model) > 0; }
   // Upstream's disable_cudagraph: models whose compiled runs stay out of CUDA graphs.
   bool disables_cudagraphs(const std::string& model) const {
     return disable_cudagraph_.count(model) > 0;
@@ -130,6 +136,8 @@ class SuiteConfig {
   std::set<std::string> canary_, non_deterministic_, flaky_, disable_cudagraph_;
   std::set<std::string> deterministic_algorithms_off_;  // zoobench.deterministic_algorithms_off
   std::map<std::string, CudnnSwitches> cudnn_set_by_model_;  // zoobench.cudnn_set_by_model
+  std::vector<std::string> start_first_;                     // zoobench.start_first, in order
+  std::set<std::string> memory_heavy_;                       // zoobench.memory_heavy
   std::map<std::string, std::set<std::string>> tolerance_lists_;  // "higher" -> models
   std::set<std::string> larger_multiplier_, iou_for_bool_;
   std::map<std::string, double> iou_thresholds_;  // tolerance.iou_thresholds (default 0.99)

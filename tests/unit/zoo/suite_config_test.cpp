@@ -758,6 +758,27 @@ TEST(SuiteCudnnSetByModel, UnknownSwitchesNonBooleansAndEmptyEntriesAreRefused) 
       write(dir, "list.yaml", "zoobench:\n  cudnn_set_by_model:\n    a: [benchmark]\n"), 3);
 }
 
+TEST(SuiteStartFirst, RanksFollowTheListAndMemoryHeavyIsASet) {
+  ScratchDir dir;
+  SuiteConfig config = SuiteConfig::load(
+      write(dir, "s.yaml",
+            "zoobench:\n  start_first: [big, bigger, medium]\n  memory_heavy: [big, bigger]\n"),
+      "s");
+  EXPECT_EQ(config.start_rank("big"), std::optional<std::size_t>(0));
+  EXPECT_EQ(config.start_rank("bigger"), std::optional<std::size_t>(1));
+  EXPECT_EQ(config.start_rank("medium"), std::optional<std::size_t>(2));
+  EXPECT_FALSE(config.start_rank("small").has_value());
+  EXPECT_TRUE(config.is_memory_heavy("bigger"));
+  EXPECT_FALSE(config.is_memory_heavy("medium"));
+}
+
+TEST(SuiteStartFirst, AMapNestedListsAndRepeatsAreRefused) {
+  ScratchDir dir;
+  expect_usage_error_at(write(dir, "map.yaml", "zoobench:\n  start_first: {a: 1}\n"), 2);
+  expect_usage_error_at(write(dir, "nested.yaml", "zoobench:\n  start_first: [a, [b]]\n"), 2);
+  expect_usage_error_at(write(dir, "twice.yaml", "zoobench:\n  start_first: [a, b, a]\n"), 2);
+}
+
 // The suites shipped in the repository load and agree with their own lists.
 TEST(ShippedSuites, LoadAndListTheirModels) {
   // Upstream's file names: timm's list is timm_models_list.txt.
