@@ -59,6 +59,16 @@ class TwoOutputs(OneOutput):
         return y, {"scaled": y * 0.5}
 
 
+class KeywordOutputsBreaking(OneOutput):
+    """Keyword input, a mapping of outputs, a graph break in between (as transformers'
+    models have: logging calls, torch._dynamo.graph_break())."""
+
+    def forward(self, x):
+        y = self.a(x)
+        torch._dynamo.graph_break()
+        return {"logits": y, "scaled": y * 0.5}
+
+
 def session_for(module, training, optimizer="sgd", compile_settings=None):
     """A ModelSession around `module` as open_session builds one, without a zoo entry."""
     s = object.__new__(session_module.ModelSession)
@@ -297,6 +307,18 @@ class DynamoCounts(unittest.TestCase):
         self.assertEqual([f for f in frames if "session.py" in f["frame"]], [], frames)
         self.assertEqual(facts["TwoOutputs"]["graph_breaks"], facts["OneOutput"]["graph_breaks"],
                          facts["TwoOutputs"].get("graph_break_reasons"))
+
+    def test_the_exporters_output_wrapper_gives_up_no_frame_after_a_break_in_the_model(self):
+        # hf_* models run inside FlatOutputs (keyword inputs, a flat tuple out); a graph break
+        # in the model must not leave a frame of the wrapper's own to dynamo's fallbacks.
+        from zoo_export.model_bundle import FlatOutputs
+
+        s = session_for(FlatOutputs(KeywordOutputsBreaking(), ["x"]), training=True,
+                        compile_settings={"backend": "eager"})
+        s._warm_up((torch.randn(2, 8),), 2)
+        frames = s.facts().get("frames_not_converted", [])
+        self.assertEqual([f for f in frames if "model_bundle.py" in f["frame"]], [], frames)
+        s.close()
 
     def test_a_training_step_breaks_where_upstreams_does(self):
         torch.manual_seed(0)

@@ -191,7 +191,10 @@ class FlatOutputs(nn.Module):
     def forward(self, *inputs: torch.Tensor):
         pairs = self.named_outputs(self.model(**dict(zip(self.input_names, inputs))))
         self.output_names = [n for n, _ in pairs]  # Python-side only; read by the exporter
-        return tuple(t for _, t in pairs)
+        # A list, not a generator expression: a generator is a frame of its own, which dynamo
+        # gives up on after a graph break in the model (a fallbacks_to_eager that upstream's
+        # harness, which calls the model directly, does not have; hf_GPT2_large's training).
+        return tuple([t for _, t in pairs])
 
     def named_outputs(self, out: Any) -> List[Tuple[str, torch.Tensor]]:
         """The (name, tensor) pairs forward returns: every tensor of the output."""
