@@ -22,6 +22,11 @@ namespace zoobench {
 std::deque<JobPlan> longest_first(std::deque<JobPlan> jobs,
                                   const std::map<std::string, SuiteConfig>& configs);
 
+// The line a run prints at its start about the order: the models it starts first, or "" when
+// none of its jobs' models is in its suite's start_first.
+std::string start_order_line(const std::deque<JobPlan>& ordered,
+                             const std::map<std::string, SuiteConfig>& configs);
+
 // The first of `queued` that a worker may start now on its device: one that `fits` (the time
 // budget), and not a memory_heavy one while another runs on that device (zoobench.memory_heavy:
 // two of them beside each other run out of the device's memory, and one then runs again alone

@@ -536,6 +536,8 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
   for (const auto& phase : phases) total += phase.jobs.size();
   Progress progress(total, ::isatty(STDERR_FILENO) != 0);
   progress.note("pipelines: " + pipelines.why);
+  if (std::string order = start_order_line(phases.front().jobs, configs); !order.empty())
+    progress.note(order);
   progress.start_board(kBoardEverySeconds);
   WorkerPoolSettings settings =
       worker_settings(options, std::max(pipelines.per_device, checks), cuda_visible_devices);

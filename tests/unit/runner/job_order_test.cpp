@@ -55,6 +55,19 @@ TEST(LongestFirst, WithoutTheKeyOrAConfigTheSelectionsOrderStands) {
   EXPECT_EQ(labels(longest_first(jobs, configs)), labels(jobs));
 }
 
+TEST(LongestFirst, TheRunsLineNamesTheModelsStartedFirstOnceEach) {
+  testing::ScratchDir dir;
+  std::map<std::string, SuiteConfig> configs;
+  configs.emplace("t", config_with(dir, "t", "  start_first: [huge, large]\n"));
+  std::deque<JobPlan> jobs = longest_first(
+      {job("t", "alpha", "jit"), job("t", "large", "jit"), job("t", "huge", "jit"),
+       job("t", "huge", "inductor")},
+      configs);
+  EXPECT_EQ(start_order_line(jobs, configs),
+            "started first, as the suite's longest (zoobench.start_first): huge, large");
+  EXPECT_EQ(start_order_line({job("t", "alpha", "jit")}, configs), "");
+}
+
 TEST(FirstStartable, AMemoryHeavyJobWaitsWhileAnotherRunsOnTheDeviceAndOthersGoAhead) {
   std::deque<JobPlan> queued = {job("t", "gpt2_large", "inductor", true),
                                 job("t", "t5_large", "inductor", true), job("t", "small", "jit")};
