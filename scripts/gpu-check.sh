@@ -173,6 +173,7 @@ stage_lists-train() {
 #                     the names zoobench ran despite upstream's yaml (run_despite_checkout_skip)
 #   UPSTREAM_SHARDS   accuracy in that many processes at once (nothing is timed in it);
 #                     performance always in one, alone on the GPU
+#   LISTS_FROM=DIR    continues from DIR/upstream-<suite>/'s rows when this machine has none
 stage_upstream() {
   local suite mode kind rc=0
   ln -sfn "$TORCHBENCH_DIR" "$ROOT/torchbench"  # torchbench.py looks for the checkout there
@@ -205,6 +206,11 @@ upstream_list() {
   [[ ${UPSTREAM_NAMES:-list} == rows ]] && extra=(--no-skip)
   [[ $kind == accuracy ]] && shards=${UPSTREAM_SHARDS:-1}
   mkdir -p "$out"
+  # LISTS_FROM=DIR: continue from the rows kept in DIR/upstream-<suite>/ (another machine's run)
+  local kept=${LISTS_FROM:-/nonexistent}/upstream-${suite%_models}/$file
+  if [[ ! -f $out/$file && -f $kept ]]; then
+    cp "$kept" "$out/$file" && echo "-- upstream $suite $mode $kind: continuing from $kept"
+  fi
   for ((i = 0; i < shards; i++)); do
     filter=$($PY scripts/upstream_harness.py models "$source" --done "$out/$file" "$out/${file%.csv}".part*.csv \
       --shards "$shards" --shard "$i")
