@@ -3,27 +3,15 @@
 
 #include <algorithm>
 #include <limits>
-#include <optional>
 #include <vector>
 
 #include "zoobench/util/text.h"
 
 namespace zoobench {
-namespace {
 
-std::optional<std::size_t> start_rank(const JobPlan& job,
-                                      const std::map<std::string, SuiteConfig>& configs) {
-  auto config = configs.find(job.entry.suite);
-  if (config == configs.end()) return std::nullopt;
-  return config->second.start_rank(job.entry.name);
-}
-
-}  // namespace
-
-std::deque<JobPlan> longest_first(std::deque<JobPlan> jobs,
-                                  const std::map<std::string, SuiteConfig>& configs) {
-  auto rank = [&configs](const JobPlan& job) {
-    return start_rank(job, configs).value_or(std::numeric_limits<std::size_t>::max());
+std::deque<JobPlan> longest_first(std::deque<JobPlan> jobs) {
+  auto rank = [](const JobPlan& job) {
+    return job.start_rank.value_or(std::numeric_limits<std::size_t>::max());
   };
   std::vector<JobPlan> ordered(std::make_move_iterator(jobs.begin()),
                                std::make_move_iterator(jobs.end()));
@@ -32,11 +20,10 @@ std::deque<JobPlan> longest_first(std::deque<JobPlan> jobs,
   return {std::make_move_iterator(ordered.begin()), std::make_move_iterator(ordered.end())};
 }
 
-std::string start_order_line(const std::deque<JobPlan>& ordered,
-                             const std::map<std::string, SuiteConfig>& configs) {
+std::string start_order_line(const std::deque<JobPlan>& ordered) {
   std::vector<std::string> first;
   for (const auto& job : ordered) {
-    if (!start_rank(job, configs)) continue;
+    if (!job.start_rank) continue;
     if (first.empty() || first.back() != job.entry.name) first.push_back(job.entry.name);
   }
   if (first.empty()) return "";

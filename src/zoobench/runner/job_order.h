@@ -8,24 +8,19 @@
 
 #include <deque>
 #include <functional>
-#include <map>
 #include <string>
 
 #include "zoobench/runner/job_plan.h"
-#include "zoobench/zoo/suite_config.h"
 
 namespace zoobench {
 
-// `jobs` reordered: those of start_first models first, by their rank in their suite's list
-// (models of several suites: the first of each suite, then the second, ...), then the rest as
-// they were. A model's jobs stay together and in their order (its backends one after another).
-std::deque<JobPlan> longest_first(std::deque<JobPlan> jobs,
-                                  const std::map<std::string, SuiteConfig>& configs);
+// `jobs` reordered: those of start_first models first, by their start_rank (models of several
+// suites: the first of each suite, then the second, ...), then the rest as they were. A model's jobs stay together and in their order (its backends one after another).
+std::deque<JobPlan> longest_first(std::deque<JobPlan> jobs);
 
 // The line a run prints at its start about the order: the models it starts first, or "" when
 // none of its jobs' models is in its suite's start_first.
-std::string start_order_line(const std::deque<JobPlan>& ordered,
-                             const std::map<std::string, SuiteConfig>& configs);
+std::string start_order_line(const std::deque<JobPlan>& ordered);
 
 // The first of `queued` that a worker may start now on its device: one that `fits` (the time
 // budget), and not a memory_heavy one while another runs on that device (zoobench.memory_heavy:

@@ -23,6 +23,7 @@ JobPlan plan_job(const RunOptions& options, const ZooEntry& entry, const SuiteCo
   job.accuracy_batch = options.accuracy_batch_here;
   job.child_flags = options.child_flags;
   job.memory_heavy = config.is_memory_heavy(entry.name);
+  job.start_rank = config.start_rank(entry.name);
   return job;
 }
 

@@ -5,6 +5,8 @@
 // with the run.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,9 @@ struct JobPlan {
   // The suite's zoobench.memory_heavy names the model: the scheduler does not start the job on
   // a device while another such job runs there (worker_pool.h).
   bool memory_heavy = false;
+  // The model's place in the suite's zoobench.start_first (none: not there): the run starts it
+  // before the others (job_order.h).
+  std::optional<std::size_t> start_rank;
 };
 
 // The job of `entry` with `backend` in a run of `options`.

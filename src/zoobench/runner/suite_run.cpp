@@ -521,7 +521,7 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
   if (options.time_budget_s > 0)
     add_result_files(estimates, options, device_label(options.devices));
   const std::size_t checks = check_workers(options);
-  jobs = longest_first(std::move(jobs), configs);
+  jobs = longest_first(std::move(jobs));
   std::vector<RunPhase> phases = plan_phases(std::move(jobs), pipelines.per_device, checks);
   std::unique_ptr<ZooSupply> supply =
       make_supply(options, suites_dir, phases, pipelines.per_device);
@@ -536,7 +536,7 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
   for (const auto& phase : phases) total += phase.jobs.size();
   Progress progress(total, ::isatty(STDERR_FILENO) != 0);
   progress.note("pipelines: " + pipelines.why);
-  if (std::string order = start_order_line(phases.front().jobs, configs); !order.empty())
+  if (std::string order = start_order_line(phases.front().jobs); !order.empty())
     progress.note(order);
   progress.start_board(kBoardEverySeconds);
   WorkerPoolSettings settings =

@@ -34,38 +34,48 @@ SuiteConfig config_with(const testing::ScratchDir& dir, const std::string& suite
   return SuiteConfig::load(path, suite);
 }
 
+// A job as the run plans it (plan_job), so that the suite's keys reach it as they do in a run.
+JobPlan planned(const SuiteConfig& config, const std::string& name, const std::string& backend) {
+  return plan_job(RunOptions{}, ZooEntry{config.suite(), name, ""}, config, backend, true, false);
+}
+
 TEST(LongestFirst, StartFirstModelsLeadInTheirListsOrderTheRestKeepTheirsAndAModelStaysWhole) {
   testing::ScratchDir dir;
-  std::map<std::string, SuiteConfig> configs;
-  configs.emplace("t", config_with(dir, "t", "  start_first: [huge, large]\n"));
-  std::deque<JobPlan> jobs = {job("t", "alpha", "jit"),  job("t", "alpha", "inductor"),
-                              job("t", "large", "jit"),  job("t", "large", "inductor"),
-                              job("t", "beta", "jit"),   job("t", "huge", "jit"),
-                              job("t", "huge", "inductor")};
-  EXPECT_EQ(labels(longest_first(jobs, configs)),
+  const SuiteConfig t = config_with(dir, "t", "  start_first: [huge, large]\n");
+  std::deque<JobPlan> jobs = {planned(t, "alpha", "jit"), planned(t, "alpha", "inductor"),
+                              planned(t, "large", "jit"), planned(t, "large", "inductor"),
+                              planned(t, "beta", "jit"),  planned(t, "huge", "jit"),
+                              planned(t, "huge", "inductor")};
+  EXPECT_EQ(labels(longest_first(jobs)),
             (std::vector<std::string>{"huge/jit", "huge/inductor", "large/jit", "large/inductor",
                                       "alpha/jit", "alpha/inductor", "beta/jit"}));
 }
 
 TEST(LongestFirst, WithoutTheKeyOrAConfigTheSelectionsOrderStands) {
   testing::ScratchDir dir;
-  std::map<std::string, SuiteConfig> configs;
-  configs.emplace("t", config_with(dir, "t", "  flaky: []\n"));
-  std::deque<JobPlan> jobs = {job("t", "b", "jit"), job("other", "a", "jit"), job("t", "c", "jit")};
-  EXPECT_EQ(labels(longest_first(jobs, configs)), labels(jobs));
+  const SuiteConfig t = config_with(dir, "t", "  flaky: []\n");
+  const SuiteConfig other("other");
+  std::deque<JobPlan> jobs = {planned(t, "b", "jit"), planned(other, "a", "jit"),
+                              planned(t, "c", "jit")};
+  EXPECT_EQ(labels(longest_first(jobs)), labels(jobs));
 }
 
 TEST(LongestFirst, TheRunsLineNamesTheModelsStartedFirstOnceEach) {
   testing::ScratchDir dir;
-  std::map<std::string, SuiteConfig> configs;
-  configs.emplace("t", config_with(dir, "t", "  start_first: [huge, large]\n"));
-  std::deque<JobPlan> jobs = longest_first(
-      {job("t", "alpha", "jit"), job("t", "large", "jit"), job("t", "huge", "jit"),
-       job("t", "huge", "inductor")},
-      configs);
-  EXPECT_EQ(start_order_line(jobs, configs),
+  const SuiteConfig t = config_with(dir, "t", "  start_first: [huge, large]\n");
+  std::deque<JobPlan> jobs =
+      longest_first({planned(t, "alpha", "jit"), planned(t, "large", "jit"),
+                     planned(t, "huge", "jit"), planned(t, "huge", "inductor")});
+  EXPECT_EQ(start_order_line(jobs),
             "started first, as the suite's longest (zoobench.start_first): huge, large");
-  EXPECT_EQ(start_order_line({job("t", "alpha", "jit")}, configs), "");
+  EXPECT_EQ(start_order_line({planned(t, "alpha", "jit")}), "");
+}
+
+TEST(LongestFirst, APlannedJobCarriesItsSuitesMemoryHeavyMark) {
+  testing::ScratchDir dir;
+  const SuiteConfig t = config_with(dir, "t", "  memory_heavy: [huge]\n");
+  EXPECT_TRUE(planned(t, "huge", "jit").memory_heavy);
+  EXPECT_FALSE(planned(t, "alpha", "jit").memory_heavy);
 }
 
 TEST(FirstStartable, AMemoryHeavyJobWaitsWhileAnotherRunsOnTheDeviceAndOthersGoAhead) {
