@@ -8,6 +8,7 @@ model with known graph breaks, and a compiled training step breaks where upstrea
 gradients' clearing, at backward() and around SGD's step, which both leave to eager."""
 
 import copy
+import sys
 import unittest
 
 import torch
@@ -212,6 +213,28 @@ class FramesGivenUp(unittest.TestCase):
         self.assertEqual(len(frame_watch.named_with_reasons(frames, metrics, limit=1)), 1)
         self.assertEqual(frame_watch.named_with_reasons([], metrics), [])
 
+    def test_caller_from_the_frame_or_else_from_the_interpreter_stack(self):
+        import json.decoder
+        from types import SimpleNamespace as Frame
+        library_code = json.decoder.JSONDecoder.decode.__code__
+
+        def captured():
+            return sys._getframe()
+
+        # a frame with its f_back: that caller
+        with_back = Frame(f_code=library_code, f_back=captured())
+        self.assertRegex(frame_watch._caller(with_back),
+                         r"^captured \(test_session_counts.py:\d+\)$")
+        # as dynamo's callback gets frames on Python 3.11+, without f_back: the stack's caller
+        without_back = Frame(f_code=library_code)
+        self.assertRegex(frame_watch._caller(without_back),
+                         r"^test_caller_from_the_frame_or_else_from_the_interpreter_stack "
+                         r"\(test_session_counts.py:\d+\)$")
+        # a caller in the frame's own file (a library's helper): also the first caller outside it
+        own_file = Frame(f_code=captured.__code__)
+        self.assertRegex(frame_watch._caller(own_file), r"^test_caller_\w+ "
+                         r"\(test_session_counts.py:\d+\), from \w+ \(case.py:\d+\)$")
+
     @unittest.skipIf(CAN_COMPILE, "this torch has dynamo's frame converter")
     def test_nothing_to_watch_without_dynamo(self):
         self.assertFalse(frame_watch.start())
@@ -244,7 +267,10 @@ class FramesGivenUp(unittest.TestCase):
             self.assertEqual(where, "test_session_counts.py")
             self.assertTrue(name in ("nothing_to_compile", "breaks_in_a_loop") or
                             name.startswith("torch_dynamo_resume_in_"), name)
-            self.assertRegex(caller, r"^\S+ \(\S+\.py:\d+\)$")  # the frame that called it
+            self.assertRegex(caller, r"^\S+ \(\S+\.py:\d+\)(, from \S+ \(\S+\.py:\d+\))?$")
+        callers = [caller for name, _, _, caller in given_up if name == "nothing_to_compile"]
+        self.assertTrue(callers)  # past dynamo's wrapper, this test called it
+        self.assertTrue(callers[0].startswith("test_the_frames_given_up_are_the_ones_counted ("))
 
 
 class TrainingLossInputs(unittest.TestCase):

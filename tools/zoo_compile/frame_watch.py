@@ -13,6 +13,7 @@ torch without dynamo's ConvertFrame (torch 1.x) has nothing to watch: `start` sa
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Dict, List, Sequence, Tuple
 
 # (function, file's base name, first line, its caller's label or "") of each frame given up, in
@@ -50,11 +51,41 @@ def start() -> bool:
 
 
 def _caller(frame: Any) -> str:
-    """The calling frame's function and the line it is at, or "" at the top of the stack."""
-    caller = getattr(frame, "f_back", None)
+    """Who called the frame: its nearest caller outside dynamo and, where that one is in the
+    frame's own file (a library's helper, say typing's), also the nearest outside that file, as
+    "helper (typing.py:1250), from forward (model.py:80)"; "" at the top of the stack. The
+    frame's f_back where it has one; else (the frame dynamo's callback gets on Python 3.11+ has
+    none) the interpreter's stack, which during the callback still ends at the calling frame."""
+    code = frame.f_code
+    start = getattr(frame, "f_back", None) or sys._getframe(1)
+    caller = _first_frame(start, lambda f: f.f_code is not code and not _dynamo_or_watch(f))
     if caller is None:
         return ""
-    return _label(caller.f_code.co_name, caller.f_code.co_filename, caller.f_lineno)
+    label = _frame_label(caller)
+    if caller.f_code.co_filename == code.co_filename:
+        outer = _first_frame(caller, lambda f: f.f_code.co_filename != code.co_filename
+                             and not _dynamo_or_watch(f))
+        if outer is not None:
+            label += f", from {_frame_label(outer)}"
+    return label
+
+
+def _first_frame(frame: Any, wanted) -> Any:
+    """The first of frame and its callers that is wanted, or None."""
+    while frame is not None and not wanted(frame):
+        frame = frame.f_back
+    return frame
+
+
+def _dynamo_or_watch(frame: Any) -> bool:
+    """A frame of dynamo's own code or of this watch: the machinery between a frame and its
+    caller, never the caller a person is after."""
+    filename = frame.f_code.co_filename
+    return filename == _caller.__code__.co_filename or f"{os.sep}_dynamo{os.sep}" in filename
+
+
+def _frame_label(frame: Any) -> str:
+    return _label(frame.f_code.co_name, frame.f_code.co_filename, frame.f_lineno)
 
 
 def clear() -> None:
