@@ -9,8 +9,8 @@
 #   scripts/gpu-check.sh --poll [SECONDS]    waits up to SECONDS for it, then shows how it stands
 #   scripts/gpu-check.sh --collect [DIR]     its logs and result rows into DIR (default $OUT)
 #
-# Stages: env build test smoke lists lists-train upstream turnaround upstream-turnaround table
-#         dropout overhead interpreter pack
+# Stages: env build test smoke lists lists-train upstream breaks turnaround upstream-turnaround
+#         table dropout overhead interpreter pack
 # shellcheck disable=SC2317  # the stages are called by name
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -81,8 +81,8 @@ case ${1:-} in
     exit 0 ;;
 esac
 
-PLAN=(env build test smoke lists lists-train upstream turnaround upstream-turnaround table dropout
-      overhead interpreter pack)
+PLAN=(env build test smoke lists lists-train upstream breaks turnaround upstream-turnaround table
+      dropout overhead interpreter pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -274,6 +274,27 @@ stage_upstream-turnaround() {
       >> "$LOGS/upstream-turnaround.log" 2>&1 || rc=1
     grep "took" "$LOGS/upstream-turnaround.log" | tail -1
   done
+  return "$rc"
+}
+
+# Where each side breaks the graph, on BREAK_MODELS (a |-separated list, default hf_Bert, whose
+# training count differs, and nanogpt, whose does not) in BREAK_MODE (training): upstream's
+# harness with dynamo's graph_breaks log, whose break sites are printed, then zoobench, whose
+# rows list each break's reason and count (detail.graph_break_reasons).
+stage_breaks() {
+  local models=${BREAK_MODELS:-hf_Bert|nanogpt} mode=${BREAK_MODE:-training} rc=0
+  local suite=${BREAK_SUITE:-torchbench} log=$LOGS/breaks-upstream-$mode.log zb_mode=()
+  [[ $mode == training ]] && zb_mode=(--training)
+  ln -sfn "$TORCHBENCH_DIR" "$ROOT/torchbench"  # torchbench.py looks for the checkout there
+  (cd .upstream && export HF_HUB_OFFLINE=1 TORCH_LOGS=graph_breaks &&
+   within_deadline "$PY" "$suite.py" --accuracy "--$mode" --backend inductor --device cuda \
+     -k "^($models)\$" --no-skip --output-directory "$ROOT/$RESULTS/breaks-upstream" \
+     --output "inductor_${suite}_float32_${mode}_cuda_accuracy.csv") > "$log" 2>&1 || rc=1
+  grep -E "^Running|Graph break in user code|Graph Break Reason|^ +Explanation" "$log" | cut -c1-240
+  cat "$ROOT/$RESULTS/breaks-upstream/"*.csv 2> /dev/null
+  run_zb "breaks-zoobench" 6 --suite "$suite" -k "^($models)\$" --backend inductor "${zb_mode[@]}" \
+    --accuracy --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" --timeout 900 \
+    --output-format upstream || rc=1
   return "$rc"
 }
 
