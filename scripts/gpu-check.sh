@@ -176,7 +176,6 @@ stage_lists-train() {
 #   LISTS_FROM=DIR    continues from DIR/upstream-<suite>/'s rows when this machine has none
 stage_upstream() {
   local suite mode kind rc=0
-  ln -sfn "$TORCHBENCH_DIR" "$ROOT/torchbench"  # torchbench.py looks for the checkout there
   for suite in $LISTS; do
     for mode in ${UPSTREAM_MODES:-inference}; do
       for kind in $KINDS; do
@@ -186,6 +185,15 @@ stage_upstream() {
     done
   done
   return "$rc"
+}
+
+# upstream_harness SUITE ARGS...: upstream's SUITE.py with ARGS, offline, in .upstream (made by
+# scripts/upstream_harness.py prepare), interrupted before ZB_DEADLINE; settings for it alone go
+# before the call (TORCH_LOGS=graph_breaks upstream_harness ...).
+upstream_harness() {
+  local suite=$1; shift
+  ln -sfn "$TORCHBENCH_DIR" "$ROOT/torchbench"  # torchbench.py looks for the checkout there
+  (cd "$ROOT/.upstream" && HF_HUB_OFFLINE=1 within_deadline "$PY" "$suite.py" "$@")
 }
 
 # The names upstream's harness gets: the suite's list, or the list run's result rows.
@@ -215,10 +223,9 @@ upstream_list() {
     filter=$($PY scripts/upstream_harness.py models "$source" --done "$out/$file" "$out/${file%.csv}".part*.csv \
       --shards "$shards" --shard "$i")
     [[ -n $filter ]] || continue
-    (cd .upstream && export HF_HUB_OFFLINE=1 && within_deadline "$PY" "$suite.py" "--$kind" "--$mode" \
-      --backend inductor --device cuda -k "$filter" "${extra[@]}" --retain-output \
-      --output-directory "$out" --output "${file%.csv}.part$i.csv" --timeout "${MODEL_TIMEOUT_S:-900}") \
-      >> "$LOGS/upstream-$suite-$mode-$kind.part$i.log" 2>&1 &
+    upstream_harness "$suite" "--$kind" "--$mode" --backend inductor --device cuda -k "$filter" \
+      "${extra[@]}" --retain-output --output-directory "$out" --output "${file%.csv}.part$i.csv" \
+      --timeout "${MODEL_TIMEOUT_S:-900}" >> "$LOGS/upstream-$suite-$mode-$kind.part$i.log" 2>&1 &
     pids+=($!)
   done
   for i in "${pids[@]}"; do wait "$i" || rc=1; done
@@ -263,14 +270,13 @@ turnaround_with_jobs() {
 stage_upstream-turnaround() {
   local out=$ROOT/$RESULTS/upstream-turnaround rc=0 kind mode
   mkdir -p "$out"
-  ln -sfn "$TORCHBENCH_DIR" "$ROOT/torchbench"  # torchbench.py looks for the checkout there
   for kind in ${TURN_UPSTREAM_KINDS:-accuracy-inference performance-inference accuracy-training}; do
     mode=${kind#*-}
-    (cd .upstream && export HF_HUB_OFFLINE=1 TORCHINDUCTOR_CACHE_DIR=/tmp/upstream-turnaround-cache \
-       TRITON_CACHE_DIR=/tmp/upstream-turnaround-cache/triton &&
-     timed within_deadline "$PY" "$TURN_SUITE.py" "--${kind%-*}" "--$mode" --backend inductor \
-       --device cuda -k "^($TURN_MODELS)\$" --output-directory "$out" \
-       --output "inductor_${TURN_SUITE}_float32_${mode}_cuda_${kind%-*}.csv" --timeout 900) \
+    TORCHINDUCTOR_CACHE_DIR=/tmp/upstream-turnaround-cache \
+      TRITON_CACHE_DIR=/tmp/upstream-turnaround-cache/triton \
+      timed upstream_harness "$TURN_SUITE" "--${kind%-*}" "--$mode" --backend inductor \
+      --device cuda -k "^($TURN_MODELS)\$" --output-directory "$out" \
+      --output "inductor_${TURN_SUITE}_float32_${mode}_cuda_${kind%-*}.csv" --timeout 900 \
       >> "$LOGS/upstream-turnaround.log" 2>&1 || rc=1
     grep "took" "$LOGS/upstream-turnaround.log" | tail -1
   done
@@ -285,11 +291,9 @@ stage_breaks() {
   local models=${BREAK_MODELS:-hf_Bert|nanogpt} mode=${BREAK_MODE:-training} rc=0
   local suite=${BREAK_SUITE:-torchbench} log=$LOGS/breaks-upstream-$mode.log zb_mode=()
   [[ $mode == training ]] && zb_mode=(--training)
-  ln -sfn "$TORCHBENCH_DIR" "$ROOT/torchbench"  # torchbench.py looks for the checkout there
-  (cd .upstream && export HF_HUB_OFFLINE=1 TORCH_LOGS=graph_breaks &&
-   within_deadline "$PY" "$suite.py" --accuracy "--$mode" --backend inductor --device cuda \
-     -k "^($models)\$" --no-skip --output-directory "$ROOT/$RESULTS/breaks-upstream" \
-     --output "inductor_${suite}_float32_${mode}_cuda_accuracy.csv") > "$log" 2>&1 || rc=1
+  TORCH_LOGS=graph_breaks upstream_harness "$suite" --accuracy "--$mode" --backend inductor \
+    --device cuda -k "^($models)\$" --no-skip --output-directory "$ROOT/$RESULTS/breaks-upstream" \
+    --output "inductor_${suite}_float32_${mode}_cuda_accuracy.csv" > "$log" 2>&1 || rc=1
   grep -E "^Running|Graph break in user code|Graph Break Reason|^ +Explanation" "$log" | cut -c1-240
   cat "$ROOT/$RESULTS/breaks-upstream/"*.csv 2> /dev/null
   run_zb "breaks-zoobench" 6 --suite "$suite" -k "^($models)\$" --backend inductor "${zb_mode[@]}" \
