@@ -201,6 +201,56 @@ class OneReaderTest(unittest.TestCase):
             self.assertIn(refusal, str(ctx.exception))
 
 
+class ReadingsKeptTest(unittest.TestCase):
+    """Each zoobench start loads LibTorch, so a process reads the same suite files once: a second
+    reading of unchanged files starts no zoobench, a changed file is read again, and a refusal is
+    not kept (the fixed file is read)."""
+
+    def test_same_files_are_read_once_and_a_changed_file_again(self):
+        from zoo_export.suite_config import zoobench_binary
+        with tempfile.TemporaryDirectory() as d:
+            suites, starts = os.path.join(d, "suites"), os.path.join(d, "starts")
+            os.makedirs(suites)
+            counting = os.path.join(d, "zoobench")
+            write(d, "zoobench", f'#!/bin/sh\necho >> "{starts}"\nexec "{zoobench_binary()}" "$@"\n')
+            os.chmod(counting, 0o755)
+
+            def read(suite="s"):
+                old = os.environ.get("ZOOBENCH_BIN")
+                os.environ["ZOOBENCH_BIN"] = counting
+                try:
+                    return SuiteConfig.load(suites, suite)
+                finally:
+                    if old is None:
+                        del os.environ["ZOOBENCH_BIN"]
+                    else:
+                        os.environ["ZOOBENCH_BIN"] = old
+
+            def started():
+                with open(starts) as f:
+                    return len(f.readlines())
+
+            write(suites, "s_models_list.txt", "squeezenet1_1 2\n")
+            first = read()
+            first.entries.clear()  # a caller's change does not reach the next reading
+            self.assertEqual([(e.name, e.batch_size) for e in read().entries],
+                             [("squeezenet1_1", 2)])
+            self.assertEqual(started(), 1)
+
+            write(suites, "s_models_list.txt", "squeezenet1_1 3\n")  # same size, new contents
+            self.assertEqual(read().entries[0].batch_size, 3)
+            self.assertEqual(started(), 2)
+
+            write(suites, "s.yaml", "skip:\n  devices:\n    cpu: [squeezenet1_1]\n")
+            for _ in range(2):
+                with self.assertRaises(SuiteError):
+                    read()
+            self.assertEqual(started(), 4)
+            write(suites, "s.yaml", "skip:\n  device:\n    cpu: [squeezenet1_1]\n")
+            self.assertEqual(read().names_at("skip", "device", "cpu"), ["squeezenet1_1"])
+            self.assertEqual(started(), 5)
+
+
 class SelectionTest(unittest.TestCase):
     def test_filters_are_case_insensitive_searches(self):
         self.assertTrue(matches("ResNet18", ["resnet"], []))

@@ -14,6 +14,7 @@ else build/zoobench of this checkout, else the installed one beside these tools,
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -283,11 +284,44 @@ def zoobench_binary() -> str:
                      "executable")
 
 
+# Readings already made in this process, by what they were read from: an export plans each
+# model through several suites' files, and every zoobench start loads LibTorch (about a second).
+_readings: Dict[tuple, Dict[str, Any]] = {}
+
+
+def _file_state(path: str) -> Optional[tuple]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _contents(path: str) -> Optional[bytes]:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def read_through_zoobench(suites_dir: str, suite: str) -> Dict[str, Any]:
     """`zoobench suite-config SUITE --suites-dir DIR`'s JSON; a file zoobench refuses raises
-    SuiteError with zoobench's words (the file, its line and what to fix)."""
+    SuiteError with zoobench's words (the file, its line and what to fix). The same files (by
+    their contents) read by the same zoobench again in this process give the first reading (a
+    copy) without starting zoobench again."""
+    binary = zoobench_binary()
+    files = (list_file(suites_dir, suite), os.path.join(suites_dir, f"{suite}.yaml"))
+    key = (os.path.abspath(binary), _file_state(binary), os.path.abspath(suites_dir), suite) + \
+        tuple((path, _contents(path)) for path in files)
+    if key not in _readings:
+        _readings[key] = _run_suite_config(binary, suites_dir, suite)
+    return copy.deepcopy(_readings[key])
+
+
+def _run_suite_config(binary: str, suites_dir: str, suite: str) -> Dict[str, Any]:
     # `--`: a suite named like a flag is still the suite
-    command = [zoobench_binary(), "suite-config", "--suites-dir", suites_dir, "--", suite]
+    command = [binary, "suite-config", "--suites-dir", suites_dir, "--", suite]
     try:
         done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, timeout=120)
