@@ -60,8 +60,9 @@ TEST(Markdown, CellsCannotBecomeHtmlLinksOrTerminalEscapes) {
        {"<img src=x onerror=alert(1)>", "a & b `code`"}});
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (std::string("<>&`").find(table[i]) != std::string::npos ||
-        (table[i] == '(' && i > 0 && table[i - 1] == ']'))
+        (table[i] == '(' && i > 0 && table[i - 1] == ']')) {
       EXPECT_TRUE(i > 0 && table[i - 1] == '\\') << "unescaped " << table[i] << " in\n" << table;
+    }
   }
   EXPECT_EQ(table.find('\x1b'), std::string::npos) << table;
   EXPECT_NE(table.find("\\<script\\>alert(1)\\</script\\>"), std::string::npos) << table;
@@ -177,7 +178,9 @@ TEST(Markdown, SummaryFirstThenOneCompactTablePerBackend) {
   while (start < doc.size()) {
     const std::size_t end = std::min(doc.find('\n', start), doc.size());
     const std::string line = doc.substr(start, end - start);
-    if (line.rfind("|", 0) == 0) EXPECT_LE(display_width(line), 160u) << line;
+    if (line.rfind("|", 0) == 0) {
+      EXPECT_LE(display_width(line), 160u) << line;
+    }
     start = end + 1;
   }
 }
