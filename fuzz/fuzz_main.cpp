@@ -220,6 +220,85 @@ int self_check(Settings settings) {
   return wrong == 0 ? 0 : 1;
 }
 
+// The corpus's seed files in name order (the same order everywhere: the same mutants).
+std::vector<fs::path> seed_files(const fs::path& corpus_dir) {
+  std::vector<fs::path> seeds;
+  for (const auto& entry : fs::directory_iterator(corpus_dir)) {
+    if (entry.is_regular_file()) seeds.push_back(entry.path());
+  }
+  std::sort(seeds.begin(), seeds.end());
+  return seeds;
+}
+
+// How the mutants ended, and the worst of what they cost.
+struct Tally {
+  std::map<Ending, long> counts;
+  std::vector<std::string> vague_examples;
+  long peak_extra_kb = 0, failures = 0, done = 0;
+  double slowest_s = 0;
+};
+
+// A mutant that hung, ran out of memory or died by a signal: its bytes kept under --artifacts,
+// and a line naming them (so that a CI failure names the bytes to reproduce it with).
+void report_failure(const Target& target, const Settings& settings, const std::string& bytes,
+                    const fs::path& seed, long index, const Result& result) {
+  std::string kept;
+  if (!settings.artifacts_dir.empty()) {
+    fs::create_directories(settings.artifacts_dir);
+    const fs::path artifact = fs::absolute(settings.artifacts_dir) /
+                              fmt::format("{}-seed{}-{}-{}", target.name, settings.seed, index,
+                                          ending_name(result.ending));
+    write_bytes(artifact, bytes);
+    kept = ", kept as " + artifact.string();
+  }
+  std::cerr << fmt::format("mutant {} of {}: {}{}{}\n", index, seed.filename().string(),
+                           ending_name(result.ending),
+                           result.signal ? fmt::format(" (signal {})", result.signal) : "", kept);
+}
+
+void print_tally(const Target& target, const Settings& settings, const Tally& tally,
+                 double seconds) {
+  std::string ends;
+  for (const auto& [ending, count] : tally.counts)
+    ends += fmt::format("{}\"{}\": {}", ends.empty() ? "" : ", ", ending_name(ending), count);
+  std::cout << fmt::format(
+      "{{\"target\": \"{}\", \"seed\": {}, \"mutants\": {}, \"seconds\": {:.1f}, "
+      "\"slowest_mutant_s\": {:.3f}, \"peak_rss_above_idle_mb\": {:.1f}, \"ends\": {{{}}}}}\n",
+      target.name, settings.seed, tally.done, seconds, tally.slowest_s,
+      tally.peak_extra_kb / 1024.0, ends);
+  for (const auto& example : tally.vague_examples) std::cout << "  vague: " << example << "\n";
+}
+
+// Mutants of the corpus until --mutants or --seconds, each read in a process of its own.
+Tally run_mutants(const Target& target, const Settings& settings, const fs::path& scratch,
+                  const std::vector<fs::path>& seeds, const std::vector<std::string>& corpus) {
+  const long idle_kb = idle_child_kb(scratch, settings);
+  Mutator mutator(settings.seed);
+  Tally tally;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  for (; tally.done < settings.mutants; ++tally.done) {
+    if (settings.seconds > 0 && elapsed() >= settings.seconds) break;
+    const std::size_t which = mutator.below(corpus.size());
+    const std::string bytes = target.mutate(corpus[which], corpus, mutator);
+    const double before = elapsed();
+    Result result = run_one(target, scratch, bytes, settings);
+    tally.slowest_s = std::max(tally.slowest_s, elapsed() - before);
+    tally.counts[result.ending]++;
+    tally.peak_extra_kb = std::max(tally.peak_extra_kb, result.peak_kb - idle_kb);
+    if (result.ending == Ending::kRefusedVaguely && tally.vague_examples.size() < 5)
+      tally.vague_examples.push_back(read_bytes(scratch / "message.txt"));
+    if (result.ending == Ending::kHang || result.ending == Ending::kSignal ||
+        result.ending == Ending::kOutOfMemory) {
+      ++tally.failures;
+      report_failure(target, settings, bytes, seeds[which], tally.done, result);
+    }
+  }
+  return tally;
+}
+
 int fuzz(const Settings& settings) {
   if (settings.target == "self_check") return self_check(settings);
   const Target* target = find_target(settings.target);
@@ -232,12 +311,8 @@ int fuzz(const Settings& settings) {
   const fs::path corpus_dir = settings.corpus_dir.empty()
                                   ? fs::path(ZOOBENCH_FUZZ_CORPUS) / target->name
                                   : fs::path(settings.corpus_dir);
+  const std::vector<fs::path> seeds = seed_files(corpus_dir);
   std::vector<std::string> corpus;
-  std::vector<fs::path> seeds;
-  for (const auto& entry : fs::directory_iterator(corpus_dir)) {
-    if (entry.is_regular_file()) seeds.push_back(entry.path());
-  }
-  std::sort(seeds.begin(), seeds.end());  // the same order everywhere: the same mutants
   for (const auto& seed : seeds) corpus.push_back(read_bytes(seed));
   if (corpus.empty()) {
     std::cerr << "no seed files in " << corpus_dir << "\n";
@@ -246,7 +321,6 @@ int fuzz(const Settings& settings) {
   const fs::path scratch =
       fs::temp_directory_path() / fmt::format("zoobench-fuzz-{}-{}", target->name, ::getpid());
   fs::create_directories(scratch);
-  const long idle_kb = idle_child_kb(scratch, settings);
 
   // The seeds themselves must read: a corpus the reader refuses tests only its first check.
   for (std::size_t i = 0; i < corpus.size(); ++i) {
@@ -258,57 +332,12 @@ int fuzz(const Settings& settings) {
       return 2;
     }
   }
-
-  Mutator mutator(settings.seed);
-  std::map<Ending, long> counts;
-  std::vector<std::string> vague_examples;
-  long peak_extra_kb = 0, failures = 0, done = 0;
-  double slowest = 0;
   const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  for (; done < settings.mutants; ++done) {
-    if (settings.seconds > 0 && elapsed() >= settings.seconds) break;
-    const std::size_t which = mutator.below(corpus.size());
-    const std::string bytes = target->mutate(corpus[which], corpus, mutator);
-    const double before = elapsed();
-    Result result = run_one(*target, scratch, bytes, settings);
-    slowest = std::max(slowest, elapsed() - before);
-    counts[result.ending]++;
-    peak_extra_kb = std::max(peak_extra_kb, result.peak_kb - idle_kb);
-    if (result.ending == Ending::kRefusedVaguely && vague_examples.size() < 5)
-      vague_examples.push_back(read_bytes(scratch / "message.txt"));
-    if (result.ending == Ending::kHang || result.ending == Ending::kSignal ||
-        result.ending == Ending::kOutOfMemory) {
-      ++failures;
-      std::string kept;
-      if (!settings.artifacts_dir.empty()) {
-        fs::create_directories(settings.artifacts_dir);
-        const fs::path artifact = fs::absolute(settings.artifacts_dir) /
-                                  fmt::format("{}-seed{}-{}-{}", target->name, settings.seed, done,
-                                              ending_name(result.ending));
-        write_bytes(artifact, bytes);
-        kept = ", kept as " + artifact.string();
-      }
-      // The path goes into the log so that a CI failure names the bytes to reproduce it with.
-      std::cerr << fmt::format("mutant {} of {}: {}{}{}\n", done, seeds[which].filename().string(),
-                               ending_name(result.ending),
-                               result.signal ? fmt::format(" (signal {})", result.signal) : "",
-                               kept);
-    }
-  }
+  const Tally tally = run_mutants(*target, settings, scratch, seeds, corpus);
   fs::remove_all(scratch);
-
-  std::string ends;
-  for (const auto& [ending, count] : counts)
-    ends += fmt::format("{}\"{}\": {}", ends.empty() ? "" : ", ", ending_name(ending), count);
-  std::cout << fmt::format(
-      "{{\"target\": \"{}\", \"seed\": {}, \"mutants\": {}, \"seconds\": {:.1f}, "
-      "\"slowest_mutant_s\": {:.3f}, \"peak_rss_above_idle_mb\": {:.1f}, \"ends\": {{{}}}}}\n",
-      target->name, settings.seed, done, elapsed(), slowest, peak_extra_kb / 1024.0, ends);
-  for (const auto& example : vague_examples) std::cout << "  vague: " << example << "\n";
-  return failures > 0 ? 1 : 0;
+  print_tally(*target, settings, tally,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return tally.failures > 0 ? 1 : 0;
 }
 
 }  // namespace

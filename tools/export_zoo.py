@@ -66,7 +66,16 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="export_zoo.py", description=__doc__.split("\n\n")[0],
         epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    select = parser.add_argument_group("what to export")
+    add_selection_args(parser.add_argument_group("what to export"))
+    add_how_args(parser.add_argument_group("how"))
+    add_aoti_args(parser.add_argument_group("AOTInductor packages (torch >= 2.6)"))
+    add_user_model_args(parser.add_argument_group("a user's TorchScript model"))
+    args = parser.parse_args(argv)
+    check_args(parser, args)
+    return args
+
+
+def add_selection_args(select) -> None:
     select.add_argument("--suite", default="all",
                         help="suite name (suites/<suite>_models_list.txt, suites/<suite>.yaml) "
                              "or `all` (torchbench, huggingface, timm_models); default all")
@@ -83,7 +92,8 @@ def parse_args(argv):
     select.add_argument("--list", action="store_true",
                         help="print what would be exported and from which source, and stop")
 
-    how = parser.add_argument_group("how")
+
+def add_how_args(how) -> None:
     how.add_argument("--zoo", default="zoo", metavar="DIR",
                      help="output folder (default zoo/, as zoobench run's --zoo)")
     how.add_argument("--suites-dir", default=os.path.join(REPO_ROOT, "suites"), metavar="DIR",
@@ -133,7 +143,8 @@ def parse_args(argv):
                           "run and saved (zoobench run passes it, so that no export runs beside "
                           "a timed section)")
 
-    aoti = parser.add_argument_group("AOTInductor packages (torch >= 2.6)")
+
+def add_aoti_args(aoti) -> None:
     aoti.add_argument("--aoti", action="store_true",
                       help="also write aoti.<dtype>.<device>.pt2 (torch.export + "
                            "aoti_compile_and_package), float32 always; with --training also "
@@ -157,7 +168,8 @@ def parse_args(argv):
                            "padding) are made for them; `default` the process's own; recorded "
                            "in the manifest")
 
-    user = parser.add_argument_group("a user's TorchScript model")
+
+def add_user_model_args(user) -> None:
     user.add_argument("--from-torchscript", metavar="FILE",
                       help="add this TorchScript module to the zoo as it is, never run here "
                            "(needs --inputs, --name; suite `custom` unless --suite names one)")
@@ -166,8 +178,10 @@ def parse_args(argv):
     user.add_argument("--name", help="the model's name in the zoo")
     user.add_argument("--mutated-inputs", default="", metavar="I,J",
                       help="indices of inputs the model writes into")
-    args = parser.parse_args(argv)
 
+
+def check_args(parser, args) -> None:
+    """What argparse cannot check; parser.error (exit 2) names the flag."""
     if args.from_torchscript:
         missing = [f for f, v in (("--inputs", args.inputs), ("--name", args.name)) if not v]
         if missing:
@@ -201,54 +215,22 @@ def parse_args(argv):
         args.mutated_inputs = [int(i) for i in args.mutated_inputs.split(",") if i.strip()]
     except ValueError:
         parser.error(f"--mutated-inputs {args.mutated_inputs!r}: comma-separated indices")
-    return args
 
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    import re
-
-    for pattern in args.filter + args.exclude:
-        try:
-            re.compile(pattern)
-        except re.error as e:
-            print(f"export_zoo: bad regular expression {pattern!r}: {e}", file=sys.stderr)
-            return 2
-
+    problem = usage_problem(args)
+    if problem:
+        print(f"export_zoo: {problem}", file=sys.stderr)
+        return 2
     import torch
 
     from zoo_export import exporter
     from zoo_export.suite_config import SuiteError
 
-    if args.device == "cuda" or "cuda" in args.aoti_device:
-        if not torch.cuda.is_available():
-            print(f"export_zoo: --device/--aoti-device cuda, but torch {torch.__version__} of "
-                  f"{sys.executable} sees no CUDA device; use --device cpu", file=sys.stderr)
-            return 2
-    if args.torchbench_dir and not os.path.isdir(os.path.join(args.torchbench_dir,
-                                                              "torchbenchmark")):
-        print(f"export_zoo: --torchbench-dir {args.torchbench_dir} has no torchbenchmark/ folder "
-              "(expected a checkout of pytorch/benchmark)", file=sys.stderr)
-        return 2
-
     dtypes = ["float32"] + (["float16"] if args.float16 else []) + \
         (["bfloat16"] if args.bfloat16 else [])
-    options = exporter.ExportOptions(
-        zoo=args.zoo, suites_dir=args.suites_dir, device=args.device, training=args.training,
-        batch_size=args.batch_size, accuracy_batch=args.accuracy_batch, seq_len=args.seq_len,
-        image_size=args.image_size, aoti=args.aoti, aoti_dtypes=dtypes,
-        aoti_devices=args.aoti_device, int32_inputs=args.int32_inputs,
-        aoti_options=args.aoti_options, aoti_numerics=args.aoti_numerics,
-        torchbench_dir=args.torchbench_dir, hf_attn_implementation=args.hf_attn_implementation,
-        no_skip=args.no_skip, skip_exported=args.skip_exported, check=not args.no_check,
-        oom_retries=args.oom_retries, oom_wait_s=args.oom_wait,
-        torchscript=not args.no_torchscript, device_gate=args.device_gate,
-        verbose=args.verbose)
-    if args.no_torchscript and (args.aoti or args.from_torchscript):
-        print("export_zoo: --no-torchscript writes only recipes; --aoti packages and "
-              "--from-torchscript files are made from a traced model", file=sys.stderr)
-        return 2
-
+    options = export_options(args, exporter, dtypes)
     try:
         if args.from_torchscript:
             planned = [exporter.plan_user_model(options, args.suite, args.name,
@@ -263,7 +245,6 @@ def main(argv=None) -> int:
         print(f"export_zoo: no model of suite {args.suite!r} matches "
               f"(-k {args.filter or '-'}, -x {args.exclude or '-'})", file=sys.stderr)
         return 2
-
     if args.list:
         print_plan(planned, exporter)
         return 0
@@ -274,6 +255,50 @@ def main(argv=None) -> int:
           f"{', for training' if args.no_torchscript and args.training else ''}"
           f"{', with train.pt' if args.training and not args.no_torchscript else ''}"
           f"{', AOTInductor ' + '/'.join(dtypes) if args.aoti else ''}")
+    return export(planned, options, exporter, args.zoo)
+
+
+def usage_problem(args):
+    """Why these arguments cannot run here (exit 2), or None."""
+    import re
+
+    for pattern in args.filter + args.exclude:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            return f"bad regular expression {pattern!r}: {e}"
+    if args.no_torchscript and (args.aoti or args.from_torchscript):
+        return ("--no-torchscript writes only recipes; --aoti packages and --from-torchscript "
+                "files are made from a traced model")
+    if args.torchbench_dir and not os.path.isdir(os.path.join(args.torchbench_dir,
+                                                              "torchbenchmark")):
+        return (f"--torchbench-dir {args.torchbench_dir} has no torchbenchmark/ folder "
+                "(expected a checkout of pytorch/benchmark)")
+    if args.device == "cuda" or "cuda" in args.aoti_device:
+        import torch
+
+        if not torch.cuda.is_available():
+            return (f"--device/--aoti-device cuda, but torch {torch.__version__} of "
+                    f"{sys.executable} sees no CUDA device; use --device cpu")
+    return None
+
+
+def export_options(args, exporter, dtypes):
+    return exporter.ExportOptions(
+        zoo=args.zoo, suites_dir=args.suites_dir, device=args.device, training=args.training,
+        batch_size=args.batch_size, accuracy_batch=args.accuracy_batch, seq_len=args.seq_len,
+        image_size=args.image_size, aoti=args.aoti, aoti_dtypes=dtypes,
+        aoti_devices=args.aoti_device, int32_inputs=args.int32_inputs,
+        aoti_options=args.aoti_options, aoti_numerics=args.aoti_numerics,
+        torchbench_dir=args.torchbench_dir, hf_attn_implementation=args.hf_attn_implementation,
+        no_skip=args.no_skip, skip_exported=args.skip_exported, check=not args.no_check,
+        oom_retries=args.oom_retries, oom_wait_s=args.oom_wait,
+        torchscript=not args.no_torchscript, device_gate=args.device_gate,
+        verbose=args.verbose)
+
+
+def export(planned, options, exporter, zoo: str) -> int:
+    """Exports the planned models; 0 when one was exported (or kept), else 1."""
     start = time.monotonic()
     try:
         outcomes = exporter.export_all(planned, options)
@@ -281,7 +306,7 @@ def main(argv=None) -> int:
         print("export_zoo: interrupted; models finished so far are in the zoo and its index",
               file=sys.stderr)
         return 130
-    print(exporter.summary(outcomes, time.monotonic() - start, args.zoo))
+    print(exporter.summary(outcomes, time.monotonic() - start, zoo))
     if any(o.status in ("exported", "kept") for o in outcomes):
         return 0
     if all(o.status == "skipped" for o in outcomes):

@@ -168,6 +168,75 @@ TEST(SuiteRun, OnlyIsIsolatedLikeASuiteRun) {
   EXPECT_NE(in_process.exit_code, 1) << "a crash in zoobench's own process is no verdict";
 }
 
+struct FaultyExpected {
+  std::string name, status;
+  std::vector<std::string> reason_parts;
+};
+
+// Each model of the faulty zoo: its status and what its reason says.
+std::vector<FaultyExpected> faulty_zoo_expectations() {
+  // The raiser and the allocation fail in the eager reference itself (fp64 golden, then eager
+  // run 1): upstream's eager_1st_run_fail / eager_1st_run_OOM, not the compiled backend's
+  // fail_to_run / OOM.
+  return {
+      {"good_mlp", "pass", {}},
+      {"good_conv", "pass", {}},
+      {"raiser", "eager_1st_run_fail", {"boom: this model raises on purpose"}},
+      // The worker's report of the SIGTERM that stopped it says where it hung.
+      {"hang", "timeout", {"20s", "--timeout", "stopped during accuracy: float64 golden run"}},
+      // The first run is the float64 golden one; the child's crash report names it.
+      {"aborter", "crash", {"SIGABRT during accuracy: float64 golden run", "backtrace in the log"}},
+      {"segfaulter",
+       "crash",
+       {"SIGSEGV during accuracy: float64 golden run", "backtrace in the log"}},
+      {"huge_alloc", "eager_1st_run_OOM", {"can't allocate memory"}},
+      {"truncated", "model_fail_to_load", {"cannot load", "truncated/eval.pt"}},
+      {"sha_mismatch", "model_fail_to_load", {"sha_mismatch/inputs.pt", "sha256"}},
+      {"bad_json", "model_fail_to_load", {"bad_json/manifest.json", "not valid JSON"}},
+      // A path that cannot be resolved is a file that cannot be loaded (it read as
+      // eager_1st_run_fail: the error escaped as the eager run's).
+      {"link_loop", "model_fail_to_load", {"link_loop/eval.pt"}},
+  };
+}
+
+// zoobench compare --expected on a run's accuracy rows `csv` (`rows`): a regression, expected
+// failures, a model the file names but the rows lack, and one the rows have but the file lacks.
+void expect_compare_gates_on(const std::vector<Row>& rows, const std::string& csv,
+                             zt::ScratchDir& dir) {
+  // compare: expecting `pass` of a model that fails now is a regression (exit 1) ...
+  std::string all_as_now = "name,accuracy\n", raiser_expected_to_pass = "name,accuracy\n";
+  for (const auto& row : rows) {
+    all_as_now += row.at("name") + "," + row.at("accuracy") + "\n";
+    raiser_expected_to_pass +=
+        row.at("name") + "," + (row.at("name") == "raiser" ? "pass" : row.at("accuracy")) + "\n";
+  }
+  write_text(dir.file("expected_regressed.csv"), raiser_expected_to_pass);
+  auto regressed = zt::run_command(zoobench_command("compare " + quote(csv) + " --expected " +
+                                                    quote(dir.file("expected_regressed.csv"))));
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
+  EXPECT_THAT(lines_with(regressed.output, "raiser"), HasSubstr("FAIL"));
+  // ... expecting every failure as it is passes the gate (XFAIL) ...
+  write_text(dir.file("expected_same.csv"), all_as_now);
+  auto same = zt::run_command(zoobench_command("compare " + quote(csv) + " --expected " +
+                                               quote(dir.file("expected_same.csv"))));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_THAT(same.output, HasSubstr("XFAIL"));
+  // ... a model of the expected file with no row (another partition's) is a note, not a failure,
+  // as upstream's check_accuracy.py ...
+  write_text(dir.file("expected_more.csv"), all_as_now + "vanished,pass\n");
+  auto missing = zt::run_command(zoobench_command("compare " + quote(csv) + " --expected " +
+                                                  quote(dir.file("expected_more.csv"))));
+  EXPECT_EQ(missing.exit_code, 0) << missing.output;
+  EXPECT_THAT(lines_with(missing.output, "Note:"), HasSubstr("1 models of the expected file"));
+  EXPECT_THAT(missing.output, HasSubstr("    vanished\n"));
+  // ... and a model of the results that the file does not name is MISSING_EXPECTED (exit 1).
+  write_text(dir.file("expected_less.csv"), "name,accuracy\nraiser,pass\n");
+  auto unnamed = zt::run_command(zoobench_command("compare " + quote(csv) + " --expected " +
+                                                  quote(dir.file("expected_less.csv"))));
+  EXPECT_EQ(unnamed.exit_code, 1) << unnamed.output;
+  EXPECT_THAT(unnamed.output, HasSubstr("MISSING_EXPECTED"));
+}
+
 TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
   zt::ScratchDir dir;
   disable_core_dumps();
@@ -206,32 +275,7 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
   }
   EXPECT_EQ(rows.size(), 11u) << run.output;
 
-  struct Expected {
-    std::string name, status;
-    std::vector<std::string> reason_parts;
-  };
-  // The raiser and the allocation fail in the eager reference itself (fp64 golden, then eager
-  // run 1): upstream's eager_1st_run_fail / eager_1st_run_OOM, not the compiled backend's
-  // fail_to_run / OOM.
-  const std::vector<Expected> expected = {
-      {"good_mlp", "pass", {}},
-      {"good_conv", "pass", {}},
-      {"raiser", "eager_1st_run_fail", {"boom: this model raises on purpose"}},
-      // The worker's report of the SIGTERM that stopped it says where it hung.
-      {"hang", "timeout", {"20s", "--timeout", "stopped during accuracy: float64 golden run"}},
-      // The first run is the float64 golden one; the child's crash report names it.
-      {"aborter", "crash", {"SIGABRT during accuracy: float64 golden run", "backtrace in the log"}},
-      {"segfaulter",
-       "crash",
-       {"SIGSEGV during accuracy: float64 golden run", "backtrace in the log"}},
-      {"huge_alloc", "eager_1st_run_OOM", {"can't allocate memory"}},
-      {"truncated", "model_fail_to_load", {"cannot load", "truncated/eval.pt"}},
-      {"sha_mismatch", "model_fail_to_load", {"sha_mismatch/inputs.pt", "sha256"}},
-      {"bad_json", "model_fail_to_load", {"bad_json/manifest.json", "not valid JSON"}},
-      // A path that cannot be resolved is a file that cannot be loaded (it read as
-      // eager_1st_run_fail: the error escaped as the eager run's).
-      {"link_loop", "model_fail_to_load", {"link_loop/eval.pt"}},
-  };
+  const std::vector<FaultyExpected> expected = faulty_zoo_expectations();
   for (const auto& e : expected) {
     SCOPED_TRACE(e.name);
     auto it = by_name.find(e.name);
@@ -260,38 +304,7 @@ TEST(SuiteRun, FaultyZooGivesEveryModelItsStatusAndCompareGatesOnIt) {
   auto json = nlohmann::json::parse(read_text(json_path.string()));
   EXPECT_EQ(json.at("records").size(), rows.size());
 
-  // compare: expecting `pass` of a model that fails now is a regression (exit 1) ...
-  std::string all_as_now = "name,accuracy\n", raiser_expected_to_pass = "name,accuracy\n";
-  for (const auto& row : rows) {
-    all_as_now += row.at("name") + "," + row.at("accuracy") + "\n";
-    raiser_expected_to_pass +=
-        row.at("name") + "," + (row.at("name") == "raiser" ? "pass" : row.at("accuracy")) + "\n";
-  }
-  write_text(dir.file("expected_regressed.csv"), raiser_expected_to_pass);
-  auto regressed = zt::run_command(zoobench_command("compare " + quote(csv) + " --expected " +
-                                            quote(dir.file("expected_regressed.csv"))));
-  EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
-  EXPECT_THAT(lines_with(regressed.output, "raiser"), HasSubstr("FAIL"));
-  // ... expecting every failure as it is passes the gate (XFAIL) ...
-  write_text(dir.file("expected_same.csv"), all_as_now);
-  auto same = zt::run_command(
-      zoobench_command("compare " + quote(csv) + " --expected " + quote(dir.file("expected_same.csv"))));
-  EXPECT_EQ(same.exit_code, 0) << same.output;
-  EXPECT_THAT(same.output, HasSubstr("XFAIL"));
-  // ... a model of the expected file with no row (another partition's) is a note, not a failure,
-  // as upstream's check_accuracy.py ...
-  write_text(dir.file("expected_more.csv"), all_as_now + "vanished,pass\n");
-  auto missing = zt::run_command(
-      zoobench_command("compare " + quote(csv) + " --expected " + quote(dir.file("expected_more.csv"))));
-  EXPECT_EQ(missing.exit_code, 0) << missing.output;
-  EXPECT_THAT(lines_with(missing.output, "Note:"), HasSubstr("1 models of the expected file"));
-  EXPECT_THAT(missing.output, HasSubstr("    vanished\n"));
-  // ... and a model of the results that the file does not name is MISSING_EXPECTED (exit 1).
-  write_text(dir.file("expected_less.csv"), "name,accuracy\nraiser,pass\n");
-  auto unnamed = zt::run_command(zoobench_command("compare " + quote(csv) + " --expected " +
-                                                  quote(dir.file("expected_less.csv"))));
-  EXPECT_EQ(unnamed.exit_code, 1) << unnamed.output;
-  EXPECT_THAT(unnamed.output, HasSubstr("MISSING_EXPECTED"));
+  expect_compare_gates_on(rows, csv, dir);
 }
 
 // --time-budget: a job starts only while its model's check with that backend says it can end
@@ -332,6 +345,29 @@ TEST(SuiteRun, ATimeBudgetStartsOnlyJobsWhoseChecksSayTheyFitAndResumeDoesTheRes
 
 // --- SIGINT in the middle, then --resume ---------------------------------------------------
 
+struct Interrupted {
+  bool started = false, file_appeared = false, exited = false;
+  int status = 0;  // waitpid's
+};
+
+// zoobench with `args` (output to `output`), sent SIGINT once `file` exists (or after 180 s),
+// then given 60 s to stop (else killed).
+Interrupted interrupt_once_there(const std::vector<std::string>& args, const std::string& output,
+                                 const std::string& file) {
+  Interrupted result;
+  const pid_t pid = spawn_zoobench(args, output);
+  result.started = pid > 0;
+  if (!result.started) return result;
+  result.file_appeared = wait_until([&] { return fs::exists(file); }, 180);
+  ::kill(pid, SIGINT);
+  result.exited = wait_until([&] { return ::waitpid(pid, &result.status, WNOHANG) == pid; }, 60);
+  if (!result.exited) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &result.status, 0);
+  }
+  return result;
+}
+
 TEST(SuiteRun, InterruptKeepsFinishedRowsAndResumeGivesEachModelExactlyOneRow) {
   zt::ScratchDir dir;
   const std::string zoo = dir.file("zoo"), suites = dir.file("suites"), out = dir.file("results");
@@ -344,43 +380,25 @@ TEST(SuiteRun, InterruptKeepsFinishedRowsAndResumeGivesEachModelExactlyOneRow) {
             {"m_slow", "hang_after_20_calls"},
             {"y_mlp", "mlp"},
             {"z_mlp", "mlp_wide"}});
-  const std::vector<std::string> common = {"run",
-                                           "--suite",
-                                           "good",
-                                           "--accuracy",
-                                           "--performance",
-                                           "--repeat",
-                                           "3",
-                                           "--warmup",
-                                           "1",
-                                           "--iterations-per-run",
-                                           "1",
-                                           "--suites-dir",
-                                           suites,
-                                           "--zoo",
-                                           zoo,
-                                           "--output-directory",
-                                           out};
+  std::vector<std::string> common = {
+      "run",      "--suite", "good",     "--accuracy", "--performance",
+      "--repeat", "3",       "--warmup", "1",          "--iterations-per-run",
+      "1"};
+  common.insert(common.end(), {"--suites-dir", suites, "--zoo", zoo, "--output-directory", out});
   const std::string accuracy = accuracy_csv(out, "good"),
                     performance = performance_csv(out, "good");
 
   auto first_args = common;
   first_args.insert(first_args.end(), {"--timeout", "300"});
   const std::string first_output = dir.file("first.out");
-  pid_t pid = spawn_zoobench(first_args, first_output);
-  ASSERT_GT(pid, 0);
   // The child's own rows so far (the runner's hand-over file): m_slow's accuracy row is there.
   const std::string slow_rows = out + "/logs/m_slow.inference.jit.cpu.rows.json";
-  bool slow_checked_accuracy = wait_until([&] { return fs::exists(slow_rows); }, 180);
-  ::kill(pid, SIGINT);
-  int status = 0;
-  bool exited = wait_until([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 60);
-  if (!exited) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-  }
-  ASSERT_TRUE(exited) << "zoobench did not stop within 60 s of SIGINT\n" << read_text(first_output);
-  EXPECT_TRUE(slow_checked_accuracy)
+  const Interrupted first = interrupt_once_there(first_args, first_output, slow_rows);
+  ASSERT_TRUE(first.started);
+  const int status = first.status;
+  ASSERT_TRUE(first.exited) << "zoobench did not stop within 60 s of SIGINT\n"
+                            << read_text(first_output);
+  EXPECT_TRUE(first.file_appeared)
       << "m_slow's accuracy row never appeared in " << slow_rows << "\n"
       << read_text(first_output);
   ASSERT_TRUE(WIFEXITED(status)) << read_text(first_output);

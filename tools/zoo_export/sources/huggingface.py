@@ -169,6 +169,24 @@ def build(name: str, ctx) -> ExportableModel:
     reason = unavailable_reason()
     if reason:
         raise SourceUnavailable(reason)
+    model = _model(name, ctx)
+    seq = ctx.seq_len or sequence_length(name)
+    inputs = _Inputs()
+    _add_input_ids(inputs, name, model, ctx.batch_size, seq)
+    _add_labels(inputs, name, model, ctx.batch_size, seq)
+    attn = getattr(model.config, "_attn_implementation", None)
+    has_labels = any(n in _LABEL_INPUTS for n in inputs.names)
+    return ExportableModel(
+        module=FlatOutputs(model, inputs.names), inputs=tuple(inputs.tensors),
+        input_specs=inputs.specs, source=label(name), batch_size=ctx.batch_size,
+        deepcopy=name not in NO_DEEPCOPY,
+        loss="first_output" if has_labels else "mean_of_floating_outputs",
+        details={"class": type(model).__name__, "seq_len": seq, "attn_implementation": attn,
+                 "use_cache": False})
+
+
+def _model(name: str, ctx):
+    """The transformers model with random weights, dropout 0, no cache."""
     import transformers as tf
 
     model_cls, config, is_auto = _class_and_config(tf, name)
@@ -176,31 +194,32 @@ def build(name: str, ctx) -> ExportableModel:
     if hasattr(config, "use_cache"):
         config.use_cache = False
     _set_attn_implementation(config, ctx.hf_attn_implementation)
-    if is_auto:
-        model = model_cls.from_config(config)
-    else:
-        model = model_cls(config)
+    model = model_cls.from_config(config) if is_auto else model_cls(config)
     if hasattr(model.config, "use_cache"):
         model.config.use_cache = False
-    class_name = type(model).__name__
+    return model
 
-    bs = ctx.batch_size
-    seq = ctx.seq_len or sequence_length(name)
-    vocab = model.config.vocab_size
-    names, tensors, specs = [], [], []
 
-    def add(input_name, tensor, spec):
-        names.append(input_name)
-        tensors.append(tensor)
-        specs.append(spec)
+class _Inputs:
+    """forward's keyword inputs in order, drawn one after the other from the seeded generator."""
 
-    def draw(input_name, shape, init, note=None):
+    def __init__(self):
+        self.names, self.tensors, self.specs = [], [], []
+
+    def add(self, input_name, tensor, spec):
+        self.names.append(input_name)
+        self.tensors.append(tensor)
+        self.specs.append(spec)
+
+    def draw(self, input_name, shape, init, note=None):
         tensor, spec = make_input(input_name, shape, init, torch.int64, note)
-        add(input_name, tensor, spec)
+        self.add(input_name, tensor, spec)
 
-    # upstream's generate_inputs_for_model(..., include_loss_args=True)
+
+def _add_input_ids(inputs: _Inputs, name: str, model, bs: int, seq: int) -> None:
+    """upstream's generate_inputs_for_model: input_ids (and decoder_input_ids)."""
     ids_shape = [bs, _NUM_CHOICES, seq] if name.endswith("MultipleChoice") else [bs, seq]
-    high = 1 if name.startswith("Roberta") else vocab
+    high = 1 if name.startswith("Roberta") else model.config.vocab_size
     eos_note = None
     if "Bart" in name:
         eos_note = f"last position set to eos_token_id ({model.config.eos_token_id})"
@@ -208,14 +227,21 @@ def build(name: str, ctx) -> ExportableModel:
                                      eos_note)
     if "Bart" in name:
         input_ids[:, -1] = model.config.eos_token_id
-    add("input_ids", input_ids, ids_spec)
-    if name.startswith(("T5", "M2M100", "MT5")) or class_name in _DECODER_INPUT_CLASSES:
+    inputs.add("input_ids", input_ids, ids_spec)
+    if name.startswith(("T5", "M2M100", "MT5")) or \
+            type(model).__name__ in _DECODER_INPUT_CLASSES:
         # upstream passes the same tensor twice; a copy keeps the saved inputs free of aliasing
-        add("decoder_input_ids", input_ids.clone(),
-            InputSpec("decoder_input_ids", ids_spec.dtype, list(ids_shape), ids_spec.init,
-                      "same values as input_ids"))
+        inputs.add("decoder_input_ids", input_ids.clone(),
+                   InputSpec("decoder_input_ids", ids_spec.dtype, list(ids_shape), ids_spec.init,
+                             "same values as input_ids"))
 
+
+def _add_labels(inputs: _Inputs, name: str, model, bs: int, seq: int) -> None:
+    """upstream's generate_inputs_for_model(..., include_loss_args=True): the loss's labels."""
+    vocab = model.config.vocab_size
+    class_name = type(model).__name__
     num_labels = getattr(model.config, "num_labels", 2)
+    draw = inputs.draw
     if name.endswith("PreTraining"):
         if class_name in ("ElectraForPreTraining", "LxmertForPreTraining"):
             draw("labels", [bs, seq], "randint:0:1")
@@ -241,12 +267,3 @@ def build(name: str, ctx) -> ExportableModel:
         draw("labels", [bs, seq], f"randint:0:{vocab - 1}")
     elif name in EXTRA_MODELS:
         draw("labels", [bs, seq], f"randint:0:{vocab}")
-
-    attn = getattr(model.config, "_attn_implementation", None)
-    has_labels = any(n in _LABEL_INPUTS for n in names)
-    return ExportableModel(
-        module=FlatOutputs(model, names), inputs=tuple(tensors), input_specs=specs,
-        source=label(name), batch_size=bs, deepcopy=name not in NO_DEEPCOPY,
-        loss="first_output" if has_labels else "mean_of_floating_outputs",
-        details={"class": class_name, "seq_len": seq, "attn_implementation": attn,
-                 "use_cache": False})
