@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 from helpers import REPO_ROOT, run_cli  # noqa: F401 (also puts tools/ and scripts/ on sys.path)
 
@@ -212,19 +213,13 @@ class ReadingsKeptTest(unittest.TestCase):
             suites, starts = os.path.join(d, "suites"), os.path.join(d, "starts")
             os.makedirs(suites)
             counting = os.path.join(d, "zoobench")
-            write(d, "zoobench", f'#!/bin/sh\necho >> "{starts}"\nexec "{zoobench_binary()}" "$@"\n')
+            write(d, "zoobench",
+                  f'#!/bin/sh\necho >> "{starts}"\nexec "{zoobench_binary()}" "$@"\n')
             os.chmod(counting, 0o755)
 
             def read(suite="s"):
-                old = os.environ.get("ZOOBENCH_BIN")
-                os.environ["ZOOBENCH_BIN"] = counting
-                try:
+                with mock.patch.dict(os.environ, {"ZOOBENCH_BIN": counting}):
                     return SuiteConfig.load(suites, suite)
-                finally:
-                    if old is None:
-                        del os.environ["ZOOBENCH_BIN"]
-                    else:
-                        os.environ["ZOOBENCH_BIN"] = old
 
             def started():
                 with open(starts) as f:
