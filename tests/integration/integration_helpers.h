@@ -183,6 +183,41 @@ inline std::vector<std::pair<double, double>> timed_sections(const std::string& 
   return out;
 }
 
+// What a performance file's timed sections found beside them: for each passing row, the other
+// model processes at work when the section began and those it paused (util/pipeline_pause.h),
+// as "" when all is as it should be, else what is not: a paused process that is no other model's
+// of the run, or one mid-work (checking, loading, timing) that was left running.
+inline std::string pause_problems(const std::string& performance_csv,
+                                  const std::vector<std::string>& models) {
+  fs::path json = performance_csv;
+  json.replace_extension(".json");
+  std::string problems;
+  const nlohmann::json results = nlohmann::json::parse(read_text(json.string()));
+  for (const auto& record : results.at("records")) {
+    const auto& section = record.at("detail").value("timed_section", nlohmann::json::object());
+    const std::string model = record.at("cells").value("name", "");
+    const auto paused = section.value("paused", std::vector<std::string>{});
+    auto model_of = [&](const std::string& stem) {
+      for (const auto& name : models)
+        if (stem.rfind(name + ".", 0) == 0) return name;
+      return std::string();
+    };
+    for (const auto& stem : paused) {
+      const std::string other = model_of(stem);
+      if (other.empty() || other == model) problems += model + " paused " + stem + "; ";
+    }
+    for (const auto& entry : section.value("beside", std::vector<std::string>{})) {
+      const auto colon = entry.find(": ");
+      const std::string stem = entry.substr(0, colon), phase = entry.substr(colon + 2);
+      const bool mid_work = phase.rfind("accuracy:", 0) == 0 ||
+                            phase.rfind("performance:", 0) == 0 || phase == "loading";
+      if (mid_work && std::find(paused.begin(), paused.end(), stem) == paused.end())
+        problems += model + " was timed beside " + entry + ", not paused; ";
+    }
+  }
+  return problems;
+}
+
 // "" when no two of `sections` (sorted by start) overlap in time, else which two do.
 inline std::string overlapping(const std::vector<std::pair<double, double>>& sections) {
   for (std::size_t i = 1; i < sections.size(); ++i) {

@@ -583,7 +583,8 @@ TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
 
 // --jobs 2 on the demo list: two model pipelines at once (exports, loads and checks overlap), the
 // same statuses as one at a time, and no two timed sections ever overlap: each held the device
-// (here the CPU) alone, as the rows' timed_section intervals show.
+// (here the CPU) alone, as the rows' timed_section intervals show, and paused the other pipeline
+// if it was at work.
 TEST(SuiteRun, TwoPipelinesGiveTheStatusesOfOneAndNeverTimeTwoModelsAtOnce) {
   zt::ScratchDir dir;
   const std::string zoo = dir.file("zoo");
@@ -611,6 +612,10 @@ TEST(SuiteRun, TwoPipelinesGiveTheStatusesOfOneAndNeverTimeTwoModelsAtOnce) {
   const auto sections = timed_sections(performance_csv(two, "demo"));
   EXPECT_EQ(sections.size(), 3u);
   EXPECT_EQ(overlapping(sections), "");
+  // Each section paused the other pipeline when it was at work, and nothing else.
+  EXPECT_EQ(pause_problems(performance_csv(two, "demo"),
+                           {"squeezenet1_1", "shufflenet_v2_x1_0", "text_encoder_small"}),
+            "");
 }
 
 // --- CPU affinity ------------------------------------------------------------------------------

@@ -1,7 +1,10 @@
 // Performance experiment: what runs in which order, and what each failure means.
 #include "zoobench/perf/experiment.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <optional>
 
 #include "zoobench/perf/kernel_time.h"
 #include "zoobench/perf/memory.h"
@@ -12,6 +15,7 @@
 #include "zoobench/util/device_gate.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/pipeline_pause.h"
 #include "zoobench/util/text.h"
 #include "zoobench/zoo/model_files.h"
 
@@ -134,7 +138,12 @@ double epoch_seconds(std::chrono::system_clock::time_point at) {
 
 // The interleaved timing (with the uncompiled Python module where there is one and the eager
 // side is not that module already: upstream's speedup is against it) and the kernel-time
-// profile, with the device alone: no other pipeline's work and no export runs beside them.
+// profile, with the device alone: no other pipeline's work and no export runs beside them,
+// and the run's other pipelines on the device paused (their compiles off the CPUs).
+// The longest the other pipelines stay paused for one timed section: a section that waits on
+// something a paused process holds goes on after it, and a slow model's section beside them.
+constexpr std::chrono::seconds kLongestPause{120};
+
 bool measure(Timing& t) {
   try {
     auto timer = make_timer(t.device);
@@ -145,6 +154,13 @@ bool measure(Timing& t) {
     crash_report::set_phase("performance: waiting for the device to be this model's alone");
     DeviceGate::Exclusive alone(process_device_gate());
     t.record.beside_timing = crash_report::other_processes_phases();
+    std::optional<pipeline_pause::Paused> others_paused;
+    if (t.options.pause_pipelines && process_device_gate().enabled()) {
+      others_paused.emplace(pipeline_pause::pipelines_on(pipeline_pause::announcement_folder(),
+                                                         process_device_gate().path(), ::getppid()),
+                            kLongestPause);
+      t.record.paused_for_timing = others_paused->names();
+    }
     crash_report::set_phase("performance: interleaved timing");
     t.record.measurement = measure_interleaved(t.eager_iteration, t.compiled_iteration, *timer,
                                                t.options.measurement, uncompiled_iteration);
@@ -162,6 +178,7 @@ bool measure(Timing& t) {
     t.record.compiled_info = t.compiled->info();
     t.record.timed_section =
         TimedSection{epoch_seconds(alone.since()), epoch_seconds(std::chrono::system_clock::now())};
+    t.record.pause_ended_early = others_paused && others_paused->ended_by_bound();
   } catch (...) {
     return failed_run(t.record, Phase::kCompiled, t.manifest.name, "");
   }

@@ -23,6 +23,9 @@ struct PerformanceOptions {
   // The eager side is the uncompiled Python module itself (a run whose backends are all of the
   // torch.compile family): the compiled side's uncompiled module is not timed a second time.
   bool python_reference = false;
+  // The timed section pauses the run's other model pipelines on the device
+  // (util/pipeline_pause.h): the CPUs' caches and clocks are then the timing's too.
+  bool pause_pipelines = true;
 };
 
 // When the timed section held the device alone: seconds since the Unix epoch, wall clock.
@@ -46,6 +49,10 @@ struct PerformanceRecord {
   // phases: compiling, waiting for the device): the device was this model's alone, the CPUs
   // not necessarily.
   std::vector<std::string> beside_timing;
+  // The pipelines it paused for the section (their log stems), and whether the pause's bound
+  // ended before the section did (the rest of the section ran beside them).
+  std::vector<std::string> paused_for_timing;
+  bool pause_ended_early = false;
 };
 
 PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,

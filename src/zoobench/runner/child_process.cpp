@@ -25,6 +25,9 @@ constexpr double kGraceSeconds = 5.0;
 
 void stop_group(pid_t pid, int& status, bool& reaped) {
   ::kill(-pid, SIGTERM);
+  // A process paused by another model's timed section (util/pipeline_pause.h) takes the
+  // SIGTERM only once continued.
+  ::kill(-pid, SIGCONT);
   auto start = std::chrono::steady_clock::now();
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
          kGraceSeconds) {

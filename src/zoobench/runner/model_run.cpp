@@ -186,6 +186,7 @@ ResultRow performance_row_for(const ModelPlan& plan, const LoadedModel& model, B
     PerformanceOptions performance;
     performance.measurement = plan.measurement;
     performance.python_reference = request.python_reference;
+    performance.pause_pipelines = plan.pause_pipelines;
     PerformanceRecord record = run_performance_experiment(model.manifest, eager, compiled, request,
                                                           model.inputs, performance);
     return performance_row(record, context);

@@ -154,7 +154,9 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
   if (r.timed_section) {
     row.detail["timed_section"] = {{"from", r.timed_section->from_s},
                                    {"to", r.timed_section->to_s},
-                                   {"beside", r.beside_timing}};
+                                   {"beside", r.beside_timing},
+                                   {"paused", r.paused_for_timing},
+                                   {"pause_ended_early", r.pause_ended_early}};
   }
   set_cell(row, columns::kUnstableCov, format_cell(m.unstable_cov));
   row.detail["eager_samples_ms"] = m.eager.samples_ms;

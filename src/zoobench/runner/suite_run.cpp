@@ -47,14 +47,15 @@
 #include "zoobench/runner/selection.h"
 #include "zoobench/runner/worker_pool.h"
 #include "zoobench/runner/zoo_supply.h"
-#include "zoobench/zoo/zoo_locks.h"
 #include "zoobench/util/compat.h"
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/device_gate.h"
 #include "zoobench/util/errors.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/pipeline_pause.h"
 #include "zoobench/util/text.h"
+#include "zoobench/zoo/zoo_locks.h"
 
 namespace fs = std::filesystem;
 
@@ -300,6 +301,11 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
                    const std::string& suites_dir) {
   crash_report::report_termination();  // a timeout row can then say in which phase it stopped
   configure_process_device_gate(options.device_gate);
+  // A timed section of another pipeline on this device pauses this one (pipeline_pause.h):
+  // announced first, then started only once no section is under way (one that began before the
+  // announcement could not pause it).
+  pipeline_pause::announce(options.device_gate);
+  { const DeviceGate::Shared no_section_under_way(process_device_gate()); }
   std::vector<ResultRow> rows;
   auto emit = [&](ResultRow row) {
     rows.push_back(std::move(row));

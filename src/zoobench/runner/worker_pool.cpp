@@ -19,6 +19,7 @@
 #include "zoobench/util/cpu_affinity.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/log.h"
+#include "zoobench/util/pipeline_pause.h"
 #include "zoobench/util/text.h"
 
 namespace fs = std::filesystem;
@@ -64,6 +65,9 @@ std::vector<ResultRow> run_job_child(const JobPlan& job, const WorkerPoolSetting
   log::debug("{} ({}): {}", job.entry.name, job.backend, join(argv, " "));
   outcome = run_child(argv, log_path, settings.timeout_s, interrupted, environment, cpus);
   fs::remove(stem + ".phase");
+  fs::remove(stem + pipeline_pause::kSuffix);
+  // A child that died in its timed section did not continue the pipelines it paused.
+  pipeline_pause::continue_pipelines(fs::path(stem).parent_path().string());
   auto rows = complete_rows(
       job, device, log_path,
       outcome.exited_late ? std::vector<ResultRow>{} : read_rows_file(row_path), outcome);
