@@ -9,8 +9,8 @@
 #   scripts/gpu-check.sh --poll [SECONDS]    waits up to SECONDS for it, then shows how it stands
 #   scripts/gpu-check.sh --collect [DIR]     its logs and result rows into DIR (default $OUT)
 #
-# Stages: env build test smoke lists lists-train upstream breaks turnaround upstream-turnaround
-#         table dropout overhead interpreter pack
+# Stages: env build test smoke lists lists-train upstream breaks eager-check turnaround
+#         upstream-turnaround table dropout overhead interpreter pack
 # shellcheck disable=SC2317  # the stages are called by name
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -81,8 +81,8 @@ case ${1:-} in
     exit 0 ;;
 esac
 
-PLAN=(env build test smoke lists lists-train upstream breaks turnaround upstream-turnaround table
-      dropout overhead interpreter pack)
+PLAN=(env build test smoke lists lists-train upstream breaks eager-check turnaround
+      upstream-turnaround table dropout overhead interpreter pack)
 STAGES=("$@")
 [[ ${#STAGES[@]} -eq 0 ]] && STAGES=(env build test smoke)
 
@@ -291,6 +291,7 @@ stage_breaks() {
   local models=${BREAK_MODELS:-hf_Bert|nanogpt} mode=${BREAK_MODE:-training} rc=0
   local suite=${BREAK_SUITE:-torchbench} log=$LOGS/breaks-upstream-$mode.log zb_mode=()
   [[ $mode == training ]] && zb_mode=(--training)
+  mkdir -p "$ROOT/$RESULTS/breaks-upstream"  # upstream's harness writes its file, not the folder
   TORCH_LOGS=graph_breaks upstream_harness "$suite" --accuracy "--$mode" --backend inductor \
     --device cuda -k "^($models)\$" --no-skip --output-directory "$ROOT/$RESULTS/breaks-upstream" \
     --output "inductor_${suite}_float32_${mode}_cuda_accuracy.csv" > "$log" 2>&1 || rc=1
@@ -299,6 +300,30 @@ stage_breaks() {
   run_zb "breaks-zoobench" 6 --suite "$suite" -k "^($models)\$" --backend inductor "${zb_mode[@]}" \
     --accuracy --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" --timeout 900 \
     --output-format upstream || rc=1
+  return "$rc"
+}
+
+# Launch-bound models' eager timings, the same models run four ways one after the other: timed
+# in a process that times only, after the accuracy check in the same process (the default of a
+# torch.compile run), the same with --pause-pipelines, and one model at a time. A way of running
+# that slows the eager side's Python loop shows as a slower eager latency for the same kernel
+# time (scripts/eager_check.py prints them side by side).
+stage_eager-check() {
+  local models=${EAGER_MODELS:-hf_Bert|BERT_pytorch|lennard_jones|nanogpt|phlippe_resnet|dlrm|hf_DistilBert|llama}
+  local common=(--suite torchbench -k "^($models)\$" --backend inductor --devices cuda
+                --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO-eager-check" --timeout 600
+                --keep-compile-cache) rc=0 way
+  rm -rf "$RESULTS"/eager-check-*
+  for way in ${EAGER_WAYS:-time-only check-then-time paused one-at-a-time}; do
+    case $way in
+      time-only) run_zb "eager-check-$way" 4 "${common[@]}" --performance || rc=1 ;;
+      check-then-time) run_zb "eager-check-$way" 4 "${common[@]}" --accuracy --performance || rc=1 ;;
+      paused) run_zb "eager-check-$way" 4 "${common[@]}" --accuracy --performance \
+                --pause-pipelines || rc=1 ;;
+      one-at-a-time) run_zb "eager-check-$way" 4 "${common[@]}" --performance --jobs 1 || rc=1 ;;
+    esac
+  done
+  "$PY" scripts/eager_check.py "$RESULTS"/eager-check-*
   return "$rc"
 }
 

@@ -583,8 +583,8 @@ TEST(SuiteRun, TwoWorkersOnOneDeviceGiveCompleteRows) {
 
 // --jobs 2 on the demo list: two model pipelines at once (exports, loads and checks overlap), the
 // same statuses as one at a time, and no two timed sections ever overlap: each held the device
-// (here the CPU) alone, as the rows' timed_section intervals show, and paused the other pipeline
-// if it was at work.
+// (here the CPU) alone, as the rows' timed_section intervals show, and (--pause-pipelines) paused
+// the other pipeline if it was at work.
 TEST(SuiteRun, TwoPipelinesGiveTheStatusesOfOneAndNeverTimeTwoModelsAtOnce) {
   zt::ScratchDir dir;
   const std::string zoo = dir.file("zoo");
@@ -592,7 +592,8 @@ TEST(SuiteRun, TwoPipelinesGiveTheStatusesOfOneAndNeverTimeTwoModelsAtOnce) {
     return zt::run_command(zoobench_command(
         "run --suite demo -k '^(squeezenet1_1|shufflenet_v2_x1_0|text_encoder_small)$' --backend "
         "jit"
-        " --devices cpu --accuracy --performance --repeat 5 --warmup 1 --timeout 600 --jobs " +
+        " --devices cpu --accuracy --performance --repeat 5 --warmup 1 --timeout 600 "
+        "--pause-pipelines --jobs " +
         jobs + " --zoo " + quote(zoo) + " --output-directory " + quote(out)));
   };
   const std::string one = dir.file("one"), two = dir.file("two");

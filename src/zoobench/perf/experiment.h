@@ -23,9 +23,9 @@ struct PerformanceOptions {
   // The eager side is the uncompiled Python module itself (a run whose backends are all of the
   // torch.compile family): the compiled side's uncompiled module is not timed a second time.
   bool python_reference = false;
-  // The timed section pauses the run's other model pipelines on the device
-  // (util/pipeline_pause.h): the CPUs' caches and clocks are then the timing's too.
-  bool pause_pipelines = true;
+  // --pause-pipelines: the timed section pauses the run's other model pipelines on the device
+  // (util/pipeline_pause.h), so that the CPUs' caches and clocks are the timing's too.
+  bool pause_pipelines = false;
 };
 
 // When the timed section held the device alone: seconds since the Unix epoch, wall clock.

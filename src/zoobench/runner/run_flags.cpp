@@ -111,10 +111,10 @@ void add_backend_flags(CLI::App& c, RunFlags& f) {
   c.add_flag("--disable-cudagraphs", f.disable_cudagraphs,
              "on CUDA, do not run compiled backends in CUDA graphs");
   c.add_flag("--no-patches", f.no_patches, "do not apply the models' patches");
-  c.add_flag("--no-pause-pipelines", f.no_pause_pipelines,
-             "with several model pipelines on a device, let the others run on the CPUs while a "
-             "model is timed (default: paused for its timed section, so the timing has the "
-             "host as alone as the device; the run takes a little longer)");
+  c.add_flag("--pause-pipelines", o.pause_pipelines,
+             "with several model pipelines on a device, pause the others (SIGSTOP) while a "
+             "model is timed, so that the timing has the CPUs as alone as the device (default: "
+             "they run on; docs/performance.md says what is still unexplained about it)");
   c.add_option("--disable-switches", f.disabled_switches,
                "turn these optimization switches off (comma-separated): a backend's steps "
                "(jit: freeze, fold_frozen, optimize_for_inference, executor, ...; inductor: "
@@ -559,7 +559,6 @@ void finish_backends(RunFlags& f) {
   RunOptions& o = f.options;
   o.cudagraphs = !f.disable_cudagraphs;
   o.patches = !f.no_patches;
-  o.pause_pipelines = !f.no_pause_pipelines;
   o.suite_switches = !f.ignore_suite_switches;
   o.backends = backend_names(f.backends);
   o.backend = o.backends.front();

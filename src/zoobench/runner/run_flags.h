@@ -20,7 +20,6 @@ struct RunFlags {
   bool training = false, inference = false;
   bool float32 = false, float16 = false, bfloat16 = false, amp = false;
   bool disable_cudagraphs = false, no_patches = false, ignore_suite_switches = false;
-  bool no_pause_pipelines = false;
   std::string backends = "jit";
   std::vector<std::string> devices = {"cpu"};
   std::string cpu_affinity;

@@ -41,7 +41,7 @@ struct RunOptions {
   std::vector<std::string> devices = {"cpu"};
   int accuracy_workers = 1;               // --accuracy-workers: accuracy children at once per device
   int jobs = 0;                           // --jobs: model pipelines at once per device (0: chosen)
-  bool pause_pipelines = true;  // a timed section pauses the others (--no-pause-pipelines)
+  bool pause_pipelines = false;           // --pause-pipelines: a timed section pauses the others
   std::vector<int> cpu_affinity;          // --cpu-affinity: CPUs for the model processes, split among workers
   Precision precision = Precision::kFloat32;
   // Accuracy compares NaN as equal to NaN unless --float32 was given: upstream's equal_nan
