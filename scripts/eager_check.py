@@ -6,7 +6,9 @@
 Each RUN_DIR is a `zoobench run --performance` output folder (gpu-check's eager-check stage
 makes one per way of running the models). Prints a markdown table per model: each run's eager
 and compiled latency (ms), speedup, the eager side's kernel time (ms) and the models its timed
-section paused, so a run whose eager side is slower for the same kernels stands out.
+section paused, so a run whose eager side is slower for the same kernels stands out; and what
+a small op cost the host where the timing began (rows made since 2026-12-07), which tells a
+slower machine from a slower way of running.
 """
 import glob
 import json
@@ -27,9 +29,12 @@ def rows(folder):
 def cell(cells, detail):
     if cells.get("status") != "pass":
         return f"{cells.get('status')}"
-    paused = len(detail.get("timed_section", {}).get("paused", []))
+    section = detail.get("timed_section", {})
+    paused = len(section.get("paused", []))
+    launch = section.get("op_launch_us")
     return (f"{float(cells['eager_latency']):.3f} / {float(cells['abs_latency']):.3f} = "
             f"{float(cells['speedup']):.2f}x (kernels {float(cells.get('eager_op_ms') or 0):.3f}"
+            f"{f', op {launch:.1f} us' if launch is not None else ''}"
             f"{', paused ' + str(paused) if paused else ''})")
 
 
@@ -41,7 +46,8 @@ def main(folders):
     for name in names:
         cells = [cell(*found[name]) if name in found else "-" for _, found in runs]
         print(f"| {name} | " + " | ".join(cells) + " |")
-    print("\neach cell: eager ms / compiled ms = speedup (the eager side's kernel time, ms)")
+    print("\neach cell: eager ms / compiled ms = speedup (the eager side's kernel time, ms; a small "
+          "op's cost to the host, us; the other pipelines paused)")
 
 
 if __name__ == "__main__":

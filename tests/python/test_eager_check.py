@@ -46,7 +46,8 @@ class EagerCheck(unittest.TestCase):
                 if r["cells"]["name"] == "BERT_pytorch":
                     r["cells"] = dict(r["cells"], eager_latency=str(2 * float(bert["eager_latency"])),
                                       speedup=str(2 * float(bert["speedup"])))
-                    r["detail"] = dict(r["detail"], timed_section={"paused": ["a", "b"]})
+                    r["detail"] = dict(r["detail"], timed_section={"paused": ["a", "b"],
+                                                                   "op_launch_us": 9.25})
             os.makedirs(second)
             with open(os.path.join(second, FILE), "w", encoding="utf-8") as f:
                 json.dump(slower, f)
@@ -58,7 +59,9 @@ class EagerCheck(unittest.TestCase):
         self.assertTrue(after.startswith(f"{2 * float(bert['eager_latency']):.3f} / "), after)
         self.assertIn(f"{2 * float(bert['speedup']):.2f}x", after)
         self.assertIn("paused 2", after)
+        self.assertIn("op 9.2 us", after)
         self.assertNotIn("paused", before)
+        self.assertNotIn(" us", before)  # rows made before the cost was kept
         self.assertEqual(cells_of(text, "dcgan")[1], "-")
         self.assertEqual(len([l for l in text.splitlines() if l.startswith("| ") and "model" not in l]),
                          len(records))

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "zoobench/perf/kernel_time.h"
+#include "zoobench/perf/launch_cost.h"
 #include "zoobench/perf/memory.h"
 #include "zoobench/perf/timer.h"
 #include "zoobench/results/failure.h"
@@ -161,6 +162,7 @@ bool measure(Timing& t) {
                             kLongestPause);
       t.record.paused_for_timing = others_paused->names();
     }
+    t.record.op_launch_us = op_launch_cost_us(t.device);
     crash_report::set_phase("performance: interleaved timing");
     t.record.measurement = measure_interleaved(t.eager_iteration, t.compiled_iteration, *timer,
                                                t.options.measurement, uncompiled_iteration);

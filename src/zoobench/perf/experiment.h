@@ -53,6 +53,8 @@ struct PerformanceRecord {
   // ended before the section did (the rest of the section ran beside them).
   std::vector<std::string> paused_for_timing;
   bool pause_ended_early = false;
+  // The host's cost of one small op on the device at the section's start (launch_cost.h).
+  std::optional<double> op_launch_us;
 };
 
 PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,

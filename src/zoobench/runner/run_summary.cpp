@@ -44,6 +44,9 @@ std::string load_text(const LoadAverage& average) {
 }
 
 void add_performance_row(BackendTally& backend, RunTally& tally, const ResultRow& row) {
+  const auto section = row.detail.find("timed_section");
+  if (section != row.detail.end() && section->contains("op_launch_us"))
+    tally.op_launch_us.push_back(section->at("op_launch_us").get<double>());
   const auto speedup = report::parse_number(cell(row, columns::kSpeedup));
   if (!speedup || *speedup <= 0) return;
   backend.timed++;
@@ -102,17 +105,23 @@ void print_backend_table(const RunTally& tally, std::FILE* out) {
   }
 }
 
-// The load over the last minute against the CPUs (the run's own model process counts as one).
-void print_host_load(std::FILE* out) {
+// The load over the last minute against the CPUs (the run's own model process counts as one),
+// and what a small op cost the host where the timings began: a launch-bound eager side is as
+// fast as that, so runs on two machines compare only where it is alike.
+void print_host_load(const RunTally& tally, std::FILE* out) {
   const auto average = load_average();
-  if (!average) {
-    std::fprintf(out, "  host: load average unknown\n");
-    return;
+  std::string line = average ? load_text(*average) : "load average unknown";
+  if (average && average->load > static_cast<double>(average->cpus))
+    line += ": busier than its CPUs, so latencies may read slow and spread wide";
+  if (!tally.op_launch_us.empty()) {
+    const auto [low, high] =
+        std::minmax_element(tally.op_launch_us.begin(), tally.op_launch_us.end());
+    line += fmt::format(
+        "; a small op cost {:.1f} us on the device (median of the timings; {:.1f} "
+        "to {:.1f})",
+        stats::median(tally.op_launch_us), *low, *high);
   }
-  std::fprintf(out, "  host: %s%s\n", load_text(*average).c_str(),
-               average->load > static_cast<double>(average->cpus)
-                   ? ": busier than its CPUs, so latencies may read slow and spread wide"
-                   : "");
+  std::fprintf(out, "  host: %s\n", line.c_str());
 }
 
 }  // namespace
@@ -180,7 +189,7 @@ void print_run_summary(const RunTally& tally, std::size_t skipped, std::FILE* ou
     std::fprintf(out, "  unstable (\u2020, may not reproduce): %s\n",
                  some_names(tally.unstable_models).c_str());
   }
-  print_host_load(out);
+  print_host_load(tally, out);
 }
 
 }  // namespace zoobench

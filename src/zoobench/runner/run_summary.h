@@ -33,6 +33,8 @@ struct RunTally {
   std::map<std::string, std::vector<std::string>> failures;
   std::vector<std::string> unstable_models;  // "densenet121 (jit, ±12%)"
   std::size_t models = 0;
+  // The host's cost of one small op on the device where each timing began (perf/launch_cost.h).
+  std::vector<double> op_launch_us;
 };
 
 RunTally tally_rows(const std::vector<ResultRow>& rows);

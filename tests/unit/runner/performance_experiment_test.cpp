@@ -71,6 +71,10 @@ TEST(PerformanceExperiment, InferenceRecordIsComplete) {
   EXPECT_FALSE(r.eager_launch_bound);
   EXPECT_FALSE(r.compiled_launch_bound);
   EXPECT_EQ(r.compiled_info.cudagraphs, "off");
+  // The host's cost of a small op, measured where the timing began.
+  ASSERT_TRUE(r.op_launch_us.has_value());
+  EXPECT_GT(*r.op_launch_us, 0.0);
+  EXPECT_LT(*r.op_launch_us, 1e5);
 }
 
 TEST(PerformanceExperiment, TrainingRecordIsComplete) {

@@ -96,6 +96,21 @@ TEST(RunSummary, ARunWithFailuresAndUnstableRowsPrintsTheSameLinesAsACleanOne) {
   EXPECT_THAT(troubled, HasSubstr("3.0x [2.4x, 3.6x]"));
 }
 
+// The host line gives the median of the small-op costs the timings measured, and their range;
+// a run without them (an older file, the CPU's accuracy alone) says nothing of it.
+TEST(RunSummary, TheHostLineGivesWhatASmallOpCostWhereTheTimingsBegan) {
+  std::vector<ResultRow> rows;
+  for (double cost : {7.5, 3.0, 12.25}) {
+    rows.push_back(performance("m" + format_cell(cost), "inductor", 2.0, 1.9, 2.1, false));
+    rows.back().detail["timed_section"] = {{"op_launch_us", cost}};
+  }
+  EXPECT_THAT(printed(rows),
+              HasSubstr("; a small op cost 7.5 us on the device (median of the timings; 3.0 to "
+                        "12.2)\n"));
+  EXPECT_THAT(printed({performance("a", "jit", 2.0, 1.9, 2.1, false)}),
+              ::testing::Not(HasSubstr("small op")));
+}
+
 TEST(RunSummary, APartThatDidNotRunShowsADash) {
   const std::string text = printed({accuracy("a", "eager", Status::kEager1stRunFail),
                                     performance("a", "jit", 2.0, 1.9, 2.1, false)});
