@@ -24,6 +24,14 @@ from test_training_step import SmallConvNet  # a conv / batch-norm / linear mode
 CAN_COMPILE = torch_compile_missing(torch) is None
 
 
+def _has_transformers() -> bool:
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 class Breaking(nn.Module):
     """Three explicit graph breaks in the forward: four graphs."""
 
@@ -70,6 +78,30 @@ class KeywordOutputsBreaking(OneOutput):
         return {"logits": y, "scaled": y * 0.5}
 
 
+class MaskedLMOutput(dict):
+    """Stands in for transformers' output of that name (a mapping with attributes), which
+    upstream's reduce_to_scalar_loss reduces to its logits alone."""
+
+    def __getattr__(self, name):
+        return self[name]
+
+
+class KeywordMaskedLM(OneOutput):
+    """A masked LM's calling convention: input_ids and labels by name, its own loss and the
+    logits out, as transformers' models (which of its inputs came by name is kept)."""
+
+    def __init__(self, output_type=MaskedLMOutput):
+        super().__init__()
+        self.output_type = output_type
+        self.called_with = None
+
+    def forward(self, input_ids=None, labels=None):
+        self.called_with = sorted(k for k, v in (("input_ids", input_ids), ("labels", labels))
+                                  if v is not None)
+        logits = self.a(input_ids)
+        return self.output_type(loss=((logits - labels) ** 2).mean(), logits=logits)
+
+
 def session_for(module, training, optimizer="sgd", compile_settings=None):
     """A ModelSession around `module` as open_session builds one, without a zoo entry."""
     s = object.__new__(session_module.ModelSession)
@@ -77,6 +109,7 @@ def session_for(module, training, optimizer="sgd", compile_settings=None):
     s.loss_scale, s.loss_rule = 1.0, "mean_of_floating_outputs"
     s.compile_settings, s._cache, s._compiled = compile_settings, None, None
     s.module = module.train(training)
+    s._keyword_model, s._input_names = session_module._keyword_call_of(s.module, s.loss_rule)
     s.optimizer = s._make_optimizer({"kind": optimizer, "learning_rate": 0.01}) if training else None
     if compile_settings:
         s._compile(compile_settings)
@@ -107,6 +140,38 @@ class TrainingStep(unittest.TestCase):
             torch.testing.assert_close(got, want, msg=name)
             torch.testing.assert_close(got.grad, want.grad, msg=name)
         torch.testing.assert_close(self.model.bn.running_mean, reference.bn.running_mean)
+
+    def test_a_keyword_model_is_called_by_name_and_its_own_output_reduced(self):
+        # TorchBench's hf_* models: upstream's step calls mod(**inputs) and takes
+        # reduce_to_scalar_loss of the model's own output, the logits' mean for a MaskedLMOutput
+        # (not the loss the model computes from the labels); zoobench's rows compare the
+        # wrapper's flat outputs (the logits).
+        from zoo_export.sources.torchbench_transformers import UpstreamLossOutputs
+
+        torch.manual_seed(0)
+        model = KeywordMaskedLM()
+        reference = copy.deepcopy(model)
+        inputs = (torch.randn(2, 8), torch.randn(2, 8))
+        s = session_for(UpstreamLossOutputs(model, ["input_ids", "labels"]), training=True)
+        loss, outputs = s.step(inputs)
+        self.assertEqual(model.called_with, ["input_ids", "labels"])
+        # the model itself, not through the wrapper (whose forward records its output names)
+        self.assertEqual(s.module.output_names, [])
+        expected_logits = reference.a(inputs[0])
+        expected_loss = expected_logits.sum() / expected_logits.numel()
+        expected_loss.backward()
+        with torch.no_grad():
+            for p in reference.parameters():
+                p -= 0.01 * p.grad
+        torch.testing.assert_close(loss, expected_loss.detach())
+        self.assertEqual(len(outputs), 1)
+        torch.testing.assert_close(outputs[0], expected_logits)
+        for (name, got), want in zip(model.named_parameters(), reference.parameters()):
+            torch.testing.assert_close(got, want, msg=name)
+        # The uncompiled step (the eager reference) calls it the same way.
+        model.called_with = None
+        s.step_uncompiled(inputs)
+        self.assertEqual(model.called_with, ["input_ids", "labels"])
 
     def test_no_optimizer_steps_nothing_as_upstreams_ci_skip_optimizer(self):
         # upstream's optimizer_zero_grad then clears the module's gradients, and no step runs
@@ -344,6 +409,63 @@ class DynamoCounts(unittest.TestCase):
         s._warm_up((torch.randn(2, 8),), 2)
         frames = s.facts().get("frames_not_converted", [])
         self.assertEqual([f for f in frames if "model_bundle.py" in f["frame"]], [], frames)
+        s.close()
+
+    @unittest.skipUnless(_has_transformers(), "transformers is not installed for this python")
+    def test_a_keyword_model_breaks_as_often_as_upstreams_step(self):
+        # Upstream's torchbench.py step, call for call (clone_inputs, optimizer_zero_grad outside
+        # dynamo, mod(**inputs), compute_loss, backward, optimizer_step, collect_results on the
+        # last of two iterations), against zoobench's on the same keyword-input model returning
+        # transformers' own MaskedLMOutput: the same graph-break count.
+        from torch._dynamo.testing import collect_results, reduce_to_scalar_loss
+        from torch._dynamo.utils import clone_inputs, counters
+        from transformers.modeling_outputs import MaskedLMOutput as LibraryOutput
+        from zoo_export.sources.torchbench_transformers import UpstreamLossOutputs
+        import torch._dynamo
+
+        class UpstreamStep:
+            def __init__(self, mod):
+                self.optimizer = torch.optim.Adam(mod.parameters(), lr=0.01)
+
+            def compute_loss(self, pred):
+                return reduce_to_scalar_loss(pred)
+
+            @torch._disable_dynamo(recursive=True)
+            def optimizer_zero_grad(self, mod):
+                self.optimizer.zero_grad(True)
+
+            def optimizer_step(self):
+                self.optimizer.step()
+
+            def forward_and_backward_pass(self, mod, inputs, collect_outputs=True):
+                cloned_inputs = clone_inputs(inputs)
+                self.optimizer_zero_grad(mod)
+                pred = mod(**cloned_inputs)
+                loss = self.compute_loss(pred)
+                loss.backward()
+                self.optimizer_step()
+                if collect_outputs:
+                    return collect_results(mod, None, loss, cloned_inputs)
+                return None
+
+        torch.manual_seed(0)
+        inputs = (torch.randn(2, 8), torch.randn(2, 8))
+        model = KeywordMaskedLM(LibraryOutput)
+        upstream = UpstreamStep(model)
+        torch._dynamo.reset()
+        counters.clear()
+        step = torch.compile(upstream.forward_and_backward_pass, backend="eager")
+        for call in range(2):
+            step(model, dict(zip(["input_ids", "labels"], inputs)), call == 1)
+        upstream_breaks = sum(counters["graph_break"].values())
+        upstream_reasons = sorted(counters["graph_break"].items())
+
+        s = session_for(UpstreamLossOutputs(KeywordMaskedLM(LibraryOutput), ["input_ids", "labels"]),
+                        training=True, optimizer="adam", compile_settings={"backend": "eager"})
+        s._warm_up(inputs, 2)
+        facts = s.facts()
+        self.assertEqual(facts["graph_breaks"], upstream_breaks,
+                         f"zoobench {facts.get('graph_break_reasons')}, upstream {upstream_reasons}")
         s.close()
 
     def test_a_training_step_breaks_where_upstreams_does(self):

@@ -27,6 +27,7 @@ from . import compiler_bisect, device_gate, frame_watch
 from . import rebuild as rebuild_module
 from .rebuild import named_tensors
 from .environment import torch_compile_missing
+from zoo_export.sources.torchbench_transformers import LOGITS_LOSS_OUTPUTS
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
           "float64": torch.float64}
@@ -67,6 +68,11 @@ class ModelSession:
         self.loss_rule = training_entry.get("loss", "mean_of_floating_outputs")
         self.loss_scale *= float(training_entry.get("loss_scale", 1.0))
         self.module = self.model.train_module if self.training else self.model.module
+        # A model the exporter wrapped for TorchScript (a transformers model: keyword inputs in,
+        # a ModelOutput out, flattened by the wrapper): its training step calls the model itself
+        # with keyword inputs and takes the loss of its own output, as upstream's step does
+        # (mod(**cloned_inputs)); the outputs zoobench compares are flattened after the step.
+        self._keyword_model, self._input_names = _keyword_call_of(self.module, self.loss_rule)
         # Upstream checks torchbench models' training accuracy in eval mode (use_eval_mode: no
         # dropout, batch-norm's running statistics); zoobench asks for it then (eval_mode).
         self.module.train(self.training and not config.get("eval_mode", False))
@@ -91,10 +97,10 @@ class ModelSession:
 
     def step(self, inputs: Sequence[torch.Tensor]):
         self._mark_step()
-        return self._forward_callable()(inputs, True)
+        return self._flat_results(self._forward_callable()(self._as_called(inputs), True))
 
     def step_uncompiled(self, inputs: Sequence[torch.Tensor]):
-        return self._train_step(inputs, True)
+        return self._flat_results(self._train_step(self._as_called(inputs), True))
 
     def warm_up(self, inputs: Sequence[torch.Tensor], calls: int, gate=None) -> None:
         """Calls until compiled (and, for CUDA-graph modes, recorded): compile time belongs to
@@ -128,7 +134,7 @@ class ModelSession:
             self._mark_step()
             # As upstream's run_n_iterations: the last call collects the results (dynamo
             # compiles that variant of the step's tail too, and counts it).
-            self._forward_callable()(inputs, call == calls - 1)
+            self._forward_callable()(self._as_called(inputs), call == calls - 1)
         _clear_gradients(self.optimizer, self.module)
         with torch.no_grad():
             for tensor, copy in saved:
@@ -230,18 +236,37 @@ class ModelSession:
         loss in a function of its own that calls torch's reduce_to_scalar_loss (upstream's
         compute_loss), the optimizer's step in a method (upstream's optimizer_step). Dynamo
         does not trace torch's own files, so each of torch's helpers is a graph break, here as
-        in upstream's harness. (loss, outputs) when collecting, else None."""
+        in upstream's harness. `inputs`: a dict for a model called with keyword inputs (as
+        upstream's, _as_called), else a sequence. (loss, outputs) when collecting, else None."""
         cloned_inputs = clone_inputs(inputs)
         _clear_gradients(self.optimizer, self.module)
         with self._autocast():
-            outputs = self.module(*cloned_inputs)
+            if isinstance(cloned_inputs, dict):
+                outputs = self._keyword_model(**cloned_inputs)
+            else:
+                outputs = self.module(*cloned_inputs)
             loss = training_loss(outputs, self.loss_rule, self.loss_scale)
         loss.backward()
         self._optimizer_step()
         if collect_outputs:
-            collect_results(self.module, None, loss, cloned_inputs)
+            called = self.module if self._keyword_model is None else self._keyword_model
+            collect_results(called, None, loss, cloned_inputs)
             return loss.detach(), outputs
         return None
+
+    def _as_called(self, inputs: Sequence[torch.Tensor]):
+        """The step's inputs as its model takes them: by name for a keyword-input model."""
+        if self._input_names is None:
+            return inputs
+        return dict(zip(self._input_names, inputs))
+
+    def _flat_results(self, results):
+        """(loss, outputs) with a keyword-input model's output flattened as its exporter wrapper
+        flattens it (the tensors zoobench compares, in TorchScript's order)."""
+        if results is None or self._input_names is None:
+            return results
+        loss, outputs = results
+        return loss, tuple([t for _, t in self.module.named_outputs(outputs)])
 
     def _optimizer_step(self) -> None:
         # upstream's optimizer_step
@@ -289,6 +314,22 @@ class ModelSession:
                 mark()
 
 
+def _keyword_call_of(module: torch.nn.Module, loss_rule: str):
+    """(the model, its input names) for a model the exporter wrapped to take positional inputs
+    (model_bundle.FlatOutputs: it calls `model(**dict(zip(input_names, inputs)))`) whose loss is
+    the same from the model's own output as from the wrapper's: the first output (the
+    HuggingFace models' own loss), or upstream's reduce_to_scalar_loss where the wrapper gives
+    what that reduces (TorchBench's hf_* models, UpstreamLossOutputs). Else (None, None)."""
+    from zoo_export.model_bundle import FlatOutputs
+    from zoo_export.sources.torchbench_transformers import UpstreamLossOutputs
+
+    if not isinstance(module, FlatOutputs):
+        return None, None
+    if loss_rule == "first_output" or isinstance(module, UpstreamLossOutputs):
+        return module.model, list(module.input_names)
+    return None, None
+
+
 def _outside_dynamo(fn):
     """fn as dynamo leaves it: called, never traced (a graph break where it is called)."""
     dynamo = getattr(torch, "_dynamo", None)
@@ -310,6 +351,8 @@ _UPSTREAM_REDUCE_TO_SCALAR_LOSS = _torch_helper("torch._dynamo.testing", "reduce
 
 
 def _clone_inputs_here(inputs):
+    if isinstance(inputs, dict):
+        return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
     return [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
 
 
@@ -435,11 +478,14 @@ def fresh_compile_cache():
 
 def reduce_to_scalar_loss(value: Any) -> Optional[torch.Tensor]:
     """upstream's reduce_to_scalar_loss, as zoobench's C++ (zoo/training_loss.cpp) computes it:
-    a tensor's sum / numel; the mean of a list, tuple or dict's parts; non-floating ignored."""
+    a tensor's sum / numel; the mean of a list, tuple or dict's parts; non-floating ignored; and,
+    as upstream's, the logits alone of the transformers outputs it names (LOGITS_LOSS_OUTPUTS)."""
     if isinstance(value, torch.Tensor):
         if not (value.is_floating_point() or value.is_complex()):
             return None
         return value.sum() / max(value.numel(), 1)
+    if type(value).__name__ in LOGITS_LOSS_OUTPUTS:
+        return reduce_to_scalar_loss(value.logits)  # upstream's rule for these outputs
     if isinstance(value, dict) or (hasattr(value, "keys") and hasattr(value, "__getitem__")):
         parts = [reduce_to_scalar_loss(value[k]) for k in value.keys()]
     elif isinstance(value, (list, tuple)):
