@@ -140,7 +140,8 @@ double epoch_seconds(std::chrono::system_clock::time_point at) {
 // The interleaved timing (with the uncompiled Python module where there is one and the eager
 // side is not that module already: upstream's speedup is against it) and the kernel-time
 // profile, with the device alone: no other pipeline's work and no export runs beside them,
-// and the run's other pipelines on the device paused (their compiles off the CPUs).
+// and with --pause-pipelines the run's other pipelines on the device paused (their compiles off
+// the CPUs).
 // The longest the other pipelines stay paused for one timed section: a section that waits on
 // something a paused process holds goes on after it, and a slow model's section beside them.
 constexpr std::chrono::seconds kLongestPause{120};

@@ -1,9 +1,11 @@
 // A timed section with the host to itself. The device gate (device_gate.h) keeps other model
 // pipelines off the device while a model is timed, but not off the CPUs: their compiles run on
 // beside it, and a launch-bound eager side (a Python loop of small kernels) ran 5-16% slower
-// there than in a run of one pipeline (docs/performance.md). So a timed section pauses the
-// run's other pipelines on its device (SIGSTOP to each of their processes, compile workers
-// included) and continues them (SIGCONT) when it ends, or after a bound, whichever is first.
+// there than in a run of one pipeline (docs/performance.md). With `--pause-pipelines` a timed
+// section pauses the run's other pipelines on its device (SIGSTOP to each of their processes,
+// compile workers included) and continues them (SIGCONT) when it ends, or after a bound,
+// whichever is first. It is not the default: the one list run made with it had slower eager
+// sides, not faster, for reasons not known yet (docs/performance.md).
 //
 // How a pipeline is found: each model process of a run announces itself in a file beside its
 // phase file (crash_report.h), `<stem>.pipeline`, holding its process id and its device gate's
