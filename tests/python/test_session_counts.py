@@ -116,6 +116,17 @@ def session_for(module, training, optimizer="sgd", compile_settings=None):
     return s
 
 
+def sgd_step_by_hand(reference, outputs):
+    """The loss upstream's reduce_to_scalar_loss makes of one output tensor (its mean), its
+    backward and SGD's update at lr 0.01 on `reference`, written out; the loss."""
+    loss = outputs.sum() / outputs.numel()
+    loss.backward()
+    with torch.no_grad():
+        for p in reference.parameters():
+            p -= 0.01 * p.grad
+    return loss
+
+
 class TrainingStep(unittest.TestCase):
     def setUp(self):
         torch.manual_seed(0)
@@ -129,11 +140,7 @@ class TrainingStep(unittest.TestCase):
         # by hand: clear, forward, loss (the mean of the outputs), backward, SGD's update
         reference.zero_grad(set_to_none=True)
         expected_outputs = reference(*self.inputs)
-        expected_loss = expected_outputs.sum() / expected_outputs.numel()
-        expected_loss.backward()
-        with torch.no_grad():
-            for p in reference.parameters():
-                p -= 0.01 * p.grad
+        expected_loss = sgd_step_by_hand(reference, expected_outputs)
         torch.testing.assert_close(loss, expected_loss.detach())
         torch.testing.assert_close(outputs, expected_outputs)
         for (name, got), want in zip(self.model.named_parameters(), reference.parameters()):
@@ -158,11 +165,7 @@ class TrainingStep(unittest.TestCase):
         # the model itself, not through the wrapper (whose forward records its output names)
         self.assertEqual(s.module.output_names, [])
         expected_logits = reference.a(inputs[0])
-        expected_loss = expected_logits.sum() / expected_logits.numel()
-        expected_loss.backward()
-        with torch.no_grad():
-            for p in reference.parameters():
-                p -= 0.01 * p.grad
+        expected_loss = sgd_step_by_hand(reference, expected_logits)
         torch.testing.assert_close(loss, expected_loss.detach())
         self.assertEqual(len(outputs), 1)
         torch.testing.assert_close(outputs[0], expected_logits)
