@@ -4,6 +4,9 @@
 // state, so they can be read on a machine without a GPU; tests/gpu checks what they do.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "zoobench/util/compat.h"
 
 namespace zoobench {
@@ -46,6 +49,29 @@ TEST_F(NumericsSettings, PerformanceAllowsTf32AndKeepsCudnnBenchmarkOffAsUpstrea
   EXPECT_FALSE(context.benchmarkCuDNN()) << "upstream's performance runs leave benchmark mode off";
   EXPECT_TRUE(context.allowTF32CuBLAS());
   EXPECT_TRUE(context.allowTF32CuDNN());
+}
+
+// The accuracy check's fixed cuBLAS workspace is gone when the timing starts: PyTorch parses the
+// variable on every cuBLAS call while it is set, which slows a launch-bound eager side that is
+// timed in the process that checked it. A value the user set stays, as it came.
+TEST_F(NumericsSettings, TheCublasWorkspaceTheCheckSetIsGoneForTheTiming) {
+  ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
+  compat::set_deterministic_numerics(true);
+  ASSERT_NE(std::getenv("CUBLAS_WORKSPACE_CONFIG"), nullptr);
+  EXPECT_EQ(std::string(std::getenv("CUBLAS_WORKSPACE_CONFIG")), ":4096:8");
+  compat::set_deterministic_numerics(false);
+  EXPECT_EQ(std::getenv("CUBLAS_WORKSPACE_CONFIG"), nullptr);
+  compat::set_deterministic_numerics(true);  // the next check has it again
+  EXPECT_NE(std::getenv("CUBLAS_WORKSPACE_CONFIG"), nullptr);
+}
+
+TEST_F(NumericsSettings, AUsersCublasWorkspaceStaysThroughCheckAndTiming) {
+  ::setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8", 1);
+  compat::set_deterministic_numerics(true);
+  compat::set_deterministic_numerics(false);
+  ASSERT_NE(std::getenv("CUBLAS_WORKSPACE_CONFIG"), nullptr);
+  EXPECT_EQ(std::string(std::getenv("CUBLAS_WORKSPACE_CONFIG")), ":16:8");
+  ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
 }
 
 // A model whose TorchBench class turns cuDNN's benchmark mode on and its deterministic mode off
