@@ -7,6 +7,7 @@ reports (session.facts(), upstream's get_dynamo_stats formulas) are dynamo's own
 model with known graph breaks, and a compiled training step breaks where upstream's does: at the
 gradients' clearing, at backward() and around SGD's step, which both leave to eager."""
 
+import contextlib
 import copy
 import sys
 import unittest
@@ -110,6 +111,7 @@ def session_for(module, training, optimizer="sgd", compile_settings=None):
     s.compile_settings, s._cache, s._compiled = compile_settings, None, None
     s.module = module.train(training)
     s._keyword_model, s._input_names = session_module._keyword_call_of(s.module, s.loss_rule)
+    s._upstream_loss = s._upstream_loss_of_rule()
     s.optimizer = s._make_optimizer({"kind": optimizer, "learning_rate": 0.01}) if training else None
     if compile_settings:
         s._compile(compile_settings)
@@ -336,9 +338,13 @@ class FramesGivenUp(unittest.TestCase):
             self.assertTrue(name in ("nothing_to_compile", "breaks_in_a_loop") or
                             name.startswith("torch_dynamo_resume_in_"), name)
             self.assertRegex(caller, r"^\S+ \(\S+\.py:\d+\)(, from \S+ \(\S+\.py:\d+\))?$")
-        callers = [caller for name, _, _, caller in given_up if name == "nothing_to_compile"]
-        self.assertTrue(callers)  # past dynamo's wrapper, this test called it
-        self.assertTrue(callers[0].startswith("test_the_frames_given_up_are_the_ones_counted ("))
+        # Past dynamo's wrapper, who called each frame: this test for the functions it compiled
+        # (which of them dynamo gives up on depends on torch's version), the function a resume
+        # function continues for those dynamo makes at a break.
+        for name, _, _, caller in given_up:
+            expected = ("breaks_in_a_loop (" if name.startswith("torch_dynamo_resume_in_")
+                        else "test_the_frames_given_up_are_the_ones_counted (")
+            self.assertTrue(caller.startswith(expected), (name, caller))
 
 
 class TrainingLossInputs(unittest.TestCase):
@@ -352,6 +358,21 @@ class TrainingLossInputs(unittest.TestCase):
         self.assertFalse(session_module._all_floating([f, None]))
         self.assertFalse(session_module._all_floating(()))
         self.assertFalse(session_module._all_floating({"a": {}}))
+
+    @unittest.skipUnless(session_module._UPSTREAM_REDUCE_TO_SCALAR_LOSS, "torch has no reduce_to_scalar_loss")
+    def test_the_steps_upstream_loss_is_the_rules_loss_scaled_or_not(self):
+        # The step calls upstream's compute_loss (or scaled_compute_loss) where training_loss
+        # would call upstream's reduction: the same value, the model's loss scale applied.
+        outputs = (torch.randn(3, 4), {"a": torch.randn(5)})
+        for scale in (1.0, 0.001):
+            s = session_for(SmallConvNet(), training=True)
+            s.loss_scale = scale
+            upstream_loss = s._upstream_loss_of_rule()
+            self.assertIsNotNone(upstream_loss)
+            torch.testing.assert_close(upstream_loss(outputs), session_module.training_loss(
+                outputs, s.loss_rule, scale), rtol=0, atol=0)
+        s.loss_rule = "first_output"  # HuggingFace's own loss: not upstream's reduction
+        self.assertIsNone(s._upstream_loss_of_rule())
 
 
 class CompilePhases(unittest.TestCase):
@@ -414,21 +435,20 @@ class DynamoCounts(unittest.TestCase):
         self.assertEqual([f for f in frames if "model_bundle.py" in f["frame"]], [], frames)
         s.close()
 
-    @unittest.skipUnless(_has_transformers(), "transformers is not installed for this python")
-    def test_a_keyword_model_breaks_as_often_as_upstreams_step(self):
-        # Upstream's torchbench.py step, call for call (clone_inputs, optimizer_zero_grad outside
-        # dynamo, mod(**inputs), compute_loss, backward, optimizer_step, collect_results on the
-        # last of two iterations), against zoobench's on the same keyword-input model returning
-        # transformers' own MaskedLMOutput: the same graph-break count.
+    @staticmethod
+    def _upstream_step_breaks(model, inputs):
+        """The graph breaks of upstream's torchbench.py step, call for call (clone_inputs,
+        optimizer_zero_grad outside dynamo, mod(**inputs) or mod(*inputs) under its autocast
+        context, compute_loss, backward, Adam's optimizer_step, collect_results on the last of
+        two iterations): (count, sorted (reason, count))."""
         from torch._dynamo.testing import collect_results, reduce_to_scalar_loss
         from torch._dynamo.utils import clone_inputs, counters
-        from transformers.modeling_outputs import MaskedLMOutput as LibraryOutput
-        from zoo_export.sources.torchbench_transformers import UpstreamLossOutputs
         import torch._dynamo
 
         class UpstreamStep:
             def __init__(self, mod):
                 self.optimizer = torch.optim.Adam(mod.parameters(), lr=0.01)
+                self.autocast = contextlib.nullcontext
 
             def compute_loss(self, pred):
                 return reduce_to_scalar_loss(pred)
@@ -443,33 +463,53 @@ class DynamoCounts(unittest.TestCase):
             def forward_and_backward_pass(self, mod, inputs, collect_outputs=True):
                 cloned_inputs = clone_inputs(inputs)
                 self.optimizer_zero_grad(mod)
-                pred = mod(**cloned_inputs)
-                loss = self.compute_loss(pred)
+                with self.autocast():
+                    if isinstance(cloned_inputs, dict):
+                        pred = mod(**cloned_inputs)
+                    else:
+                        pred = mod(*cloned_inputs)
+                    loss = self.compute_loss(pred)
                 loss.backward()
                 self.optimizer_step()
                 if collect_outputs:
                     return collect_results(mod, None, loss, cloned_inputs)
                 return None
 
-        torch.manual_seed(0)
-        inputs = (torch.randn(2, 8), torch.randn(2, 8))
-        model = KeywordMaskedLM(LibraryOutput)
         upstream = UpstreamStep(model)
         torch._dynamo.reset()
         counters.clear()
         step = torch.compile(upstream.forward_and_backward_pass, backend="eager")
         for call in range(2):
-            step(model, dict(zip(["input_ids", "labels"], inputs)), call == 1)
-        upstream_breaks = sum(counters["graph_break"].values())
-        upstream_reasons = sorted(counters["graph_break"].items())
+            step(model, inputs, call == 1)
+        return sum(counters["graph_break"].values()), sorted(counters["graph_break"].items())
 
-        s = session_for(UpstreamLossOutputs(KeywordMaskedLM(LibraryOutput), ["input_ids", "labels"]),
-                        training=True, optimizer="adam", compile_settings={"backend": "eager"})
+    def _assert_breaks_as_upstreams(self, zoobench_model, upstream_model, inputs, upstream_inputs):
+        upstream_breaks, upstream_reasons = self._upstream_step_breaks(upstream_model, upstream_inputs)
+        s = session_for(zoobench_model, training=True, optimizer="adam",
+                        compile_settings={"backend": "eager"})
         s._warm_up(inputs, 2)
         facts = s.facts()
         self.assertEqual(facts["graph_breaks"], upstream_breaks,
                          f"zoobench {facts.get('graph_break_reasons')}, upstream {upstream_reasons}")
         s.close()
+
+    @unittest.skipUnless(_has_transformers(), "transformers is not installed for this python")
+    def test_a_keyword_model_breaks_as_often_as_upstreams_step(self):
+        # a keyword-input model returning transformers' own MaskedLMOutput, as the hf_* models
+        from transformers.modeling_outputs import MaskedLMOutput as LibraryOutput
+        from zoo_export.sources.torchbench_transformers import UpstreamLossOutputs
+
+        torch.manual_seed(0)
+        inputs = (torch.randn(2, 8), torch.randn(2, 8))
+        self._assert_breaks_as_upstreams(
+            UpstreamLossOutputs(KeywordMaskedLM(LibraryOutput), ["input_ids", "labels"]),
+            KeywordMaskedLM(LibraryOutput), inputs, dict(zip(["input_ids", "labels"], inputs)))
+
+    def test_a_positional_model_breaks_as_often_as_upstreams_step(self):
+        # a model with positional inputs and one tensor out, as resnet50 or the timm models
+        torch.manual_seed(0)
+        inputs = (torch.randn(2, 3, 8, 8),)
+        self._assert_breaks_as_upstreams(SmallConvNet(), SmallConvNet(), inputs, list(inputs))
 
     def test_a_training_step_breaks_where_upstreams_does(self):
         torch.manual_seed(0)
