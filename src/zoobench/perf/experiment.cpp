@@ -164,6 +164,7 @@ bool measure(Timing& t) {
       t.record.paused_for_timing = others_paused->names();
     }
     t.record.op_launch_us = op_launch_cost_us(t.device);
+    t.record.cublas_workspace_config = compat::cublas_workspace_config_for_timing(t.device);
     crash_report::set_phase("performance: interleaved timing");
     t.record.measurement = measure_interleaved(t.eager_iteration, t.compiled_iteration, *timer,
                                                t.options.measurement, uncompiled_iteration);

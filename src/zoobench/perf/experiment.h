@@ -55,6 +55,9 @@ struct PerformanceRecord {
   bool pause_ended_early = false;
   // The host's cost of one small op on the device at the section's start (launch_cost.h).
   std::optional<double> op_launch_us;
+  // CUBLAS_WORKSPACE_CONFIG where the timing ran on a CUDA device (a user's value): PyTorch
+  // parses it on every cuBLAS call, so an eager side of many small matmuls reads slow.
+  std::optional<std::string> cublas_workspace_config;
 };
 
 PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& eager, Backend& compiled,

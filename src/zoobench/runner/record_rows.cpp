@@ -158,6 +158,8 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
                                    {"paused", r.paused_for_timing},
                                    {"pause_ended_early", r.pause_ended_early}};
     if (r.op_launch_us) row.detail["timed_section"]["op_launch_us"] = *r.op_launch_us;
+    if (r.cublas_workspace_config)
+      row.detail["timed_section"]["cublas_workspace_config"] = *r.cublas_workspace_config;
   }
   set_cell(row, columns::kUnstableCov, format_cell(m.unstable_cov));
   row.detail["eager_samples_ms"] = m.eager.samples_ms;

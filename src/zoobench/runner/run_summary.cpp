@@ -47,6 +47,8 @@ void add_performance_row(BackendTally& backend, RunTally& tally, const ResultRow
   const auto section = row.detail.find("timed_section");
   if (section != row.detail.end() && section->contains("op_launch_us"))
     tally.op_launch_us.push_back(section->at("op_launch_us").get<double>());
+  if (section != row.detail.end() && section->contains("cublas_workspace_config"))
+    tally.timed_with_cublas_workspace_config++;
   const auto speedup = report::parse_number(cell(row, columns::kSpeedup));
   if (!speedup || *speedup <= 0) return;
   backend.timed++;
@@ -121,6 +123,12 @@ void print_host_load(const RunTally& tally, std::FILE* out) {
         "to {:.1f})",
         stats::median(tally.op_launch_us), *low, *high);
   }
+  if (tally.timed_with_cublas_workspace_config > 0)
+    line += fmt::format(
+        "; {} timing(s) ran with CUBLAS_WORKSPACE_CONFIG set, which PyTorch parses on every "
+        "cuBLAS call: eager sides of many small matmuls read slow (upstream's timings run "
+        "without it; unset it to time)",
+        tally.timed_with_cublas_workspace_config);
   std::fprintf(out, "  host: %s\n", line.c_str());
 }
 

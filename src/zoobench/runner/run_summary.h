@@ -35,6 +35,8 @@ struct RunTally {
   std::size_t models = 0;
   // The host's cost of one small op on the device where each timing began (perf/launch_cost.h).
   std::vector<double> op_launch_us;
+  // The timings that ran with CUBLAS_WORKSPACE_CONFIG set (timed_section.cublas_workspace_config).
+  std::size_t timed_with_cublas_workspace_config = 0;
 };
 
 RunTally tally_rows(const std::vector<ResultRow>& rows);

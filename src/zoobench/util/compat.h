@@ -68,6 +68,14 @@ inline bool& cublas_workspace_set_here() {
   return set_here;
 }
 
+// The CUBLAS_WORKSPACE_CONFIG in effect where a timing runs on a CUDA device: set there (by the
+// user: zoobench takes its own away), it makes every cuBLAS call cost the host more.
+inline std::optional<std::string> cublas_workspace_config_for_timing(const c10::Device& device) {
+  const char* value = std::getenv("CUBLAS_WORKSPACE_CONFIG");
+  if (!device.is_cuda() || value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
 inline void set_deterministic_numerics(bool on, bool deterministic_algorithms = true) {
   if (on && std::getenv("CUBLAS_WORKSPACE_CONFIG") == nullptr) {
     ::setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);

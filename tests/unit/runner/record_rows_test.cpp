@@ -109,5 +109,22 @@ TEST(RecordRows, AFullPerformanceRecordFillsEveryColumn) {
   }
 }
 
+// What the timed section ran beside, in the row's detail: the small op's cost and a
+// CUBLAS_WORKSPACE_CONFIG that was set, each only where the record has it.
+TEST(RecordRows, TheTimedSectionKeepsTheOpCostAndACublasWorkspaceConfig) {
+  PerformanceRecord record;
+  record.measurement.speedup = 2.0;
+  record.timed_section = TimedSection{1.0, 2.0};
+  record.op_launch_us = 4.5;
+  record.cublas_workspace_config = ":4096:8";
+  const auto section = performance_row(record, full_context()).detail.at("timed_section");
+  EXPECT_EQ(section.at("op_launch_us").get<double>(), 4.5);
+  EXPECT_EQ(section.at("cublas_workspace_config").get<std::string>(), ":4096:8");
+  record.cublas_workspace_config.reset();
+  EXPECT_FALSE(performance_row(record, full_context())
+                   .detail.at("timed_section")
+                   .contains("cublas_workspace_config"));
+}
+
 }  // namespace
 }  // namespace zoobench

@@ -111,6 +111,20 @@ TEST(RunSummary, TheHostLineGivesWhatASmallOpCostWhereTheTimingsBegan) {
               ::testing::Not(HasSubstr("small op")));
 }
 
+// Timings that ran with CUBLAS_WORKSPACE_CONFIG set are counted on the host line: their eager
+// sides read slow.
+TEST(RunSummary, TheHostLineCountsTimingsThatRanWithTheCublasWorkspaceVariable) {
+  std::vector<ResultRow> rows;
+  for (const char* name : {"a", "b", "c"}) {
+    rows.push_back(performance(name, "inductor", 2.0, 1.9, 2.1, false));
+    rows.back().detail["timed_section"] = {{"op_launch_us", 5.0}};
+  }
+  EXPECT_THAT(printed(rows), ::testing::Not(HasSubstr("CUBLAS_WORKSPACE_CONFIG")));
+  rows[0].detail["timed_section"]["cublas_workspace_config"] = ":4096:8";
+  rows[2].detail["timed_section"]["cublas_workspace_config"] = ":16:8";
+  EXPECT_THAT(printed(rows), HasSubstr("; 2 timing(s) ran with CUBLAS_WORKSPACE_CONFIG set"));
+}
+
 TEST(RunSummary, APartThatDidNotRunShowsADash) {
   const std::string text = printed({accuracy("a", "eager", Status::kEager1stRunFail),
                                     performance("a", "jit", 2.0, 1.9, 2.1, false)});

@@ -74,6 +74,17 @@ TEST_F(NumericsSettings, AUsersCublasWorkspaceStaysThroughCheckAndTiming) {
   ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
 }
 
+// A timing on a CUDA device reports the variable where it is set; the CPU has no cuBLAS.
+TEST_F(NumericsSettings, ATimingOnCudaReportsACublasWorkspaceConfigThatIsSet) {
+  const c10::Device cuda(c10::kCUDA, 0), cpu(c10::kCPU);
+  ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
+  EXPECT_FALSE(compat::cublas_workspace_config_for_timing(cuda).has_value());
+  ::setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8", 1);
+  EXPECT_EQ(compat::cublas_workspace_config_for_timing(cuda).value_or(""), ":16:8");
+  EXPECT_FALSE(compat::cublas_workspace_config_for_timing(cpu).has_value());
+  ::unsetenv("CUBLAS_WORKSPACE_CONFIG");
+}
+
 // A model whose TorchBench class turns cuDNN's benchmark mode on and its deterministic mode off
 // (TorchVisionModel, TimmModel): upstream loads it after its determinism setup, so the model's
 // switches win; the rest of the setup stands, and a switch the model does not set is untouched.
