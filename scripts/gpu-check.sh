@@ -89,6 +89,8 @@ STAGES=("$@")
 stage_env() {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || true
   nproc; free -g | head -2; df -h . | tail -1
+  # how the CPUs are cores: the pipelines' CPU shares keep a core's threads together
+  lscpu 2> /dev/null | grep -E "^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|NUMA node\(s\))" || true
   g++ --version | head -1; cmake --version | head -1; nvcc --version | tail -1
   $PY -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
   $PY -c 'import timm, transformers, torchvision; print("timm", timm.__version__, "transformers", transformers.__version__, "torchvision", torchvision.__version__)'

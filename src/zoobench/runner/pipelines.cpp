@@ -8,6 +8,7 @@
 
 #include "zoobench/results/rows.h"
 #include "zoobench/runner/child_rows.h"
+#include "zoobench/util/cpu_affinity.h"
 
 namespace zoobench {
 namespace {
@@ -61,7 +62,7 @@ std::vector<int> pipeline_cpus(const std::vector<int>& cpu_affinity, std::size_t
                                const std::vector<int>& allowed) {
   if (!cpu_affinity.empty()) return cpu_affinity;
   if (workers <= 1 || allowed.size() < workers) return {};
-  return allowed;
+  return cores_together(allowed);
 }
 
 std::vector<RunPhase> plan_phases(std::deque<JobPlan> jobs, std::size_t pipelines,

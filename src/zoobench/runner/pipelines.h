@@ -37,7 +37,8 @@ PipelineCount pipeline_count(int jobs, const std::string& device_type, std::size
                              std::size_t cpus, int64_t gpu_bytes);
 
 // The CPUs the workers split among themselves: --cpu-affinity as given; else, with several
-// workers, every CPU this process may use (each worker's process then runs on its own share),
+// workers, every CPU this process may use, the hardware threads of a core next to each other
+// (each worker's process then runs on its own share, of whole cores where the shares allow),
 // unless there are fewer CPUs than workers; else none (not pinned).
 std::vector<int> pipeline_cpus(const std::vector<int>& cpu_affinity, std::size_t workers,
                                const std::vector<int>& allowed);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <stdexcept>
 
 #include "zoobench/util/errors.h"
@@ -68,6 +69,30 @@ std::vector<int> current_cpu_affinity() {
     if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
   }
   return cpus;
+}
+
+int first_thread_of_core(int cpu) {
+  std::ifstream in(fmt::format("/sys/devices/system/cpu/cpu{}/topology/thread_siblings_list", cpu));
+  std::string line;
+  if (!std::getline(in, line)) return cpu;
+  try {
+    const std::vector<int> siblings = parse_cpu_list(line);
+    return siblings.empty() ? cpu : siblings.front();
+  } catch (const UsageError&) {
+    return cpu;
+  }
+}
+
+std::vector<int> cores_together(const std::vector<int>& cpus,
+                                const std::function<int(int)>& core_of) {
+  std::vector<std::pair<int, int>> keyed;  // (core, cpu)
+  keyed.reserve(cpus.size());
+  for (int cpu : cpus) keyed.emplace_back(core_of(cpu), cpu);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<int> out;
+  out.reserve(keyed.size());
+  for (const auto& [core, cpu] : keyed) out.push_back(cpu);
+  return out;
 }
 
 std::vector<int> worker_cpu_share(const std::vector<int>& cpus, std::size_t worker, std::size_t workers) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,17 @@ std::string format_cpu_list(const std::vector<int>& cpus);
 
 // The CPUs the calling process may run on now (sched_getaffinity); empty if unreadable.
 std::vector<int> current_cpu_affinity();
+
+// The first hardware thread of the CPU's core (thread_siblings_list in sysfs), or the CPU itself
+// where the kernel does not say.
+int first_thread_of_core(int cpu);
+
+// `cpus` with the hardware threads of each core next to each other (cores in the order of their
+// first thread), so that consecutive shares (worker_cpu_share) hold whole cores where their
+// sizes allow: a timing process's thread then shares no core with another pipeline's compile.
+// `core_of` gives a CPU's core (its first thread).
+std::vector<int> cores_together(const std::vector<int>& cpus,
+                                const std::function<int(int)>& core_of = first_thread_of_core);
 
 // Worker `worker` of `workers`' share of `cpus`: consecutive, as equal as can be, earlier
 // workers taking the larger shares. Throws UsageError when there are fewer CPUs than workers.

@@ -55,6 +55,36 @@ TEST(CpuAffinity, SharesAreConsecutiveCoverEveryCpuOnceAndDifferByAtMostOne) {
   EXPECT_THROW(worker_cpu_share({4}, 0, 2), UsageError);
 }
 
+// Two hardware threads per core numbered as Linux numbers them on x86 (CPU i and i+8 share a
+// core): each of four pipelines' shares is two whole cores, so no pipeline's compile runs on the
+// other thread of a core whose first thread is timing.
+TEST(CpuAffinity, SharesHoldWholeCoresWhereCoresHaveTwoThreads) {
+  std::vector<int> cpus(16);
+  for (int i = 0; i < 16; ++i) cpus[i] = i;
+  const auto core_of = [](int cpu) { return cpu % 8; };
+  const std::vector<int> ordered = cores_together(cpus, core_of);
+  EXPECT_EQ(ordered, (std::vector<int>{0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15}));
+  for (std::size_t worker = 0; worker < 4; ++worker) {
+    std::vector<int> cores;
+    for (int cpu : worker_cpu_share(ordered, worker, 4)) cores.push_back(core_of(cpu));
+    std::sort(cores.begin(), cores.end());
+    const int first = static_cast<int>(2 * worker);
+    EXPECT_EQ(cores, (std::vector<int>{first, first, first + 1, first + 1})) << "worker " << worker;
+  }
+  // one thread per core: the order stays
+  EXPECT_EQ(cores_together(cpus, [](int cpu) { return cpu; }), cpus);
+}
+
+TEST(CpuAffinity, ThisMachinesCoresTogetherAreItsCpusReordered) {
+  const std::vector<int> cpus = current_cpu_affinity();
+  std::vector<int> ordered = cores_together(cpus);
+  for (std::size_t i = 1; i < ordered.size(); ++i)
+    EXPECT_LE(first_thread_of_core(ordered[i - 1]), first_thread_of_core(ordered[i]));
+  std::sort(ordered.begin(), ordered.end());
+  EXPECT_EQ(ordered, cpus);
+  for (int cpu : cpus) EXPECT_LE(first_thread_of_core(cpu), cpu);
+}
+
 TEST(CpuAffinity, CurrentAffinityIsWhatTheKernelSays) {
   const std::string kernel = testing::cpus_allowed_list();
   if (kernel.empty()) GTEST_SKIP() << "no Cpus_allowed_list in /proc/self/status";
