@@ -59,8 +59,8 @@ constexpr bool kHasAotInductor = ZOOBENCH_WITH_AOTI;
 // setup_determinism sets it); cuBLAS reads it when the process makes its first handle, so it
 // holds where the accuracy check is the model process's first GPU work (a user's value wins).
 // Off takes away the value zoobench set: PyTorch 2.11 parses the variable with std::regex on
-// every cuBLAS call while it is set (CublasHandlePool.cpp; bench/cublas_workspace_env.py), which made
-// the eager side of matmul-heavy launch-bound models 2-4x slower when they were timed in the
+// every cuBLAS call while it is set (CublasHandlePool.cpp; bench/cublas_workspace_env.py), which
+// made the eager side of matmul-heavy launch-bound models 2-4x slower when they were timed in the
 // process that had just checked them (hf_Bert 14.2 ms against 5.0 ms on one H100). Upstream
 // times in processes that never set it.
 inline bool& cublas_workspace_set_here() {
