@@ -94,6 +94,9 @@ stage_env() {
   g++ --version | head -1; cmake --version | head -1; nvcc --version | tail -1
   $PY -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
   $PY -c 'import timm, transformers, torchvision; print("timm", timm.__version__, "transformers", transformers.__version__, "torchvision", torchvision.__version__)'
+  # pretrained weights already on the machine (offline, TorchBench's torchvision models build
+  # with random weights without them)
+  ls "${TORCH_HOME:-$HOME/.cache/torch}/hub/checkpoints" 2> /dev/null | head -20 || true
 }
 
 stage_build() {
