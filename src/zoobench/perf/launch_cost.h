@@ -1,9 +1,10 @@
 // What one small op costs the host on a device: a one-element tensor updated in place a few
 // hundred times, synchronized at the end, per op. A launch-bound eager side (a Python loop of
-// small kernels) is as fast as this: machines of one kind have differed by two times in it
-// (the eager sides of the torchbench list's launch-bound models, docs/performance.md), while
-// their kernels and compiles took the same time. Each performance row keeps the cost measured
-// at its timing, so that a slow eager side can be told from a slow machine.
+// small kernels) is no faster than this, and virtual machines of one kind need not have the
+// same cost. Each performance row keeps the cost measured at its timing, so that a slow eager
+// side can be told from a slow machine (when the eager sides of the torchbench list's
+// launch-bound models ran twice as slow, this cost had not changed: the cause was cuBLAS's
+// workspace variable, util/compat.h).
 #pragma once
 
 #include <c10/core/Device.h>

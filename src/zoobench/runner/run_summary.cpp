@@ -44,11 +44,11 @@ std::string load_text(const LoadAverage& average) {
 }
 
 void add_performance_row(BackendTally& backend, RunTally& tally, const ResultRow& row) {
-  const auto section = row.detail.find("timed_section");
-  if (section != row.detail.end() && section->contains("op_launch_us"))
-    tally.op_launch_us.push_back(section->at("op_launch_us").get<double>());
-  if (section != row.detail.end() && section->contains("cublas_workspace_config"))
-    tally.timed_with_cublas_workspace_config++;
+  if (const auto section = row.detail.find("timed_section"); section != row.detail.end()) {
+    if (section->contains("op_launch_us"))
+      tally.op_launch_us.push_back(section->at("op_launch_us").get<double>());
+    if (section->contains("cublas_workspace_config")) tally.timed_with_cublas_workspace_config++;
+  }
   const auto speedup = report::parse_number(cell(row, columns::kSpeedup));
   if (!speedup || *speedup <= 0) return;
   backend.timed++;

@@ -4,8 +4,9 @@
 // there than in a run of one pipeline (docs/performance.md). With `--pause-pipelines` a timed
 // section pauses the run's other pipelines on its device (SIGSTOP to each of their processes,
 // compile workers included) and continues them (SIGCONT) when it ends, or after a bound,
-// whichever is first. It is not the default: the one list run made with it had slower eager
-// sides, not faster, for reasons not known yet (docs/performance.md).
+// whichever is first. It is not the default: on the launch-bound models it was measured on it
+// changed no eager latency (the slower eager sides of the one list run made with it came from
+// the accuracy check's CUBLAS_WORKSPACE_CONFIG, util/compat.h; docs/performance.md).
 //
 // How a pipeline is found: each model process of a run announces itself in a file beside its
 // phase file (crash_report.h), `<stem>.pipeline`, holding its process id and its device gate's
