@@ -121,10 +121,10 @@ def add_how_args(how) -> None:
     how.add_argument("--torchbench-dir", metavar="DIR",
                      help="a TorchBench checkout (pytorch/benchmark) for the torchbench models "
                           "that are not built in; its metadata is read from either layout")
-    how.add_argument("--hf-attn-implementation", default="eager",
-                     choices=["eager", "sdpa", "default"],
-                     help="transformers attention implementation (default eager: plain ops "
-                          "that trace and run on every LibTorch)")
+    how.add_argument("--hf-attn-implementation", choices=["eager", "sdpa", "default"],
+                     help="transformers attention implementation (default: eager, plain ops "
+                          "that trace and run on every LibTorch; with --no-torchscript the "
+                          "library's default, as upstream's harness builds the model)")
     how.add_argument("--no-check", action="store_true",
                      help="do not run eval.pt/train.pt against the Python model after saving "
                           "(faster; for models whose forward is not deterministic)")

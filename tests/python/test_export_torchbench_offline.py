@@ -351,6 +351,23 @@ class StandInLibrariesTest(unittest.TestCase):
                          ("mean_of_floating_outputs", ["logits"]))
         self.assertEqual(m["rebuild"]["source"], "torchbench_transformers")
 
+    def test_hf_attention_is_eager_when_traced_and_the_librarys_default_in_a_recipe(self):
+        # A recipe is what the torch.compile backends compile: upstream's harness leaves the
+        # attention to transformers (SDPA where the model has it), so the recipe does too; a
+        # traced model takes the plain ops every LibTorch runs.
+        for extra, expected in (([], "eager"), (["--no-torchscript"], None),
+                                (["--no-torchscript", "--hf-attn-implementation", "eager"], "eager")):
+            built = []
+            zoo = os.path.join(self.tmp.name, "zoo-" + "-".join(extra))
+            with mock.patch.dict(sys.modules, fake_transformers(built)):
+                code, out = run_cli("--suite", "torchbench", "--only", "hf_Albert", "--zoo", zoo,
+                                    "--batch-size", "2", *extra)
+            self.assertEqual(code, 0, out)
+            self.assertEqual(getattr(built[0], "_attn_implementation", None), expected, extra)
+            with open(os.path.join(zoo, "torchbench", "hf_Albert", "manifest.json")) as f:
+                context = json.load(f)["rebuild"]["context"]
+            self.assertEqual(context["hf_attn_implementation"], expected or "default", extra)
+
     def test_timm_nfnet_is_dm_nfnet_f0_at_its_default_cfg_size(self):
         calls = []
 

@@ -49,7 +49,10 @@ class ExportOptions:
     aoti_options: Dict[str, Any] = field(default_factory=dict)  # inductor_configs
     aoti_numerics: str = "performance"  # aoti_export.NUMERICS
     torchbench_dir: Optional[str] = None
-    hf_attn_implementation: str = "eager"
+    # transformers' attention: None is "eager" (plain ops every LibTorch traces and runs) when
+    # tracing, the library's default when writing a recipe (what upstream's harness builds: the
+    # torch.compile backends then compile the same attention as upstream's, e.g. SDPA).
+    hf_attn_implementation: Optional[str] = None
     no_skip: bool = False
     skip_exported: bool = False
     check: bool = True
@@ -256,7 +259,13 @@ def _build_context(planned: PlannedModel, options: ExportOptions) -> sources.Bui
         batch_size=planned.batch_size, device=options.device, training=options.training,
         seq_len=options.seq_len, image_size=planned.image_size, loss_scale=planned.loss_scale,
         torchbench_dir=options.torchbench_dir,
-        hf_attn_implementation=options.hf_attn_implementation)
+        hf_attn_implementation=hf_attn_implementation(options))
+
+
+def hf_attn_implementation(options: ExportOptions) -> str:
+    if options.hf_attn_implementation:
+        return options.hf_attn_implementation
+    return "eager" if options.torchscript else "default"
 
 
 def rebuild_record(planned: PlannedModel, options: ExportOptions,

@@ -5,7 +5,8 @@ inputs (decoder inputs for encoder-decoder models, labels so that outputs includ
 
 Differences from upstream, for TorchScript: caches off, dropout probabilities 0 (upstream
 keeps dropout and relies on Inductor's fallback_random), the eager attention implementation
-by default (plain matmul/softmax ops that every backend and LibTorch version runs; choose with
+when traced (plain matmul/softmax ops that every backend and LibTorch version runs; a recipe
+for the torch.compile backends keeps the library's default, as upstream; choose with
 --hf-attn-implementation), and a wrapper taking positional tensors and returning a flat tuple.
 """
 
