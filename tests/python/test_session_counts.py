@@ -112,7 +112,8 @@ def session_for(module, training, optimizer="sgd", compile_settings=None):
     s.module = module.train(training)
     s._keyword_model, s._input_names = session_module._keyword_call_of(s.module, s.loss_rule)
     s._upstream_loss = s._upstream_loss_of_rule()
-    s.optimizer = s._make_optimizer({"kind": optimizer, "learning_rate": 0.01}) if training else None
+    s._optimizer_settings = {"kind": optimizer, "learning_rate": 0.01}
+    s.optimizer = s._make_optimizer(s._optimizer_settings) if training else None
     if compile_settings:
         s._compile(compile_settings)
     return s
@@ -212,6 +213,37 @@ class TrainingStep(unittest.TestCase):
                 for got, want in zip(s._model_state(), fresh._model_state()):
                     torch.testing.assert_close(got, want)
 
+    def test_the_eager_step_before_compiling_has_its_own_optimizer_and_keeps_the_rng(self):
+        # Dropout draws from the generator: the step must not move it, nor leave Adam's state
+        # in the optimizer the compiled step is traced with (upstream's starts empty).
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))
+        s, inputs = session_for(model, training=True, optimizer="adam"), (torch.randn(2, 8),)
+        optimizer, rng = s.optimizer, torch.random.get_rng_state()
+        before = [p.detach().clone() for p in model.parameters()]
+        s._eager_step_first(inputs)
+        self.assertIs(s.optimizer, optimizer)
+        self.assertEqual(len(optimizer.state), 0)
+        self.assertTrue(torch.equal(torch.random.get_rng_state(), rng))
+        self.assertFalse(all(torch.equal(p, b) for p, b in zip(model.parameters(), before)),
+                         "the eager step did not step")
+        self.assertTrue(all(p.grad is None for p in model.parameters()))
+
+    @unittest.skipUnless(CAN_COMPILE, "torch.compile does not run with this torch")
+    def test_a_compiled_warm_up_steps_eagerly_first_and_leaves_the_model_as_it_was(self):
+        model = copy.deepcopy(self.model)
+        s = session_for(model, training=True, optimizer="adam", compile_settings={"backend": "eager"})
+        eager_steps = []
+        eager_step = s._eager_step_first
+        s._eager_step_first = lambda inputs: eager_steps.append(eager_step(inputs))
+        before = [t.detach().clone() for t in s._model_state()]
+        s._warm_up(self.inputs, 2)
+        self.assertEqual(len(eager_steps), 1)
+        for got, want in zip(s._model_state(), before):
+            self.assertTrue(torch.equal(got, want))
+        fresh = session_for(copy.deepcopy(self.model), training=True, optimizer="adam")
+        torch.testing.assert_close(s.step(self.inputs)[0], fresh.step(self.inputs)[0])
+        s.close()
 
 class GraphBreakReasons(unittest.TestCase):
     """The rows' detail.graph_break_reasons, from counters shaped as dynamo keeps them

@@ -81,7 +81,8 @@ class ModelSession:
             self.module.to(self.dtype)  # floating parameters and buffers only, as zoobench's cast
         if config.get("channels_last", False):
             self.module.to(memory_format=torch.channels_last)  # upstream's --channels-last
-        self.optimizer = self._make_optimizer(config.get("optimizer", {})) if self.training else None
+        self._optimizer_settings = config.get("optimizer", {})
+        self.optimizer = self._make_optimizer(self._optimizer_settings) if self.training else None
         if self.compile_settings:
             self._compile(self.compile_settings)
 
@@ -131,6 +132,8 @@ class ModelSession:
             compiler_bisect.record_counters()
             return
         saved = [(t, t.detach().clone()) for t in self._model_state()]
+        if self._compiled is not None:
+            self._eager_step_first(inputs)
         for call in range(calls):
             self._mark_step()
             # As upstream's run_n_iterations: the last call collects the results (dynamo
@@ -148,6 +151,25 @@ class ModelSession:
                     if isinstance(value, torch.Tensor):
                         value.zero_()
         compiler_bisect.record_counters()
+
+    def _eager_step_first(self, inputs: Sequence[torch.Tensor]) -> None:
+        """One uncompiled step before the first compiled one, as upstream's accuracy check runs
+        its eager steps before it compiles, in the same process: torch's Python code that fills
+        a cache on its first call (typing's Union[...] in autograd.backward) then runs outside
+        dynamo, not under it, where each such frame is a fallbacks_to_eager that upstream's
+        counts lack. On an optimizer of its own (upstream's eager runs have theirs: the compiled
+        step's starts empty), with the random generators' state put back; the caller puts the
+        parameters and buffers back."""
+        optimizer = self.optimizer
+        cuda = torch.device(self.device).type == "cuda"
+        devices = [torch.device(self.device).index or 0] if cuda else []
+        try:
+            self.optimizer = self._make_optimizer(self._optimizer_settings)
+            with torch.random.fork_rng(devices=devices):
+                self._train_step(self._as_called(inputs), False)
+            _clear_gradients(self.optimizer, self.module)
+        finally:
+            self.optimizer = optimizer
 
     def _model_state(self) -> List[torch.Tensor]:
         return [t for _, t in named_tensors(self.module, "_parameters")] + \
