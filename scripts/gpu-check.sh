@@ -132,7 +132,9 @@ stage_smoke() {
 }
 
 # LISTS_FROM=DIR (docs/data): a list run continues from the rows kept in DIR/NAME (the rows of a
-# run on another machine) when $RESULTS/NAME has none of the suite's yet.
+# run on another machine) when $RESULTS/NAME has none of the suite's yet. LISTS_REDO=REGEX: the
+# kept rows of the models whose names match are dropped, so that the run makes them again (after
+# a change that alters them).
 seed_list_rows() {
   local name=$1 suite=$2 from=${LISTS_FROM:-}/$1
   [[ -n ${LISTS_FROM:-} && -d $from ]] || return 0
@@ -140,6 +142,7 @@ seed_list_rows() {
   mkdir -p "$RESULTS/$name"
   cp "$from/${suite}_"*.csv "$from/${suite}_"*.json "$RESULTS/$name/" 2> /dev/null
   echo "-- $name: continuing from the $suite rows in $from"
+  [[ -z ${LISTS_REDO:-} ]] || "$PY" scripts/drop_result_rows.py "$LISTS_REDO" "$RESULTS/$name"
 }
 
 # The seed job: each list with torch.compile, every model exported on demand within a disk
