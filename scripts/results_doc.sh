@@ -20,7 +20,7 @@ SECTIONS=(
   "huggingface-list-h200|huggingface list · inference accuracy · H200 · jit and aot_inductor|docs/data/coverage/huggingface_*.csv"
   "timm-list-h200|timm_models list · inference accuracy · H200 · jit and aot_inductor|docs/data/coverage/timm_models_*.csv"
   "torchbench-inductor-inference-h100|torchbench list · inference · H100 · inductor (upstream's settings)|docs/data/lists-inductor-inference/*.csv"
-  "torchbench-inductor-training-h200|torchbench list · training · H200 · inductor (upstream's settings)|docs/data/lists-inductor-training/*.csv"
+  "torchbench-inductor-training-h100|torchbench list · training · H100 · inductor (upstream's settings)|docs/data/lists-inductor-training/*.csv"
 )
 
 work=$(mktemp -d)
