@@ -619,6 +619,55 @@ TEST(SuiteRun, TwoPipelinesGiveTheStatusesOfOneAndNeverTimeTwoModelsAtOnce) {
             "");
 }
 
+// A timing that comes out unstable while another pipeline of the run is at work is timed again
+// with the others paused (--unstable-cov 0 makes every timing unstable). A process that was
+// waiting for the device when a section began cannot have ended before it: such a one must be
+// among those the second timing paused. text_encoder_small's check outlasts the image models',
+// so their timings have it at work beside them.
+TEST(SuiteRun, AnUnstableTimingBesideOtherPipelinesIsTimedAgainWithThemPaused) {
+  zt::ScratchDir dir;
+  const std::string out = dir.file("out");
+  auto run = zt::run_command(zoobench_command(
+      "run --suite demo -k '^(squeezenet1_1|shufflenet_v2_x1_0|text_encoder_small)$' --backend jit"
+      " --devices cpu --accuracy --performance --repeat 5 --warmup 1 --timeout 600 --jobs 3"
+      " --unstable-cov 0 --zoo " +
+      quote(dir.file("zoo")) + " --output-directory " + quote(out)));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  fs::path json = performance_csv(out, "demo");
+  json.replace_extension(".json");
+  const nlohmann::json results = nlohmann::json::parse(read_text(json.string()));
+  int retimed = 0;
+  for (const auto& record : results.at("records")) {
+    const std::string model = record.at("cells").value("name", "");
+    const auto section = record.at("detail").value("timed_section", nlohmann::json::object());
+    const auto paused = section.value("paused", std::vector<std::string>{});
+    EXPECT_EQ(record.at("cells").value("unstable", 0), 1) << model;
+    if (section.contains("unstable_beside_others")) {
+      ++retimed;
+      EXPECT_FALSE(paused.empty()) << model;
+      EXPECT_THAT(record.at("cells").value("reason", ""),
+                  HasSubstr("timed again with the other pipelines paused"))
+          << model;
+      EXPECT_GT(section["unstable_beside_others"].at("speedup").get<double>(), 0) << model;
+    }
+    for (const auto& entry : section.value("beside", std::vector<std::string>{})) {
+      const auto colon = entry.find(": ");
+      if (entry.substr(colon + 2) != "performance: waiting for the device to be this model's alone")
+        continue;
+      EXPECT_TRUE(section.contains("unstable_beside_others")) << model << " beside " << entry;
+      EXPECT_NE(std::find(paused.begin(), paused.end(), entry.substr(0, colon)), paused.end())
+          << model << " beside " << entry;
+    }
+  }
+  EXPECT_GE(retimed, 1) << run.output;
+  EXPECT_EQ(pause_problems(performance_csv(out, "demo"),
+                           {"squeezenet1_1", "shufflenet_v2_x1_0", "text_encoder_small"}),
+            "");
+  EXPECT_THAT(run.output, HasSubstr("timed again with the other pipelines paused, unstable beside "
+                                    "them: " +
+                                    std::to_string(retimed)));
+}
+
 // --- CPU affinity ------------------------------------------------------------------------------
 
 // The CPUs this test process may use, one by one (the kernel's list, zt::cpus_allowed_list).

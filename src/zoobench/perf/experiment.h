@@ -26,11 +26,22 @@ struct PerformanceOptions {
   // --pause-pipelines: the timed section pauses the run's other model pipelines on the device
   // (util/pipeline_pause.h), so that the CPUs' caches and clocks are the timing's too.
   bool pause_pipelines = false;
+  // A timing that comes out unstable while other pipelines are at work on the device is timed
+  // once more with them paused; the record keeps the first timing's spreads (FirstTiming).
+  // Parallel pipelines share the host's caches, memory bandwidth and clocks with the timing,
+  // and a launch-bound side feels it: the rows then say how often that decided the flag.
+  bool retime_unstable = true;
 };
 
 // When the timed section held the device alone: seconds since the Unix epoch, wall clock.
 struct TimedSection {
   double from_s = 0, to_s = 0;
+};
+
+// The timing an unstable one replaced: taken beside the other pipelines, which the second paused.
+struct FirstTiming {
+  double eager_spread = 0, compiled_spread = 0;  // stats::robust_spread, as the flag reads it
+  double speedup = 0;
 };
 
 struct PerformanceRecord {
@@ -53,6 +64,7 @@ struct PerformanceRecord {
   // ended before the section did (the rest of the section ran beside them).
   std::vector<std::string> paused_for_timing;
   bool pause_ended_early = false;
+  std::optional<FirstTiming> unstable_beside_others;  // set when the timing was taken again
   // The host's cost of one small op on the device at the section's start (launch_cost.h).
   std::optional<double> op_launch_us;
   // CUBLAS_WORKSPACE_CONFIG where the timing ran on a CUDA device (a user's value): PyTorch

@@ -100,6 +100,7 @@ void plan_flags(ModelPlan& plan, const ZooEntry& entry, const RunOptions& option
         (std::filesystem::path(options.save_outputs) / entry.suite / entry.name).string();
   plan.measurement = options.measurement;
   plan.pause_pipelines = options.pause_pipelines;
+  plan.retime_unstable = options.retime_unstable;
   plan_optimizer(plan, options);
   plan.compile_options_json = options.compile_options_json;
   plan.cold_compile_cache = options.cold_compile_cache;

@@ -66,6 +66,7 @@ struct ModelPlan {
   std::string save_outputs_dir;            // --save-outputs DIR/<suite>/<model>, "" none
   MeasurementSettings measurement;         // --repeat, --warmup, ...
   bool pause_pipelines = false;            // its timed section pauses the run's other pipelines
+  bool retime_unstable = true;             // an unstable timing is timed again, others paused
   // How its backends prepare it (BackendRequest's fields from the flags).
   OptimizerSettings optimizer;  // resolved: sgd, adam or none
   std::string optimizer_why;    // the flag, or upstream's list or rule that chose it

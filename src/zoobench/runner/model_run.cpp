@@ -187,6 +187,7 @@ ResultRow performance_row_for(const ModelPlan& plan, const LoadedModel& model, B
     performance.measurement = plan.measurement;
     performance.python_reference = request.python_reference;
     performance.pause_pipelines = plan.pause_pipelines;
+    performance.retime_unstable = plan.retime_unstable;
     PerformanceRecord record = run_performance_experiment(model.manifest, eager, compiled, request,
                                                           model.inputs, performance);
     return performance_row(record, context);

@@ -158,6 +158,12 @@ ResultRow performance_row(const PerformanceRecord& r, const RowContext& context)
                                    {"paused", r.paused_for_timing},
                                    {"pause_ended_early", r.pause_ended_early}};
     if (r.op_launch_us) row.detail["timed_section"]["op_launch_us"] = *r.op_launch_us;
+    if (const auto& first = r.unstable_beside_others) {
+      row.detail["timed_section"]["unstable_beside_others"] = {
+          {"eager_spread", first->eager_spread},
+          {"compiled_spread", first->compiled_spread},
+          {"speedup", first->speedup}};
+    }
     if (r.cublas_workspace_config)
       row.detail["timed_section"]["cublas_workspace_config"] = *r.cublas_workspace_config;
   }

@@ -116,6 +116,11 @@ void add_backend_flags(CLI::App& c, RunFlags& f) {
              "model is timed, so that the timing has the CPUs as alone as the device (default: "
              "they run on: on the launch-bound models measured, pausing changed no eager latency; "
              "docs/performance.md)");
+  c.add_flag_callback(
+      "--no-retime-unstable", [&o] { o.retime_unstable = false; },
+      "with several model pipelines on a device, keep a timing that came out unstable "
+      "beside the others as it is (default: it is timed once more with the others paused, "
+      "and the row keeps both spreads)");
   c.add_option("--disable-switches", f.disabled_switches,
                "turn these optimization switches off (comma-separated): a backend's steps "
                "(jit: freeze, fold_frozen, optimize_for_inference, executor, ...; inductor: "
@@ -200,6 +205,11 @@ void add_performance_flags(CLI::App& c, RunFlags& f) {
   c.add_option("--settle-iterations", o.measurement.settle_iterations,
                "untimed iterations of a side before each of its samples (0: none)")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  c.add_option("--unstable-cov", o.measurement.unstable_cov,
+               "a side whose spread (1.4826 MAD / median) is above this fraction makes the row "
+               "unstable (the rows' unstable_cov column)")
+      ->check(finite_range(0.0, 1.0))
       ->capture_default_str();
 }
 

@@ -42,6 +42,7 @@ struct RunOptions {
   int accuracy_workers = 1;               // --accuracy-workers: accuracy children at once per device
   int jobs = 0;                           // --jobs: model pipelines at once per device (0: chosen)
   bool pause_pipelines = false;           // --pause-pipelines: a timed section pauses the others
+  bool retime_unstable = true;            // --no-retime-unstable turns it off (perf/experiment.h)
   std::vector<int> cpu_affinity;          // --cpu-affinity: CPUs for the model processes, split among workers
   Precision precision = Precision::kFloat32;
   // Accuracy compares NaN as equal to NaN unless --float32 was given: upstream's equal_nan

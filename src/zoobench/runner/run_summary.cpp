@@ -48,6 +48,11 @@ void add_performance_row(BackendTally& backend, RunTally& tally, const ResultRow
     if (section->contains("op_launch_us"))
       tally.op_launch_us.push_back(section->at("op_launch_us").get<double>());
     if (section->contains("cublas_workspace_config")) tally.timed_with_cublas_workspace_config++;
+    if (section->contains("unstable_beside_others")) {
+      tally.retimed_models.push_back(cell(row, columns::kName));
+      if (cell(row, columns::kUnstable) != "1")
+        tally.retimed_stable_models.push_back(cell(row, columns::kName));
+    }
   }
   const auto speedup = report::parse_number(cell(row, columns::kSpeedup));
   if (!speedup || *speedup <= 0) return;
@@ -196,6 +201,14 @@ void print_run_summary(const RunTally& tally, std::size_t skipped, std::FILE* ou
   } else {
     std::fprintf(out, "  unstable (\u2020, may not reproduce): %s\n",
                  some_names(tally.unstable_models).c_str());
+  }
+  if (!tally.retimed_models.empty()) {
+    // How often the other pipelines decided the flag: a measure of what parallel runs cost.
+    std::fprintf(out,
+                 "  timed again with the other pipelines paused, unstable beside them: %zu (%s); "
+                 "stable then: %zu\n",
+                 tally.retimed_models.size(), some_names(tally.retimed_models).c_str(),
+                 tally.retimed_stable_models.size());
   }
   print_host_load(tally, out);
 }

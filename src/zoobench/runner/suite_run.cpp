@@ -301,11 +301,13 @@ int run_child_mode(const RunOptions& options, const ZooEntry& entry, const Suite
                    const std::string& suites_dir) {
   crash_report::report_termination();  // a timeout row can then say in which phase it stopped
   configure_process_device_gate(options.device_gate);
-  if (options.pause_pipelines) {
-    // A timed section of another pipeline on this device pauses this one (pipeline_pause.h):
-    // announced first, then started only once no section is under way (one that began before
-    // the announcement could not pause it).
+  // A timed section of another pipeline on this device may pause this one (pipeline_pause.h):
+  // with --pause-pipelines each section does, and an unstable timing is timed again so.
+  if (options.pause_pipelines || (options.performance && options.retime_unstable))
     pipeline_pause::announce(options.device_gate);
+  if (options.pause_pipelines) {
+    // Started only once no section is under way: one that began before the announcement could
+    // not pause it.
     const DeviceGate::Shared no_section_under_way(process_device_gate());
   }
   std::vector<ResultRow> rows;

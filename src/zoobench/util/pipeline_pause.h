@@ -6,7 +6,9 @@
 // compile workers included) and continues them (SIGCONT) when it ends, or after a bound,
 // whichever is first. It is not the default: on the launch-bound models it was measured on it
 // changed no eager latency (the slower eager sides of the one list run made with it came from
-// the accuracy check's CUBLAS_WORKSPACE_CONFIG, util/compat.h; docs/performance.md).
+// the accuracy check's CUBLAS_WORKSPACE_CONFIG, util/compat.h; docs/performance.md). By
+// default only a timing that came out unstable beside the others is taken again paused
+// (perf/experiment.h, PerformanceOptions::retime_unstable).
 //
 // How a pipeline is found: each model process of a run announces itself in a file beside its
 // phase file (crash_report.h), `<stem>.pipeline`, holding its process id and its device gate's

@@ -124,6 +124,14 @@ TEST(RecordRows, TheTimedSectionKeepsTheOpCostAndACublasWorkspaceConfig) {
   EXPECT_FALSE(performance_row(record, full_context())
                    .detail.at("timed_section")
                    .contains("cublas_workspace_config"));
+  EXPECT_FALSE(section.contains("unstable_beside_others"));
+  record.unstable_beside_others = FirstTiming{0.12, 0.02, 1.7};
+  const auto first = performance_row(record, full_context())
+                         .detail.at("timed_section")
+                         .at("unstable_beside_others");
+  EXPECT_EQ(first.at("eager_spread").get<double>(), 0.12);
+  EXPECT_EQ(first.at("compiled_spread").get<double>(), 0.02);
+  EXPECT_EQ(first.at("speedup").get<double>(), 1.7);
 }
 
 }  // namespace

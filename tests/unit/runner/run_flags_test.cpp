@@ -41,6 +41,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--target-interval", "0.05"},
       {"--warmup", "4"},
       {"--settle-iterations", "2"},
+      {"--unstable-cov", "0.05"},
       {"--timeout", "99"},
       {"--time-budget", "600"},
       {"--tol", "0.01"},
@@ -152,6 +153,21 @@ TEST(RunFlags, EveryFlagIsForwardedToTheChildOrDecidedByTheParent) {
   EXPECT_EQ(std::count(child.begin(), child.end(), "--zoo-max-gb"), 0);
 }
 
+TEST(RunFlags, AnUnstableTimingIsTimedAgainUnlessTold) {
+  auto parsed = [](std::vector<std::string> argv) {
+    CLI::App command("run");
+    RunFlags flags;
+    add_run_flags(command, flags);
+    std::reverse(argv.begin(), argv.end());
+    command.parse(argv);
+    return flags.options;
+  };
+  EXPECT_TRUE(parsed({}).retime_unstable);
+  EXPECT_FALSE(parsed({"--no-retime-unstable"}).retime_unstable);
+  EXPECT_DOUBLE_EQ(parsed({}).measurement.unstable_cov, 0.025);
+  EXPECT_DOUBLE_EQ(parsed({"--unstable-cov", "0.1"}).measurement.unstable_cov, 0.1);
+}
+
 TEST(RunFlags, SeveralBackendsAreParsedInOrderAndChecked) {
   CLI::App command("run");
   RunFlags flags;
@@ -176,17 +192,12 @@ TEST(RunFlags, SeveralBackendsAreParsedInOrderAndChecked) {
 // infinity pass CLI11's own range checks, so these are zoobench's.
 TEST(RunFlags, NumbersOutOfRangeAndMissingFoldersAreRefusedWithTheValue) {
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {"--timeout", "-1"},
-      {"--timeout", "nan"},
-      {"--timeout", "inf"},
-      {"--tol", "-5"},
-      {"--tol", "nan"},
-      {"--tol", "1e-3x"},
-      {"--warmup", "-3"},
-      {"--lr", "0"},
-      {"--lr", "nan"},
-      {"--iterations-per-run", "-2"},
-      {"--suites-dir", "/no/such/suites"}};
+      {"--timeout", "-1"},       {"--timeout", "nan"},
+      {"--timeout", "inf"},      {"--tol", "-5"},
+      {"--tol", "nan"},          {"--tol", "1e-3x"},
+      {"--warmup", "-3"},        {"--lr", "0"},
+      {"--lr", "nan"},           {"--iterations-per-run", "-2"},
+      {"--unstable-cov", "nan"}, {"--suites-dir", "/no/such/suites"}};
   for (const auto& [flag, value] : refused) {
     CLI::App command("run");
     RunFlags flags;

@@ -125,6 +125,21 @@ TEST(RunSummary, TheHostLineCountsTimingsThatRanWithTheCublasWorkspaceVariable) 
   EXPECT_THAT(printed(rows), HasSubstr("; 2 timing(s) ran with CUBLAS_WORKSPACE_CONFIG set"));
 }
 
+TEST(RunSummary, TimingsTakenAgainWithTheOthersPausedAreCountedWithThoseStableThen) {
+  std::vector<ResultRow> rows;
+  for (const char* name : {"a", "b", "c"}) {
+    rows.push_back(performance(name, "inductor", 2.0, 1.9, 2.1, std::string(name) == "b"));
+    rows.back().detail["timed_section"] = {{"op_launch_us", 5.0}};
+  }
+  EXPECT_THAT(printed(rows), ::testing::Not(HasSubstr("timed again")));
+  for (auto* row : {&rows[0], &rows[1]})
+    row->detail["timed_section"]["unstable_beside_others"] = {
+        {"eager_spread", 0.1}, {"compiled_spread", 0.01}, {"speedup", 1.8}};
+  // a was stable the second time, b was not: both were taken again.
+  EXPECT_THAT(printed(rows), HasSubstr("timed again with the other pipelines paused, unstable "
+                                       "beside them: 2 (a, b); stable then: 1\n"));
+}
+
 TEST(RunSummary, APartThatDidNotRunShowsADash) {
   const std::string text = printed({accuracy("a", "eager", Status::kEager1stRunFail),
                                     performance("a", "jit", 2.0, 1.9, 2.1, false)});
