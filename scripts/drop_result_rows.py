@@ -30,8 +30,12 @@ def drop_from_csv(path, pattern):
     column = model_column(rows[0])
     if column is None:
         raise ValueError(f"{path}: no model column in its header")
-    kept = [rows[0]] + [r for r in rows[1:] if not pattern.search(r[column])]
-    dropped = [r[column] for r in rows[1:] if pattern.search(r[column])]
+    kept, dropped = [rows[0]], []
+    for row in rows[1:]:
+        if pattern.search(row[column]):
+            dropped.append(row[column])
+        else:
+            kept.append(row)
     if dropped:
         with open(path, "w", newline="") as f:
             csv.writer(f, lineterminator="\n").writerows(kept)

@@ -148,12 +148,14 @@ double epoch_seconds(std::chrono::system_clock::time_point at) {
 constexpr std::chrono::seconds kLongestPause{120};
 
 // Pauses the other pipelines on the device into `paused` (Paused stays where it is made) while
-// it holds them; leaves it empty where there are none.
-void pause_other_pipelines(std::optional<pipeline_pause::Paused>& paused) {
+// it holds them, naming them in the record; leaves it empty where there are none.
+void pause_other_pipelines(Timing& t, std::optional<pipeline_pause::Paused>& paused) {
   if (!process_device_gate().enabled()) return;
   auto others = pipeline_pause::pipelines_on(pipeline_pause::announcement_folder(),
                                              process_device_gate().path(), ::getppid());
-  if (!others.empty()) paused.emplace(others, kLongestPause);
+  if (others.empty()) return;
+  paused.emplace(others, kLongestPause);
+  t.record.paused_for_timing = paused->names();
 }
 
 // Times the sides interleaved into the record; an unstable timing taken beside the other
@@ -161,17 +163,17 @@ void pause_other_pipelines(std::optional<pipeline_pause::Paused>& paused) {
 void time_sides(Timing& t, Timer& timer, const std::function<void()>& uncompiled_iteration,
                 std::optional<pipeline_pause::Paused>& others_paused) {
   PairedMeasurement& m = t.record.measurement;
-  crash_report::set_phase("performance: interleaved timing");
-  m = measure_interleaved(t.eager_iteration, t.compiled_iteration, timer, t.options.measurement,
-                          uncompiled_iteration);
+  auto time_once = [&](const char* phase) {
+    crash_report::set_phase(phase);
+    m = measure_interleaved(t.eager_iteration, t.compiled_iteration, timer, t.options.measurement,
+                            uncompiled_iteration);
+  };
+  time_once("performance: interleaved timing");
   if (!m.unstable || !t.options.retime_unstable || others_paused) return;
-  pause_other_pipelines(others_paused);
+  pause_other_pipelines(t, others_paused);
   if (!others_paused) return;  // nothing else at work: another timing would be the same
-  t.record.paused_for_timing = others_paused->names();
   t.record.unstable_beside_others = FirstTiming{m.eager.spread, m.compiled.spread, m.speedup};
-  crash_report::set_phase("performance: interleaved timing, again with the other pipelines paused");
-  m = measure_interleaved(t.eager_iteration, t.compiled_iteration, timer, t.options.measurement,
-                          uncompiled_iteration);
+  time_once("performance: interleaved timing, again with the other pipelines paused");
 }
 
 bool measure(Timing& t) {
@@ -185,10 +187,7 @@ bool measure(Timing& t) {
     DeviceGate::Exclusive alone(process_device_gate());
     t.record.beside_timing = crash_report::other_processes_phases();
     std::optional<pipeline_pause::Paused> others_paused;
-    if (t.options.pause_pipelines) {
-      pause_other_pipelines(others_paused);
-      if (others_paused) t.record.paused_for_timing = others_paused->names();
-    }
+    if (t.options.pause_pipelines) pause_other_pipelines(t, others_paused);
     t.record.op_launch_us = op_launch_cost_us(t.device);
     t.record.cublas_workspace_config = compat::cublas_workspace_config_for_timing(t.device);
     time_sides(t, *timer, uncompiled_iteration, others_paused);

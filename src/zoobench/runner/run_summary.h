@@ -38,8 +38,9 @@ struct RunTally {
   // The timings that ran with CUBLAS_WORKSPACE_CONFIG set (timed_section.cublas_workspace_config).
   std::size_t timed_with_cublas_workspace_config = 0;
   // The timings that came out unstable beside other pipelines and were taken again with them
-  // paused (timed_section.unstable_beside_others), and of those the ones stable then.
-  std::vector<std::string> retimed_models, retimed_stable_models;
+  // paused (timed_section.unstable_beside_others), and how many of those were stable then.
+  std::vector<std::string> retimed_models;
+  std::size_t retimed_stable = 0;
 };
 
 RunTally tally_rows(const std::vector<ResultRow>& rows);
