@@ -170,6 +170,30 @@ class MutatedInputsTest(unittest.TestCase):
             self.assertTrue(bool((saved[1] == 0).all()), "inputs are saved as they were traced")
 
 
+class DropoutOfTheExport(unittest.TestCase):
+    """What is traced has dropout 0 (unless the model keeps it); a recipe alone keeps the
+    model's dropout as built, for the process that runs it to set by mode."""
+
+    @staticmethod
+    def bundle(keep_dropout=False):
+        module = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.3))
+        return ExportableModel(module=module, inputs=(torch.randn(2, 4),), input_specs=[],
+                               source="test:dropout", batch_size=2, keep_dropout=keep_dropout)
+
+    def dropout_after_prepare(self, keep_dropout=False, **options):
+        bundle = self.bundle(keep_dropout)
+        exporter._prepare(bundle, exporter.ExportOptions(device="cpu", **options))
+        return bundle.module[1].p
+
+    def test_traced_or_compiled_exports_have_dropout_0(self):
+        self.assertEqual(self.dropout_after_prepare(torchscript=True), 0.0)
+        self.assertEqual(self.dropout_after_prepare(torchscript=False, aoti=True), 0.0)
+        self.assertEqual(self.dropout_after_prepare(keep_dropout=True, torchscript=True), 0.3)
+
+    def test_a_recipe_alone_keeps_the_models_dropout(self):
+        self.assertEqual(self.dropout_after_prepare(torchscript=False), 0.3)
+
+
 class CompareOutputsTest(unittest.TestCase):
     """The check that a saved artifact reproduces the model before it enters the zoo."""
 

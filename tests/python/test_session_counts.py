@@ -245,6 +245,47 @@ class TrainingStep(unittest.TestCase):
         torch.testing.assert_close(s.step(self.inputs)[0], fresh.step(self.inputs)[0])
         s.close()
 
+class DropoutWhenAbove0(nn.Module):
+    """Calls dropout only when its probability is above 0, as nvidia_deeprecommender does."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.drop_prob = p
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x):
+        x = self.a(x)
+        if self.drop_prob > 0:
+            x = self.drop(x)
+        return x
+
+
+class DropoutByMode(unittest.TestCase):
+    """set_mode: a module that trains has its dropout set to 0 (deterministic steps); in eval
+    mode the model keeps it as built, as upstream's torchbench models do."""
+
+    def test_eval_mode_keeps_the_models_dropout_as_built(self):
+        model = DropoutWhenAbove0()
+        session_module.set_mode(model, trains=False, keep_dropout=False)
+        self.assertFalse(model.training)
+        self.assertEqual((model.drop.p, model.drop_prob), (0.5, 0.5))
+        x = torch.randn(64, 8)
+        self.assertTrue(torch.equal(model(x), model.a(x)))  # eval: dropout does nothing
+
+    def test_a_module_that_trains_has_its_dropout_set_to_0_unless_the_model_keeps_it(self):
+        x = torch.randn(64, 8)
+        model = DropoutWhenAbove0()
+        session_module.set_mode(model, trains=True, keep_dropout=False)
+        self.assertTrue(model.training)
+        self.assertEqual((model.drop.p, model.drop_prob), (0.0, 0.0))
+        self.assertTrue(torch.equal(model(x), model.a(x)))
+        kept = DropoutWhenAbove0()
+        session_module.set_mode(kept, trains=True, keep_dropout=True)
+        self.assertEqual(kept.drop.p, 0.5)
+        self.assertFalse(torch.equal(kept(x), kept.a(x)))  # half the elements dropped
+
+
 class GraphBreakReasons(unittest.TestCase):
     """The rows' detail.graph_break_reasons, from counters shaped as dynamo keeps them
     (collections.Counter of reason -> count, zero counts left by Counter arithmetic)."""

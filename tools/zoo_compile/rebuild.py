@@ -126,7 +126,7 @@ def _build_from_recipe(manifest_path: str, device: str) -> RebuiltModel:
                            "torch.compile backends existed): re-export it with tools/export_zoo.py")
 
     from zoo_export import sources
-    from zoo_export.model_bundle import SourceUnavailable, disable_dropout, seed_everything
+    from zoo_export.model_bundle import SourceUnavailable, seed_everything
 
     source = find_source(record, name)
     context = sources.BuildContext(**record.get("context", {}))
@@ -138,12 +138,11 @@ def _build_from_recipe(manifest_path: str, device: str) -> RebuiltModel:
         bundle = source.build(record["name"], context)
     except SourceUnavailable as e:
         raise RebuildError(f"{name}: {e}") from None
+    # Dropout stays as built (ModelSession sets it to 0 where the module trains).
     keep_dropout = bool(record.get("keep_dropout", False))
     modules = {id(m): m for m in (bundle.module, bundle.train_module) if m is not None}
     for m in modules.values():
         m.to(device)
-        if not keep_dropout:
-            disable_dropout(m)
     return RebuiltModel(module=bundle.module, train_module=bundle.train_module or bundle.module,
                         manifest=manifest, folder=folder, keep_dropout=keep_dropout)
 

@@ -27,6 +27,7 @@ from . import compiler_bisect, device_gate, frame_watch
 from . import rebuild as rebuild_module
 from .rebuild import named_tensors
 from .environment import torch_compile_missing
+from zoo_export.model_bundle import disable_dropout
 from zoo_export.sources.torchbench_transformers import LOGITS_LOSS_OUTPUTS
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
@@ -39,6 +40,17 @@ class UnsupportedHere(Exception):
 
 def open_session(config: Dict[str, Any]) -> "ModelSession":
     return ModelSession(config)
+
+
+def set_mode(module: torch.nn.Module, trains: bool, keep_dropout: bool) -> None:
+    """Train or eval mode. A module that trains has its dropout set to 0 unless the model keeps
+    it, so that eager and compiled steps are deterministic. In eval mode the model keeps its
+    dropout as built, as upstream's torchbench models do: dropout does nothing there, and a
+    model that calls it only when its probability is above 0 (nvidia_deeprecommender)
+    captures the same calls as upstream's."""
+    module.train(trains)
+    if trains and not keep_dropout:
+        disable_dropout(module)
 
 
 class ModelSession:
@@ -76,7 +88,8 @@ class ModelSession:
         self._upstream_loss = self._upstream_loss_of_rule()
         # Upstream checks torchbench models' training accuracy in eval mode (use_eval_mode: no
         # dropout, batch-norm's running statistics); zoobench asks for it then (eval_mode).
-        self.module.train(self.training and not config.get("eval_mode", False))
+        set_mode(self.module, self.training and not config.get("eval_mode", False),
+                 self.model.keep_dropout)
         if self.dtype != torch.float32:
             self.module.to(self.dtype)  # floating parameters and buffers only, as zoobench's cast
         if config.get("channels_last", False):

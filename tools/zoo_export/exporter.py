@@ -298,16 +298,19 @@ def _size(path: str) -> int:
     return os.path.getsize(path) if os.path.exists(path) else 0
 
 
-def _prepare(bundle: ExportableModel, device: str) -> Tuple[torch.Tensor, ...]:
-    """Moves the modules to the device and sets their dropout to 0 unless the model keeps it;
-    returns the inputs on the device."""
+def _prepare(bundle: ExportableModel, options: ExportOptions) -> Tuple[torch.Tensor, ...]:
+    """Moves the modules to the device; returns the inputs on the device. What is traced or
+    compiled here (TorchScript, AOTInductor) has its dropout set to 0 unless the model keeps it.
+    A recipe alone keeps the model's dropout as built: the process that runs it sets it to 0
+    where the module trains (zoo_compile.session), and in eval mode dropout does nothing."""
     if bundle.method != "user":
+        zero_dropout = not bundle.keep_dropout and (options.torchscript or options.aoti)
         modules = {id(m): m for m in (bundle.module, bundle.train_module) if m is not None}
         for m in modules.values():
-            m.to(device)
-            if not bundle.keep_dropout:
+            m.to(options.device)
+            if zero_dropout:
                 disable_dropout(m)
-    return tuple(t.to(device) for t in bundle.inputs)
+    return tuple(t.to(options.device) for t in bundle.inputs)
 
 
 def _torchscript_fields(device: str, method: str, check) -> Dict[str, Any]:
@@ -468,7 +471,7 @@ def _run_or_trace(bundle: ExportableModel, staging: str, options: ExportOptions,
     traced and saved into staging. Returns the reference outputs, the mutated inputs and the
     TorchScript artifacts' manifest entries."""
     device = options.device
-    inputs = _prepare(bundle, device)
+    inputs = _prepare(bundle, options)
     if not options.torchscript:
         clock.enter("running the model once")
         reference, mutated = _run_once(bundle, inputs, options.verbose)
