@@ -250,9 +250,9 @@ PerformanceRecord run_performance_experiment(const Manifest& manifest, Backend& 
                warm_up_compiled(t, compiled_backend.name());
   }
   if (prepared && measure(t)) summarize(t);
-  // Not "performance: ..." any more: a section that begins now must not read this process as one
-  // at work beside it (timed_section.beside).
-  crash_report::set_phase("after the timed section");
+  // Not "performance: ..." any more (timed, failed or never prepared): a section that begins now
+  // must not read this process as one at work beside it (timed_section.beside).
+  crash_report::set_phase("after the performance experiment");
   return record;
 }
 
