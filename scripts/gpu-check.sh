@@ -355,10 +355,11 @@ stage_overhead() {
 }
 
 # How fast Python runs in the interpreter zoobench embeds (the shared libpython) against the
-# python executable upstream's harness runs in: a Python loop and cold torch.compiles.
+# python executable upstream's harness runs in, and in one linked with the static libpython: a
+# Python loop and cold torch.compiles, on 4 CPUs as a model's pipeline has them.
 stage_interpreter() {
   within_deadline "$PY" bench/embedded_interpreter.py --python "$(command -v "$PY")" --compile \
-    --runs "${INTERPRETER_RUNS:-3}"
+    --runs "${INTERPRETER_RUNS:-3}" --cpus "${INTERPRETER_CPUS:-0-3}"
 }
 
 stage_pack() {
