@@ -84,6 +84,15 @@ def released_while_compiling(gate: Optional[Tuple[int, int]], allowed: bool = Tr
         on_end()  # never hand zoobench back a hold it does not have
 
 
+def _open_lock_file(path: str) -> int:
+    """As util/lock_file.cpp opens one: created if missing, read-only where it is another
+    user's (a GPU's gate is the machine's; flock needs no more)."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
 @contextlib.contextmanager
 def shared_hold(path: Optional[str]) -> Iterator[None]:
     """The device held shared, for a process of its own (the exporter: zoobench passes
@@ -92,9 +101,8 @@ def shared_hold(path: Optional[str]) -> Iterator[None]:
     if not path:
         yield
         return
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    device_fd = os.open(path, flags, 0o644)
-    turn_fd = os.open(path + ".turn", flags, 0o644)
+    device_fd = _open_lock_file(path)
+    turn_fd = _open_lock_file(path + ".turn")
     try:
         take(device_fd, turn_fd)
         yield

@@ -31,6 +31,7 @@
 #include "zoobench/runner/accuracy_batch.h"
 #include "zoobench/runner/child_device.h"
 #include "zoobench/runner/child_rows.h"
+#include "zoobench/runner/device_gates.h"
 #include "zoobench/runner/job_estimates.h"
 #include "zoobench/runner/job_order.h"
 #include "zoobench/runner/model_plan.h"
@@ -462,13 +463,22 @@ void report_not_started(const RunOptions& options, const std::vector<JobPlan>& j
                format_cell(options.time_budget_s).c_str(), jobs.size(), join(names, ", ").c_str());
 }
 
-// The files of a device's gate (util/device_gate.h): one gate per device of the run, held by
-// its models' runs and timed sections and, for the run's first device (the exporter's), by the
-// exports.
-std::string device_gate_path(const RunOptions& options, const std::string& device) {
-  std::string part = device;
-  for (char& c : part) c = c == ':' ? '_' : c;
-  return (fs::path(options.output_directory) / (".device-gate-" + part + ".lock")).string();
+// The files of a device's gate (util/device_gate.h, runner/device_gates.h): held by the run's
+// models' runs and timed sections and, for the run's first device (the exporter's), by the
+// exports; a GPU's by every zoobench run on the machine.
+std::string gate_of(const RunOptions& options, const std::string& device) {
+  return device_gate_path(device, options.output_directory, std::getenv("CUDA_VISIBLE_DEVICES"));
+}
+
+// Where the run's GPUs are gated with every other zoobench run on the machine ("" for a CPU
+// run): two commands on one GPU wait for each other's timed sections.
+std::string machine_gates_line(const RunOptions& options) {
+  std::vector<std::string> gates;
+  for (const auto& device : options.devices)
+    if (device.rfind("cuda", 0) == 0) gates.push_back(device + " " + gate_of(options, device));
+  if (gates.empty()) return "";
+  return "timed sections have the GPU alone against every zoobench run on this machine (gates: " +
+         join(gates, ", ") + ")";
 }
 
 // The supply of the jobs' models, in the order the jobs ask for them (null: the run exports
@@ -478,7 +488,7 @@ std::unique_ptr<ZooSupply> make_supply(const RunOptions& options, const std::str
   if (!options.export_missing) return nullptr;
   SupplySettings settings;
   settings.request = export_request(options, suites_dir);
-  settings.request.device_gate = device_gate_path(options, options.devices[0]);
+  settings.request.device_gate = gate_of(options, options.devices[0]);
   settings.exports_in_model_processes = exports_in_model_process(settings.request);
   if (options.accuracy_batch_here > 0)
     settings.check_zoo_dir = zoo_for_batch_size(options.zoo_dir, options.accuracy_batch_here);
@@ -512,9 +522,7 @@ WorkerPoolSettings worker_settings(const RunOptions& options, std::size_t most_p
   settings.logs_dir = (fs::path(options.output_directory) / "logs").string();
   settings.timeout_s = options.timeout_s;
   settings.cuda_visible_devices = cuda_visible_devices;
-  settings.device_gate = [&options](const std::string& device) {
-    return device_gate_path(options, device);
-  };
+  settings.device_gate = [&options](const std::string& device) { return gate_of(options, device); };
   return settings;
 }
 
@@ -546,6 +554,7 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
   for (const auto& phase : phases) total += phase.jobs.size();
   Progress progress(total, ::isatty(STDERR_FILENO) != 0);
   progress.note("pipelines: " + pipelines.why);
+  if (std::string gates = machine_gates_line(options); !gates.empty()) progress.note(gates);
   if (std::string order = start_order_line(phases.front().jobs); !order.empty())
     progress.note(order);
   progress.start_board(kBoardEverySeconds);
@@ -574,7 +583,7 @@ void run_in_children(const RunOptions& options, const std::string& suites_dir,
 void run_one_in_this_process(const RunOptions& options, const std::string& suites_dir,
                              const JobPlan& job, const std::map<std::string, SuiteConfig>& configs,
                              RunSinks& sinks) {
-  configure_process_device_gate(device_gate_path(options, options.devices[0]));
+  configure_process_device_gate(gate_of(options, options.devices[0]));
   const ModelUseLock in_use(options.zoo_dir, job.entry.suite, job.entry.name);
   auto supply = make_supply(options, suites_dir, {RunPhase{{job}, 1}}, 1);
   ModelSupply got{true, "", ""};
