@@ -1,6 +1,7 @@
 #include "zoobench/runner/device_gates.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -47,12 +48,23 @@ void make_machine_gate_folder(const std::string& folder) {
   ::chmod(folder.c_str(), 01777);  // best effort: a folder another user made stays theirs
 }
 
-}  // namespace
-
 std::string machine_gate_folder() {
   const char* chosen = std::getenv("ZOOBENCH_DEVICE_GATE_DIR");
   return chosen && *chosen ? chosen : "/tmp/zoobench-device-gates";
 }
+
+// A gate file this user can neither find nor create (a folder another user made without
+// letting others write) is refused before any model starts, saying what to do.
+void check_can_take(const std::string& folder, const std::string& file) {
+  if (fs::exists(file) || ::access(folder.c_str(), W_OK) == 0) return;
+  throw UsageError(folder + ", the folder of this machine's GPU gates, does not let this user " +
+                   "create " + fs::path(file).filename().string() +
+                   "; make it writable by every user (chmod 1777, as /tmp) or set "
+                   "ZOOBENCH_DEVICE_GATE_DIR to a folder that every zoobench run on this "
+                   "machine can write");
+}
+
+}  // namespace
 
 std::string device_gate_path(const std::string& device, const std::string& run_folder,
                              const char* cuda_visible_devices) {
@@ -60,7 +72,9 @@ std::string device_gate_path(const std::string& device, const std::string& run_f
     const std::string folder = machine_gate_folder();
     make_machine_gate_folder(folder);
     const std::string gpu = file_name_part(gpu_name(device, cuda_visible_devices));
-    return (fs::path(folder) / ("gpu-" + gpu + ".lock")).string();
+    const std::string file = (fs::path(folder) / ("gpu-" + gpu + ".lock")).string();
+    check_can_take(folder, file);
+    return file;
   }
   std::string part = device;
   for (char& c : part) c = c == ':' ? '_' : c;

@@ -24,7 +24,4 @@ namespace zoobench {
 std::string device_gate_path(const std::string& device, const std::string& run_folder,
                              const char* cuda_visible_devices);
 
-// The folder of the machine's GPU gates (not created).
-std::string machine_gate_folder();
-
 }  // namespace zoobench
