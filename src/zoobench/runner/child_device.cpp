@@ -9,24 +9,24 @@
 
 namespace zoobench {
 
-ChildDevice child_device_for(const std::string& device, const char* cuda_visible_devices) {
-  const std::string prefix = "cuda:";
-  if (device.rfind(prefix, 0) != 0) return {device, {}};
-  const int index = std::stoi(device.substr(prefix.size()));  // parse_device checked the form
-  std::string gpu = std::to_string(index);
-  if (cuda_visible_devices != nullptr && *cuda_visible_devices != '\0') {
-    std::vector<std::string> visible;
-    for (const std::string& entry : split(cuda_visible_devices, ','))
-      visible.push_back(trim(entry));
-    if (index >= static_cast<int>(visible.size())) {
-      throw UsageError(fmt::format(
-          "--devices names {}, but CUDA_VISIBLE_DEVICES={} makes {} GPU(s) visible (cuda:0 to "
-          "cuda:{}); name a visible one or widen CUDA_VISIBLE_DEVICES",
-          device, cuda_visible_devices, visible.size(), visible.size() - 1));
-    }
-    gpu = visible[index];
+std::string visible_gpu(const std::string& device, const char* cuda_visible_devices) {
+  const int index = std::stoi(device.substr(device.find(':') + 1));  // parse_device checked it
+  if (cuda_visible_devices == nullptr || *cuda_visible_devices == '\0')
+    return std::to_string(index);
+  std::vector<std::string> visible;
+  for (const std::string& entry : split(cuda_visible_devices, ',')) visible.push_back(trim(entry));
+  if (index >= static_cast<int>(visible.size())) {
+    throw UsageError(fmt::format(
+        "--devices names {}, but CUDA_VISIBLE_DEVICES={} makes {} GPU(s) visible (cuda:0 to "
+        "cuda:{}); name a visible one or widen CUDA_VISIBLE_DEVICES",
+        device, cuda_visible_devices, visible.size(), visible.size() - 1));
   }
-  return {"cuda:0", {"CUDA_VISIBLE_DEVICES=" + gpu}};
+  return visible[index];
+}
+
+ChildDevice child_device_for(const std::string& device, const char* cuda_visible_devices) {
+  if (device.rfind("cuda:", 0) != 0) return {device, {}};
+  return {"cuda:0", {"CUDA_VISIBLE_DEVICES=" + visible_gpu(device, cuda_visible_devices)}};
 }
 
 namespace {

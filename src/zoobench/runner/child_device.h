@@ -23,6 +23,10 @@ struct ChildDevice {
 // K is beyond the GPUs that CUDA_VISIBLE_DEVICES lists.
 ChildDevice child_device_for(const std::string& device, const char* cuda_visible_devices);
 
+// The GPU "cuda:K" is, as CUDA_VISIBLE_DEVICES names it (its K-th entry), or "K" when that
+// variable is unset or empty. The same UsageError as child_device_for beyond the list.
+std::string visible_gpu(const std::string& device, const char* cuda_visible_devices);
+
 // Refuses (UsageError, before any model starts) a --devices list that names a device this
 // machine does not have or one device twice:
 // - `cpu:N` with N > 0: torch has one CPU device; particular CPUs are --cpu-affinity's job.

@@ -25,14 +25,6 @@ std::string file_name_part(std::string name) {
   return name;
 }
 
-// The GPU `device` is on, as CUDA_VISIBLE_DEVICES names it ("cuda" is torch's cuda:0).
-std::string gpu_name(const std::string& device, const char* cuda_visible_devices) {
-  const std::string indexed = device == "cuda" ? "cuda:0" : device;
-  const ChildDevice child = child_device_for(indexed, cuda_visible_devices);
-  const std::string& assignment = child.environment.at(0);  // CUDA_VISIBLE_DEVICES=<gpu>
-  return assignment.substr(assignment.find('=') + 1);
-}
-
 // Made open to every user of the machine and sticky, as /tmp is: another user's run on the
 // same GPU takes the same gate (a lock file it cannot write it opens read-only: flock needs no
 // more).
@@ -71,7 +63,9 @@ std::string device_gate_path(const std::string& device, const std::string& run_f
   if (device.rfind("cuda", 0) == 0) {
     const std::string folder = machine_gate_folder();
     make_machine_gate_folder(folder);
-    const std::string gpu = file_name_part(gpu_name(device, cuda_visible_devices));
+    // "cuda" is torch's cuda:0.
+    const std::string gpu =
+        file_name_part(visible_gpu(device == "cuda" ? "cuda:0" : device, cuda_visible_devices));
     const std::string file = (fs::path(folder) / ("gpu-" + gpu + ".lock")).string();
     check_can_take(folder, file);
     return file;
