@@ -11,6 +11,12 @@ namespace zoobench {
 // "DefaultCPUAllocator: can't allocate memory", std::bad_alloc ("bad_alloc").
 bool looks_like_out_of_memory(const std::string& message);
 
+// The GPU memory other processes held when PyTorch's CUDA allocator ran out, in bytes, as its
+// message lists them ("Process 8689 has 19.43 GiB memory in use"; the failing process's own is
+// "this process has ..."): 0 when the message names none (CUDA's bare "out of memory" names
+// nobody).
+double memory_of_other_processes(const std::string& message);
+
 enum class Phase { kLoad, kEagerFirstRun, kEagerSecondRun, kCompiled };
 
 // The upstream status for a failure in `phase` (OOM variants where the message says so).

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 
+#include "zoobench/results/failure.h"
 #include "zoobench/runner/record_rows.h"
 #include "zoobench/util/crash_report.h"
 #include "zoobench/util/files.h"
@@ -172,6 +173,20 @@ bool ended_before_timing(const JobPlan& job, const std::vector<ResultRow>& rows)
     return row.kind == ExperimentKind::kAccuracy && row.status() == status &&
            cell(row, columns::kReason) == cell(*timing, columns::kReason);
   });
+}
+
+void note_memory_of_other_processes(std::vector<ResultRow>& rows) {
+  for (auto& row : rows) {
+    if (!ran_out_of_memory(row)) continue;
+    const std::string reason = cell(row, columns::kReason);
+    const double others = memory_of_other_processes(reason);
+    if (others <= 0) continue;
+    set_cell(row, columns::kReason,
+             fmt::format("other processes held {:.1f} GiB of the GPU when it ran out of memory, "
+                         "with no other model of this run on it: run it again when the GPU is "
+                         "free; {}",
+                         others / (1LL << 30), reason));
+  }
 }
 
 std::vector<ResultRow> export_failure_rows(const JobPlan& job, const std::string& device,

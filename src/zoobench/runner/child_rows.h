@@ -38,6 +38,12 @@ std::vector<ResultRow> complete_rows(const JobPlan& job, const std::string& devi
 // in a job of its own, as it would have in a pass of its own.
 bool ended_before_timing(const JobPlan& job, const std::vector<ResultRow>& rows);
 
+// The rows of a job that ran with no other model of the run on its GPU: each that ran out of
+// memory while other processes held some of the GPU (PyTorch's message names them; another
+// command on the same GPU, say) gets its reason prefixed with how much they held, so that the
+// OOM is not read as the model's own need.
+void note_memory_of_other_processes(std::vector<ResultRow>& rows);
+
 // A row for every requested experiment (and input layout) of a model whose export failed:
 // model_fail_to_load, with the exporter's reason and its log.
 std::vector<ResultRow> export_failure_rows(const JobPlan& job, const std::string& device,

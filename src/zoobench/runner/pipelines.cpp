@@ -96,12 +96,13 @@ std::vector<JobPlan> run_phases(
     const bool shared = phase.workers_per_device > 1;
     std::mutex again_mutex;
     std::deque<JobPlan> again;  // to run again alone
-    auto deliver = [&](const JobPlan& job, const std::vector<ResultRow>& rows) {
+    auto deliver = [&](const JobPlan& job, std::vector<ResultRow> rows) {
       if (shared && std::any_of(rows.begin(), rows.end(), ran_out_of_memory)) {
         std::lock_guard<std::mutex> lock(again_mutex);
         again.push_back(job);
         return false;
       }
+      if (!shared) note_memory_of_other_processes(rows);
       if (ended_before_timing(job, rows)) {
         // The check's rows stand; the timing is set aside as a job of its own (the model stays
         // in the run's hands until it is done).
