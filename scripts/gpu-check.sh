@@ -134,15 +134,16 @@ stage_smoke() {
 # LISTS_FROM=DIR (docs/data): a list run continues from the rows kept in DIR/NAME (the rows of a
 # run on another machine) when $RESULTS/NAME has none of the suite's yet. LISTS_REDO=REGEX: the
 # kept rows of the models whose names match are dropped, so that the run makes them again (after
-# a change that alters them).
+# a change that alters them, or rows made while another run shared the GPU); LISTS_REDO_TRAIN
+# does it for lists-train's rows (default: LISTS_REDO).
 seed_list_rows() {
-  local name=$1 suite=$2 from=${LISTS_FROM:-}/$1
+  local name=$1 suite=$2 redo=$3 from=${LISTS_FROM:-}/$1
   [[ -n ${LISTS_FROM:-} && -d $from ]] || return 0
   compgen -G "$RESULTS/$name/${suite}_*" > /dev/null && return 0
   mkdir -p "$RESULTS/$name"
   cp "$from/${suite}_"*.csv "$from/${suite}_"*.json "$RESULTS/$name/" 2> /dev/null
   echo "-- $name: continuing from the $suite rows in $from"
-  [[ -z ${LISTS_REDO:-} ]] || "$PY" scripts/drop_result_rows.py "$LISTS_REDO" "$RESULTS/$name"
+  [[ -z $redo ]] || "$PY" scripts/drop_result_rows.py "$redo" "$RESULTS/$name"
 }
 
 # The seed job: each list with torch.compile, every model exported on demand within a disk
@@ -151,7 +152,7 @@ stage_lists() {
   local suite rc=0 kind kinds=()
   for kind in $KINDS; do kinds+=("--$kind"); done
   for suite in $LISTS; do
-    seed_list_rows "lists-$LISTS_BACKEND-inference" "$suite"
+    seed_list_rows "lists-$LISTS_BACKEND-inference" "$suite" "${LISTS_REDO:-}"
     run_zb "lists-$LISTS_BACKEND-inference" 16 --suite "$suite" --backend "$LISTS_BACKEND" \
       "${kinds[@]}" --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" \
       --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume \
@@ -163,7 +164,7 @@ stage_lists() {
 stage_lists-train() {
   local suite rc=0
   for suite in $LISTS; do
-    seed_list_rows "lists-$LISTS_BACKEND-training" "$suite"
+    seed_list_rows "lists-$LISTS_BACKEND-training" "$suite" "${LISTS_REDO_TRAIN-${LISTS_REDO:-}}"
     run_zb "lists-$LISTS_BACKEND-training" 16 --suite "$suite" --backend "$LISTS_BACKEND" \
       --training --accuracy --devices cuda --torchbench-dir "$TORCHBENCH_DIR" --zoo "$ZOO" \
       --zoo-max-gb "$ZOO_MAX_GB" --timeout "${MODEL_TIMEOUT_S:-900}" --keep-compile-cache --resume \
