@@ -251,6 +251,11 @@ stage_turnaround() {
   for jobs in ${TURN_JOBS:-default}; do  # several (TURN_JOBS="default 1"): one run after the other
     turnaround_with_jobs "$jobs" || rc=1
   done
+  # Both ways run: whether the pipelines' timings agree with one model at a time's.
+  local pipelines=$RESULTS/turnaround-jobs-default-inference alone=$RESULTS/turnaround-jobs-1-inference
+  if [[ -d $pipelines && -d $alone ]]; then
+    "$PY" scripts/timing_agreement.py "$pipelines" "$alone" | tee "$LOGS/timing-agreement.md" || rc=1
+  fi
   return "$rc"
 }
 
